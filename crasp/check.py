@@ -1,0 +1,251 @@
+"""Pass 2, statements -> Program: resolve names and predicates, and type every expression.
+
+C-RASP has two types. Booleans come from token tests, positional predicates, ``true``/``false``,
+comparisons and ``! && ||``; counts come from ``#``, integer literals, ``+ -``, scaling,
+``min``/``max``. ``c if P else d`` takes the type of its branches. Only Booleans are counted,
+only counts are compared or added, and the program's answer (its last line) is a Boolean.
+
+Each violation is a ``ProgramError`` pointing at the offending expression.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+
+from crasp import predicates, syntax
+from crasp.errors import ProgramError
+from crasp.parse import ParsedProgram, Statement
+from crasp.syntax import BOOL, COUNT, Span, Type
+
+_ARTICLE = {BOOL: "a Boolean", COUNT: "a count"}
+
+
+class _Checker:
+    def __init__(self, parsed: ParsedProgram):
+        self.parsed = parsed
+        self.imports: dict[str, Span] = {}
+        self.defined: dict[str, tuple[Type, Span]] = {}
+        self.later_names = {s.name: s.name_span for s in parsed.statements if s.kind == "assign"}
+        self.declared_alphabet: tuple[str, ...] | None = None
+        self.literal_tokens: list[str] = []
+
+    def error(self, message: str, span: Span | None, expected: str | None = None,
+              note: str | None = None) -> ProgramError:
+        return ProgramError(message, source=self.parsed.source, filename=self.parsed.filename,
+                            span=span, expected=expected, note=note)
+
+    # ------------------------------------------------------------ statements
+
+    def program(self, extra_alphabet: tuple[str, ...]) -> syntax.Program:
+        statements = self.parsed.statements
+        for statement in statements:
+            if statement.kind == "import":
+                self.import_(statement)
+            elif statement.kind == "alphabet":
+                self.alphabet(statement)
+        definitions: list[syntax.Definition] = []
+        computing = [s for s in statements if s.kind in ("assign", "bare")]
+        for index, statement in enumerate(computing):
+            if statement.kind == "bare" and index != len(computing) - 1:
+                raise self.error("a bare expression can only be the program's last line",
+                                 statement.span, expected="NAME = expression")
+            definitions.append(self.definition(statement))
+        if not definitions:
+            raise self.error("the program defines nothing", None,
+                             expected="at least one line NAME = expression; the last one is "
+                                      "the program's answer")
+        answer = definitions[-1]
+        if answer.type != BOOL:
+            raise self.error(f"the program's answer '{self._shown(answer)}' is a count",
+                             answer.expr.span or answer.span,
+                             expected="a Boolean last line, for example a comparison such as "
+                                      "#\"a\" > 0")
+        alphabet = self._alphabet(extra_alphabet)
+        return syntax.Program(tuple(definitions), alphabet,
+                              declared_alphabet=self.declared_alphabet is not None,
+                              imports=tuple(self.imports), source=self.parsed.source,
+                              filename=self.parsed.filename)
+
+    @staticmethod
+    def _shown(definition: syntax.Definition) -> str:
+        return "the last expression" if definition.bare else definition.name
+
+    def import_(self, statement: Statement) -> None:
+        if statement.name not in predicates.IMPORTABLE:
+            raise self.error(f"unknown import '{statement.name}'", statement.name_span,
+                             expected="one of " + ", ".join(predicates.IMPORTABLE))
+        self.imports[statement.name] = statement.span
+
+    def alphabet(self, statement: Statement) -> None:
+        if self.declared_alphabet is not None:
+            raise self.error("the alphabet is declared twice", statement.span,
+                             expected="one alphabet line")
+        seen: list[str] = []
+        for token, span in statement.tokens:
+            if token in seen:
+                raise self.error(f"token \"{token}\" is declared twice", span)
+            seen.append(token)
+        self.declared_alphabet = tuple(seen)
+
+    def definition(self, statement: Statement) -> syntax.Definition:
+        if statement.kind == "assign":
+            if statement.name in self.defined:
+                first = self.defined[statement.name][1]
+                raise self.error(f"'{statement.name}' is already defined on line {first.line}",
+                                 statement.name_span, expected="a new name")
+            if statement.name in predicates.IMPORTABLE:
+                raise self.error(f"'{statement.name}' is the name of a built-in predicate",
+                                 statement.name_span, expected="another name")
+        expr, type_ = self.expr(statement.expr)
+        name = statement.name if statement.kind == "assign" else syntax.ANSWER_NAME
+        self.defined[name] = (type_, statement.name_span or statement.span)
+        return syntax.Definition(name, expr, type_, bare=statement.kind == "bare",
+                                 span=statement.span)
+
+    def _alphabet(self, extra: tuple[str, ...]) -> tuple[str, ...]:
+        if self.declared_alphabet is not None:
+            return self.declared_alphabet + tuple(t for t in extra if t not in self.declared_alphabet)
+        tokens: list[str] = []
+        for token in [*self.literal_tokens, *extra]:
+            if token not in tokens:
+                tokens.append(token)
+        return tuple(tokens)
+
+    # ------------------------------------------------------------ expressions
+
+    def expect(self, node: syntax.Expr, type_: Type, got: Type, role: str,
+               expected: str) -> None:
+        if got != type_:
+            raise self.error(f"{role} needs {_ARTICLE[type_]}, but this is {_ARTICLE[got]}",
+                             node.span, expected=expected)
+
+    def expr(self, node: syntax.Expr) -> tuple[syntax.Expr, Type]:
+        method = getattr(self, "expr_" + type(node).__name__)
+        return method(node)
+
+    def expr_TokenTest(self, node: syntax.TokenTest):
+        if self.declared_alphabet is not None and node.token not in self.declared_alphabet:
+            raise self.error(f"token \"{node.token}\" is not in the declared alphabet", node.span,
+                             expected="one of " + " ".join(f'"{t}"' for t in self.declared_alphabet))
+        self.literal_tokens.append(node.token)
+        return node, BOOL
+
+    def expr_BoolConst(self, node):
+        return node, BOOL
+
+    def expr_PositionTest(self, node):
+        return node, BOOL
+
+    def expr_IntConst(self, node):
+        return node, COUNT
+
+    def expr_Ref(self, node: syntax.Ref):
+        if node.name in self.defined:
+            return node, self.defined[node.name][0]
+        if node.name in predicates.IMPORTABLE_UNARY:
+            self.require_import(node.name, node.span)
+            modulus, residue = predicates.IMPORTABLE_UNARY[node.name]
+            return syntax.PositionTest(node.name, modulus, residue, span=node.span), BOOL
+        if node.name in predicates.IMPORTABLE_RELATIONS:
+            raise self.error(f"'{node.name}' is a binary relation, usable only as #[{node.name}] P",
+                             node.span, expected=f"#[{node.name}] followed by a Boolean")
+        if node.name in self.later_names:
+            line = self.later_names[node.name].line
+            raise self.error(f"'{node.name}' is used before its definition on line {line}",
+                             node.span, expected="a name defined on an earlier line")
+        close = difflib.get_close_matches(node.name, list(self.defined), n=1)
+        note = f"did you mean '{close[0]}'?" if close else None
+        raise self.error(f"undefined name '{node.name}'", node.span,
+                         expected="a name defined on an earlier line, or a token literal in "
+                                  f'quotes such as "{node.name}"', note=note)
+
+    def require_import(self, name: str, span: Span | None) -> None:
+        if name not in self.imports:
+            raise self.error(f"predicate '{name}' is used without its import", span,
+                             expected=f"a line '#import {name}' before its use")
+
+    def expr_Not(self, node: syntax.Not):
+        operand, type_ = self.expr(node.operand)
+        self.expect(node.operand, BOOL, type_, "'!'",
+                    "a Boolean after '!'; prefix operators bind tightest, so write !(c < d) "
+                    "to negate a comparison")
+        return replace(node, operand=operand), BOOL
+
+    def _boolean_pair(self, node, symbol: str):
+        left, left_type = self.expr(node.left)
+        right, right_type = self.expr(node.right)
+        for side, type_ in ((node.left, left_type), (node.right, right_type)):
+            self.expect(side, BOOL, type_, f"'{symbol}'",
+                        f"Booleans on both sides of '{symbol}'; compare counts first, "
+                        "for example c > 0")
+        return replace(node, left=left, right=right), BOOL
+
+    def expr_And(self, node):
+        return self._boolean_pair(node, "&&")
+
+    def expr_Or(self, node):
+        return self._boolean_pair(node, "||")
+
+    def expr_Compare(self, node: syntax.Compare):
+        left, left_type = self.expr(node.left)
+        right, right_type = self.expr(node.right)
+        for side, type_ in ((node.left, left_type), (node.right, right_type)):
+            if type_ == BOOL:
+                raise self.error(f"'{node.op}' compares counts, but this is a Boolean", side.span,
+                                 expected="counts on both sides; to compare Booleans use "
+                                          "&&, || and !")
+        return replace(node, left=left, right=right), BOOL
+
+    def expr_Count(self, node: syntax.Count):
+        if node.relation is not None and node.relation.name in predicates.IMPORTABLE_RELATIONS:
+            self.require_import(node.relation.name, node.relation.span)
+        body, type_ = self.expr(node.body)
+        if type_ != BOOL:
+            raise self.error("'#' counts positions where a Boolean holds, but this is a count",
+                             node.body.span,
+                             expected="a Boolean after '#'; counts cannot be counted")
+        return replace(node, body=body), COUNT
+
+    def _count_pair(self, node, symbol: str):
+        left, left_type = self.expr(node.left)
+        right, right_type = self.expr(node.right)
+        for side, type_ in ((node.left, left_type), (node.right, right_type)):
+            self.expect(side, COUNT, type_, symbol,
+                        f"counts in {symbol}; to count a Boolean P write #P")
+        return replace(node, left=left, right=right), COUNT
+
+    def expr_Add(self, node):
+        return self._count_pair(node, "'+'")
+
+    def expr_Sub(self, node):
+        return self._count_pair(node, "'-'")
+
+    def expr_Min(self, node):
+        return self._count_pair(node, "min()")
+
+    def expr_Max(self, node):
+        return self._count_pair(node, "max()")
+
+    def expr_Scale(self, node: syntax.Scale):
+        operand, type_ = self.expr(node.operand)
+        self.expect(node.operand, COUNT, type_, "'*'",
+                    "a count multiplied by an integer literal; to count a Boolean P write #P")
+        return replace(node, operand=operand), COUNT
+
+    def expr_Conditional(self, node: syntax.Conditional):
+        condition, condition_type = self.expr(node.condition)
+        self.expect(node.condition, BOOL, condition_type, "the condition of 'if'",
+                    "a Boolean between 'if' and 'else'")
+        if_true, true_type = self.expr(node.if_true)
+        if_false, false_type = self.expr(node.if_false)
+        if true_type != false_type:
+            raise self.error(f"the branches of 'if' have different types: {_ARTICLE[true_type]} "
+                             f"and {_ARTICLE[false_type]}", node.span,
+                             expected="two counts or two Booleans")
+        return replace(node, condition=condition, if_true=if_true, if_false=if_false), true_type
+
+
+def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = ()) -> syntax.Program:
+    """Resolve and type a parsed program; raise ``ProgramError`` on the first problem."""
+    return _Checker(parsed).program(tuple(extra_alphabet))

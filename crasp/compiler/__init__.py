@@ -1,0 +1,1 @@
+"""Compiler: C-RASP programs to fixed-precision transformer weights."""

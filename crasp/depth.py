@@ -1,0 +1,127 @@
+"""Pass: Program -> DepthReport. Counting depth of every definition and of the program.
+
+Depth, per Knee-Deep (def. TLC_depth, transferred to straight-line programs): a token test, a
+positional predicate and a constant have depth 0; ``#P`` (guarded or not) has depth(P) + 1;
+every other operation takes the maximum over its operands; a name has the depth of its
+definition. The program's depth is the depth of its answer (the last definition), which is the
+number of transformer layers the depth-preserving construction needs; definitions the answer
+does not use are reported but do not count.
+
+The definition DAG (an edge from each definition to every definition that uses it) is a
+``networkx.DiGraph``; the critical path is a chain of definitions, from the answer down, each
+reached through the use that sets its user's depth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from crasp import syntax
+
+
+def expr_depth(expr: syntax.Expr, depths: dict[str, int]) -> int:
+    """Depth of one expression, given the depths of the names it uses."""
+    if isinstance(expr, syntax.Ref):
+        return depths[expr.name]
+    if isinstance(expr, syntax.Count):
+        return expr_depth(expr.body, depths) + 1
+    return max((expr_depth(child, depths) for child in syntax.children(expr)), default=0)
+
+
+def references(expr: syntax.Expr) -> list[tuple[str, int]]:
+    """Each name used in ``expr`` with the number of counts that enclose the use."""
+    found: list[tuple[str, int]] = []
+    stack = [(expr, 0)]
+    while stack:
+        node, counts = stack.pop()
+        if isinstance(node, syntax.Ref):
+            found.append((node.name, counts))
+        inner = counts + 1 if isinstance(node, syntax.Count) else counts
+        stack.extend((child, inner) for child in syntax.children(node))
+    return found
+
+
+def dependency_graph(program: syntax.Program) -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for definition in program.definitions:
+        graph.add_node(definition.name)
+        for name, _ in references(definition.expr):
+            graph.add_edge(name, definition.name)
+    return graph
+
+
+@dataclass(frozen=True)
+class DefinitionDepth:
+    name: str
+    type: syntax.Type
+    depth: int
+    used: bool
+    line: int | None
+
+
+@dataclass(frozen=True)
+class DepthReport:
+    depth: int
+    definitions: tuple[DefinitionDepth, ...]
+    critical_path: tuple[str, ...]
+    unused: tuple[str, ...]
+    graph: nx.DiGraph
+
+    def as_dict(self) -> dict:
+        return {
+            "depth": self.depth,
+            "definitions": [
+                {"name": d.name, "type": d.type, "depth": d.depth, "used": d.used, "line": d.line}
+                for d in self.definitions
+            ],
+            "critical_path": list(self.critical_path),
+            "unused": list(self.unused),
+        }
+
+
+def definition_depths(program: syntax.Program) -> dict[str, int]:
+    depths: dict[str, int] = {}
+    for definition in program.definitions:
+        depths[definition.name] = expr_depth(definition.expr, depths)
+    return depths
+
+
+def _critical_path(program: syntax.Program, depths: dict[str, int]) -> tuple[str, ...]:
+    path = [program.answer.name]
+    while True:
+        definition = program.definition(path[-1])
+        target = depths[definition.name]
+        chosen = None
+        # Prefer the use under the fewest counts: it carries the most of the depth itself.
+        for name, counts in sorted(references(definition.expr), key=lambda r: r[1]):
+            if depths[name] + counts == target and (depths[name] > 0 or counts == 0):
+                chosen = name
+                break
+        if chosen is None:
+            return tuple(path)
+        path.append(chosen)
+
+
+def analyze(program: syntax.Program) -> DepthReport:
+    depths = definition_depths(program)
+    graph = dependency_graph(program)
+    answer = program.answer.name
+    used = nx.ancestors(graph, answer) | {answer}
+    report = tuple(
+        DefinitionDepth(d.name, d.type, depths[d.name], d.name in used,
+                        d.span.line if d.span else None)
+        for d in program.definitions
+    )
+    return DepthReport(
+        depth=depths[answer],
+        definitions=report,
+        critical_path=_critical_path(program, depths),
+        unused=tuple(d.name for d in program.definitions if d.name not in used),
+        graph=graph,
+    )
+
+
+def depth_of(program: syntax.Program) -> int:
+    return definition_depths(program)[program.answer.name]

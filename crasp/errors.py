@@ -1,0 +1,67 @@
+"""Errors meant for people: a location, the offending line with a caret, and what was expected.
+
+Every error crasp raises on bad input derives from ``CraspError``; the command line prints
+``render()`` to stderr and exits with status 2, never with a traceback.
+"""
+
+from __future__ import annotations
+
+from crasp.syntax import Span
+
+
+class CraspError(Exception):
+    """Bad input from a person: a program, a token, an option or a file."""
+
+    exit_code = 2
+
+    def render(self) -> str:
+        return f"error: {self}"
+
+
+class ProgramError(CraspError):
+    """An error at a place in a program's source text."""
+
+    def __init__(self, message: str, *, source: str, filename: str, span: Span | None,
+                 expected: str | None = None, note: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.filename = filename
+        self.span = span
+        self.expected = expected
+        self.note = note
+
+    @property
+    def line(self) -> int | None:
+        return self.span.line if self.span else None
+
+    @property
+    def column(self) -> int | None:
+        return self.span.column if self.span else None
+
+    def render(self) -> str:
+        where = self.filename
+        if self.span is not None:
+            where += f":{self.span.line}:{self.span.column}"
+        parts = [f"{where}: error: {self.message}"]
+        if self.span is not None:
+            lines = self.source.splitlines()
+            if 0 < self.span.line <= len(lines):
+                text = lines[self.span.line - 1].expandtabs(1)
+                width = 1
+                if self.span.end_line == self.span.line and self.span.end_column > self.span.column:
+                    width = self.span.end_column - self.span.column
+                parts.append(f"    {text}")
+                parts.append("    " + " " * (self.span.column - 1) + "^" * width)
+        if self.expected:
+            parts.append(f"expected: {self.expected}")
+        if self.note:
+            parts.append(f"note: {self.note}")
+        return "\n".join(parts)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class InputError(CraspError):
+    """A bad input string: a token outside the alphabet, an unreadable file."""

@@ -1,0 +1,179 @@
+"""Pass: Program x inputs -> Evaluation. A vectorized interpreter over positions and a batch.
+
+Inputs are encoded as one integer array of shape [B, T + 1]: column 0 is the BOS position, which
+a transformer reads before the first token, and column i + 1 holds token i (0-based). Every
+definition is evaluated once for the whole batch as an array of that shape, so a count is one
+``cumsum`` along the position axis, with no Python loop over positions or strings.
+
+The BOS column makes the empty input well defined, and equal to what a transformer that reads
+only BOS computes: every token test is false there, no count includes BOS (so all counts are 0
+at BOS), positional predicates see position -1, and the empty string's answer is the answer at
+BOS. Padding columns (past a string's length) come after the string, so the causal prefix sums
+never read them; their values are meaningless and masked out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from crasp import syntax
+from crasp.errors import InputError
+
+BOS_ID = -1
+PAD_ID = -2
+
+
+@dataclass(frozen=True)
+class EncodedBatch:
+    """Token ids [B, T + 1] with BOS in column 0 and PAD after each string; lengths [B]."""
+
+    ids: np.ndarray
+    lengths: np.ndarray
+
+
+def encode(program: syntax.Program, inputs: Sequence[Sequence[str]]) -> EncodedBatch:
+    """Map token strings to alphabet indices; reject a token outside the alphabet."""
+    index = {token: i for i, token in enumerate(program.alphabet)}
+    lengths = np.fromiter((len(tokens) for tokens in inputs), dtype=np.int64, count=len(inputs))
+    width = int(lengths.max(initial=0)) + 1
+    ids = np.full((len(inputs), width), PAD_ID, dtype=np.int64)
+    ids[:, 0] = BOS_ID
+    for row, tokens in enumerate(inputs):
+        try:
+            ids[row, 1:len(tokens) + 1] = [index[token] for token in tokens]
+        except KeyError:
+            position = next(i for i, token in enumerate(tokens) if token not in index)
+            raise InputError(
+                f"input {row + 1}: token {tokens[position]!r} at position {position} is not in "
+                f"the alphabet {{{', '.join(repr(t) for t in program.alphabet)}}}") from None
+    return EncodedBatch(ids, lengths)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The value of every definition at every position of every input.
+
+    ``columns[name]`` has shape [B, T + 1] (column 0 = BOS); ``trace[name]`` drops the BOS
+    column so that index i is token i.
+    """
+
+    program: syntax.Program
+    lengths: np.ndarray
+    columns: dict[str, np.ndarray]
+
+    @property
+    def mask(self) -> np.ndarray:
+        """[B, T]: True at real token positions."""
+        width = next(iter(self.columns.values())).shape[1] - 1
+        return np.arange(width)[None, :] < self.lengths[:, None]
+
+    @property
+    def trace(self) -> dict[str, np.ndarray]:
+        return {name: values[:, 1:] for name, values in self.columns.items()}
+
+    @property
+    def output(self) -> np.ndarray:
+        """[B, T] bool: the answer at every token position (False past each string's end)."""
+        return self.columns[self.program.answer.name][:, 1:] & self.mask
+
+    @property
+    def accept(self) -> np.ndarray:
+        """[B] bool: the answer at each string's last position (at BOS for the empty string)."""
+        answer = self.columns[self.program.answer.name]
+        return answer[np.arange(len(self.lengths)), self.lengths].astype(bool)
+
+    def values_of(self, row: int) -> dict[str, np.ndarray]:
+        """Every definition's per-token values for one input."""
+        length = int(self.lengths[row])
+        return {name: values[row, 1:length + 1] for name, values in self.columns.items()}
+
+
+class _Evaluator:
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+        self.shape = ids.shape
+        self.is_token = ids >= 0
+        self.position = np.arange(ids.shape[1]) - 1  # BOS is position -1
+        self.env: dict[str, np.ndarray] = {}
+        self.alphabet_index: dict[str, int] = {}
+
+    def full(self, values) -> np.ndarray:
+        return np.broadcast_to(values, self.shape)
+
+    def eval(self, node: syntax.Expr):
+        """Returns an array broadcastable to [B, T + 1] (bool or int64)."""
+        kind = type(node)
+        if kind is syntax.TokenTest:
+            index = self.alphabet_index.get(node.token)
+            if index is None:  # a literal outside a declared-later alphabet cannot occur
+                return np.zeros((1, 1), dtype=bool)
+            return self.ids == index
+        if kind is syntax.BoolConst:
+            return np.full((1, 1), node.value, dtype=bool)
+        if kind is syntax.IntConst:
+            return np.full((1, 1), node.value, dtype=np.int64)
+        if kind is syntax.PositionTest:
+            return (self.position % node.modulus == node.residue)[None, :]
+        if kind is syntax.Ref:
+            return self.env[node.name]
+        if kind is syntax.Not:
+            return ~self.eval(node.operand)
+        if kind is syntax.And:
+            return self.eval(node.left) & self.eval(node.right)
+        if kind is syntax.Or:
+            return self.eval(node.left) | self.eval(node.right)
+        if kind is syntax.Compare:
+            return _COMPARE[node.op](self.eval(node.left), self.eval(node.right))
+        if kind is syntax.Count:
+            return self.count(node)
+        if kind is syntax.Add:
+            return self.eval(node.left) + self.eval(node.right)
+        if kind is syntax.Sub:
+            return self.eval(node.left) - self.eval(node.right)
+        if kind is syntax.Scale:
+            return node.factor * self.eval(node.operand)
+        if kind is syntax.Min:
+            return np.minimum(self.eval(node.left), self.eval(node.right))
+        if kind is syntax.Max:
+            return np.maximum(self.eval(node.left), self.eval(node.right))
+        if kind is syntax.Conditional:
+            return np.where(self.eval(node.condition), self.eval(node.if_true),
+                            self.eval(node.if_false))
+        raise TypeError(f"not a C-RASP expression: {node!r}")
+
+    def count(self, node: syntax.Count) -> np.ndarray:
+        # BOS never counts; padding columns come after the string, so cumsum never reads them.
+        body = self.full(self.eval(node.body)) & self.is_token
+        if node.relation is None:
+            return np.cumsum(body, axis=1, dtype=np.int64)
+        # #[j = i - c] P holds exactly one candidate j, so the count is P(i - c) as 0/1.
+        offset = node.relation.offset
+        shifted = np.zeros(self.shape, dtype=np.int64)
+        if offset < self.shape[1]:
+            shifted[:, offset:] = body[:, :self.shape[1] - offset]
+        return shifted
+
+
+_COMPARE = {
+    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+    "==": np.equal, "!=": np.not_equal,
+}
+
+
+def evaluate_encoded(program: syntax.Program, batch: EncodedBatch) -> Evaluation:
+    evaluator = _Evaluator(batch.ids)
+    evaluator.alphabet_index = {token: i for i, token in enumerate(program.alphabet)}
+    columns: dict[str, np.ndarray] = {}
+    for definition in program.definitions:
+        value = evaluator.full(evaluator.eval(definition.expr))
+        evaluator.env[definition.name] = value
+        columns[definition.name] = value
+    return Evaluation(program, batch.lengths, columns)
+
+
+def evaluate(program: syntax.Program, inputs: Sequence[Sequence[str]]) -> Evaluation:
+    """Evaluate ``program`` on a batch of token lists (raises ``InputError`` on a bad token)."""
+    return evaluate_encoded(program, encode(program, inputs))

@@ -1,0 +1,1 @@
+"""Language library for crasp (see issue 4)."""

@@ -1,0 +1,270 @@
+"""The C-RASP intermediate representation: plain frozen dataclasses.
+
+Every pass of crasp reads or writes these nodes: ``parse`` builds them from text, ``check``
+types them, ``depth`` measures them, ``interpret`` evaluates them, ``fmt`` prints them, and
+the compiler lowers them to weights.
+
+Nodes compare by structure only: the source ``span`` is carried for error messages and is
+excluded from equality, so a program printed by ``fmt`` and parsed back compares equal to the
+original.
+
+Semantics (positions are the input tokens, 0-based as in Hahn's interpreter; the BOS position
+that precedes them is index -1):
+
+* ``TokenTest(t)``: true where the token is ``t``; false at BOS.
+* ``Count(body)``: the number of positions j <= i (the current one included) where ``body``
+  holds. BOS never counts.
+* ``Count(body, relation)``: the same, restricted to the positions j = i - offset (a local
+  relation; Hahn's ``pred`` is offset 1, ``pred4`` offset 4).
+* ``PositionTest(name, modulus, residue)``: true where i mod modulus == residue (0-based i;
+  Hahn's ``pos_even`` is modulus 2, residue 0).
+* Comparisons, Boolean connectives, +, -, constant scaling, min, max and ``c if P else d``
+  have their usual meaning, position by position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+BOOL: Literal["bool"] = "bool"
+COUNT: Literal["count"] = "count"
+Type = Literal["bool", "count"]
+
+COMPARISON_OPERATORS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source location: 1-based line and column of the first character, and of the end."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+def _span() -> Span | None:
+    return field(default=None, compare=False, repr=False, kw_only=True)  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------- Boolean-valued expressions
+
+
+@dataclass(frozen=True)
+class TokenTest:
+    token: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class BoolConst:
+    value: bool
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class PositionTest:
+    """Periodic unary predicate: true at 0-based position i iff i % modulus == residue.
+
+    ``name`` is how the program wrote it (``pos_even`` or ``mod``) so that ``fmt`` can print
+    it back unchanged.
+    """
+
+    name: str
+    modulus: int
+    residue: int
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class And:
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Or:
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # one of COMPARISON_OPERATORS
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+# ---------------------------------------------------------------- count-valued expressions
+
+
+@dataclass(frozen=True)
+class LocalRelation:
+    """The binary predicate j = i - offset used as a guard in ``#[relation] body``.
+
+    ``name`` and ``args`` are how the program wrote it (``pred``, ``pred4`` or
+    ``offset(3)``), kept for printing.
+    """
+
+    name: str
+    offset: int
+    args: tuple[int, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Count:
+    body: Expr
+    relation: LocalRelation | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class IntConst:
+    value: int
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Add:
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Sub:
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Scale:
+    """``factor * operand`` with an integer literal factor (unary minus is factor -1)."""
+
+    factor: int
+    operand: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Min:
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Max:
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+# ---------------------------------------------------------------- either type
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A use of an earlier definition."""
+
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Conditional:
+    """``if_true if condition else if_false``; both branches have the same type."""
+
+    condition: Expr
+    if_true: Expr
+    if_false: Expr
+    span: Span | None = _span()
+
+
+Expr = Union[
+    TokenTest, BoolConst, PositionTest, Not, And, Or, Compare,
+    Count, IntConst, Add, Sub, Scale, Min, Max, Ref, Conditional,
+]
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The direct subexpressions of ``expr``, left to right."""
+    if isinstance(expr, (Not,)):
+        return (expr.operand,)
+    if isinstance(expr, Scale):
+        return (expr.operand,)
+    if isinstance(expr, Count):
+        return (expr.body,)
+    if isinstance(expr, (And, Or, Compare, Add, Sub, Min, Max)):
+        return (expr.left, expr.right)
+    if isinstance(expr, Conditional):
+        return (expr.condition, expr.if_true, expr.if_false)
+    return ()
+
+
+def walk(expr: Expr):
+    """Every node of ``expr``, parents before children."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+# ---------------------------------------------------------------- programs
+
+ANSWER_NAME = "<answer>"
+"""The name given to a program's final bare expression (it cannot clash with a user name)."""
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    expr: Expr
+    type: Type
+    bare: bool = False  # the program's final bare expression, printed without "NAME ="
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Program:
+    """A checked C-RASP program.
+
+    ``alphabet`` is the declared alphabet if the program has an ``alphabet`` line, otherwise the
+    token literals of the program (plus any added by the caller), in order of first use.
+    ``declared_alphabet`` records which, so that printing keeps the program unchanged. The answer
+    is the last definition, read at the last position.
+    """
+
+    definitions: tuple[Definition, ...]
+    alphabet: tuple[str, ...]
+    declared_alphabet: bool = False
+    imports: tuple[str, ...] = ()
+    source: str = field(default="", compare=False, repr=False)
+    filename: str = field(default="<string>", compare=False)
+
+    @property
+    def answer(self) -> Definition:
+        return self.definitions[-1]
+
+    @property
+    def types(self) -> dict[str, Type]:
+        return {d.name: d.type for d in self.definitions}
+
+    def definition(self, name: str) -> Definition:
+        for d in self.definitions:
+            if d.name == name:
+                return d
+        raise KeyError(name)

@@ -1,0 +1,1 @@
+"""Training causal transformers on counting languages."""
