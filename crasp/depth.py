@@ -96,7 +96,7 @@ def _critical_path(program: syntax.Program, depths: dict[str, int]) -> tuple[str
         chosen = None
         # Prefer the use under the fewest counts: it carries the most of the depth itself.
         for name, counts in sorted(references(definition.expr), key=lambda r: r[1]):
-            if depths[name] + counts == target and (depths[name] > 0 or counts == 0):
+            if depths[name] + counts == target:
                 chosen = name
                 break
         if chosen is None:

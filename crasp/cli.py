@@ -1,0 +1,276 @@
+"""The ``crasp`` command line.
+
+The core commands (run, depth-check, fmt) live here; the commands of the subpackages are
+imported only when used, so ``crasp run`` never loads torch. Every ``CraspError`` becomes its
+rendered message on stderr and exit status 2, with no traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from itertools import islice
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import click
+import numpy as np
+
+import crasp
+from crasp.atomic import write_text_atomic
+from crasp.errors import CraspError
+from crasp.inputs import read_lines, tokenize
+from crasp.trace import write_trace
+
+LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
+    "compile": ("crasp.compiler.cli:compile_command",
+                "Compile a program to the weights of an equivalent transformer."),
+    "languages": ("crasp.languages.cli:languages_command",
+                  "List the built-in languages, their depths and reference programs."),
+    "generate": ("crasp.languages.cli:generate_command",
+                 "Write a length-binned dataset of a language or program."),
+    "train": ("crasp.train.cli:train_command",
+              "Train a causal transformer of a chosen depth on a language."),
+    "sweep": ("crasp.train.sweep_cli:sweep_command",
+              "Run a grid of training runs (depth x language x encoding x seed)."),
+    "report": ("crasp.train.sweep_cli:report_command",
+               "Tabulate and plot a sweep directory."),
+}
+
+STDIN_BATCH = 4096
+
+
+class CraspGroup(click.Group):
+    """Adds the lazily imported commands and turns ``CraspError`` into exit status 2."""
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None and name in LAZY_COMMANDS:
+            module, attribute = LAZY_COMMANDS[name][0].split(":")
+            command = getattr(importlib.import_module(module), attribute)
+        return command
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, command.get_short_help_str(70))
+                for name, command in self.commands.items()]
+        rows += [(name, short_help) for name, (_, short_help) in LAZY_COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(sorted(rows))
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except CraspError as error:
+            click.echo(error.render(), err=True)
+            ctx.exit(error.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=CraspGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="crasp")
+def cli():
+    """C-RASP toolkit: run programs, measure their depth, compile them to transformers, and
+    train transformers of a given depth on counting languages."""
+
+
+def _load(path: str, extra_alphabet: Sequence[str] = ()) -> crasp.Program:
+    if Path(path).suffix not in crasp.PROGRAM_SUFFIXES:
+        raise CraspError(f"{path!r} is not a C-RASP program (expected a .crasp or .cr file)")
+    return crasp.load_program(path, extra_alphabet)
+
+
+def _split_alphabet(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(token for value in values for token in value.split())
+
+
+Evaluator = Callable[[list[list[str]]], tuple[np.ndarray, np.ndarray]]
+
+
+def _interpreter(program: crasp.Program) -> Evaluator:
+    def evaluate(inputs):
+        evaluation = crasp.evaluate(program, inputs)
+        return evaluation.accept, evaluation.output
+    return evaluate
+
+
+def _compiled(model_dir: str) -> tuple[Evaluator, tuple[str, ...]]:
+    from crasp import compiler
+
+    model = compiler.load_model(model_dir)
+
+    def evaluate(inputs):
+        evaluation = compiler.execute(model, inputs)
+        return evaluation.accept, evaluation.output
+    return evaluate, tuple(model.config["vocab"])
+
+
+def _batches(items: Iterable, size: int):
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluator,
+            as_json: bool) -> None:
+    accept, output = evaluate([tokens for _, tokens in batch])
+    for offset, (shown, tokens) in enumerate(batch):
+        input_id = first_id + offset
+        if as_json:
+            click.echo(json.dumps({
+                "id": input_id, "tokens": tokens, "accept": bool(accept[offset]),
+                "output": [bool(v) for v in output[offset, :len(tokens)]],
+            }))
+        else:
+            click.echo(f"{input_id} {shown}: {bool(accept[offset])}")
+
+
+@cli.command("run")
+@click.argument("args", nargs=-1)
+@click.option("--model", "model_dir", type=click.Path(file_okay=False),
+              help="Run a compiled model directory instead of a program; then every argument "
+                   "is a token.")
+@click.option("--json", "as_json", is_flag=True,
+              help='One JSON object per input: {"id", "tokens", "accept", "output"}.')
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
+              help="Write every definition's per-position values to FILE.txt or FILE.html.")
+@click.option("--alphabet", "extra_alphabet", multiple=True,
+              help="Extra tokens (space-separated) for the alphabet of a program that declares "
+                   "none.")
+def run_command(args, model_dir, as_json, trace_path, extra_alphabet):
+    """Run PROG (a .crasp/.cr file) on TOKENS, or on every line of stdin.
+
+    \b
+      crasp run examples/dyck1.crasp "( ( ) )"
+      crasp run examples/majority.crasp aab
+      printf 'ab\\naab\\n' | crasp run examples/majority.crasp --json
+      crasp run --model dyck1.model "( )"
+
+    Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position).
+    Inputs with spaces are token lists; inputs without are split into characters when every
+    symbol of the alphabet is one character. An empty argument is the empty input.
+    """
+    if model_dir is not None:
+        if trace_path:
+            raise CraspError("--trace needs a program: traces show definitions, which a "
+                             "compiled model does not keep")
+        evaluate, alphabet = _compiled(model_dir)
+        token_args = list(args)
+        program = None
+    else:
+        if not args:
+            raise click.UsageError("missing PROG (a .crasp file), or --model DIR")
+        program = _load(args[0], _split_alphabet(extra_alphabet))
+        evaluate, alphabet = _interpreter(program), program.alphabet
+        token_args = list(args[1:])
+    if token_args:
+        shown = " ".join(token_args)
+        inputs = [(shown, tokenize(shown, alphabet))]
+    else:
+        inputs = read_lines(sys.stdin, alphabet)
+    if trace_path:
+        collected = list(inputs)
+        token_lists = [tokens for _, tokens in collected]
+        evaluation = crasp.evaluate(program, token_lists)
+        write_trace(trace_path, evaluation, token_lists)
+        _report(collected, 1, lambda _: (evaluation.accept, evaluation.output), as_json)
+        click.echo(f"Trace written to {trace_path}", err=True)
+        return
+    next_id = 1
+    for batch in _batches(inputs, STDIN_BATCH):
+        _report(batch, next_id, evaluate, as_json)
+        next_id += len(batch)
+
+
+def _depth_table(report: crasp.depth.DepthReport) -> str:
+    rows = [("name", "type", "depth", "line", "")] + [
+        (d.name, d.type, str(d.depth), str(d.line or ""), "" if d.used else "unused")
+        for d in report.definitions
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + (
+        f"  {row[4]}" if row[4] else "") for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+@cli.command("depth-check")
+@click.argument("program_path", metavar="PROG")
+@click.option("--max-depth", type=click.IntRange(min=0), default=None,
+              help="Budget: exit 1 when the program's depth exceeds K.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--verify", is_flag=True,
+              help="Also compile the program and compare the model with the interpreter.")
+@click.option("--max-length", type=click.IntRange(min=0), default=8, show_default=True,
+              help="--verify: every string up to this length.")
+@click.option("--random-length", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="--verify: random strings up to this length.")
+@click.option("--random-count", type=click.IntRange(min=0), default=64, show_default=True,
+              help="--verify: how many random strings.")
+@click.option("--seed", type=int, default=0, show_default=True, help="--verify: random seed.")
+def depth_check_command(program_path, max_depth, as_json, verify, max_length, random_length,
+                        random_count, seed):
+    """Report the counting depth of every definition of PROG and of the program.
+
+    A token test or constant has depth 0, each count adds one level, everything else takes
+    the maximum of its operands; the program's depth is its answer's. Exit status 1 when the
+    depth exceeds --max-depth or when --verify finds a disagreement.
+    """
+    program = _load(program_path)
+    report = crasp.analyze(program)
+    result = report.as_dict()
+    failed = False
+    if max_depth is not None:
+        result["max_depth"] = max_depth
+        result["within_budget"] = report.depth <= max_depth
+        failed |= not result["within_budget"]
+    verification = None
+    if verify:
+        from crasp import compiler
+
+        verification = compiler.verify(program, max_exhaustive_length=max_length,
+                                       max_random_length=random_length, n_random=random_count,
+                                       seed=seed)
+        result["verify"] = {"ok": verification.ok,
+                            "checked_strings": verification.checked_strings,
+                            "counterexample": verification.counterexample,
+                            "message": verification.describe()}
+        failed |= not verification.ok
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(_depth_table(report))
+        click.echo(f"\nprogram depth: {report.depth} (answer: {program.answer.name})")
+        click.echo("critical path: " + " <- ".join(report.critical_path))
+        click.echo("unused: " + (", ".join(report.unused) or "none"))
+        if max_depth is not None:
+            verdict = "within" if result["within_budget"] else "EXCEEDS"
+            click.echo(f"budget: depth {report.depth} {verdict} the budget of {max_depth}")
+        if verification is not None:
+            click.echo(("verified: " if verification.ok else "MISMATCH: ") + verification.describe())
+    sys.exit(1 if failed else 0)
+
+
+@cli.command("fmt")
+@click.argument("program_path", metavar="PROG")
+@click.option("--write", "-w", is_flag=True, help="Rewrite PROG in place (atomically).")
+def fmt_command(program_path, write):
+    """Print PROG in canonical form (parses back to the same program; comments are dropped)."""
+    text = crasp.format_program(_load(program_path))
+    if write:
+        write_text_atomic(program_path, text)
+    else:
+        click.echo(text, nl=False)
+
+
+def main() -> None:
+    cli(prog_name="crasp")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""Reading inputs: whitespace-separated tokens, or plain strings over one-character alphabets.
+
+A line with whitespace is split on it. A line without whitespace is split into characters when
+every symbol of the alphabet is one character long (so ``aabb`` means a a b b), and is a single
+token otherwise. Like Hahn's tool, empty lines and lines starting with ``//`` are skipped when
+reading a stream; an empty command-line argument is the empty input.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Sequence
+
+
+def tokenize(text: str, alphabet: Sequence[str]) -> list[str]:
+    if any(c.isspace() for c in text):
+        return text.split()
+    if text and all(len(symbol) == 1 for symbol in alphabet):
+        return list(text)
+    return [text] if text else []
+
+
+def read_lines(lines: Iterable[str], alphabet: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
+    """Yield (the line as shown, its tokens) for every non-empty, non-comment line."""
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        yield stripped, tokenize(stripped, alphabet)

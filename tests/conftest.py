@@ -1,0 +1,14 @@
+"""Test configuration: helpers in tests/ are importable, paths are relative to the repository."""
+
+import os
+import sys
+from pathlib import Path
+
+from hypothesis import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.chdir(ROOT)
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.load_profile("ci")

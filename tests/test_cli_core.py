@@ -1,0 +1,123 @@
+"""End-to-end tests of crasp run, depth-check and fmt through click's runner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import crasp
+from crasp.cli import cli
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def invoke(runner, *args, input=None):
+    return runner.invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def test_run_prints_hahn_compatible_lines(runner):
+    result = invoke(runner, "run", "examples/dyck1.crasp", "( ( ) )")
+    assert result.exit_code == 0
+    assert result.output == "1 ( ( ) ): True\n"
+
+
+def test_run_reads_stdin_skipping_blank_and_comment_lines(runner):
+    result = invoke(runner, "run", "examples/majority.crasp",
+                    input="// header\naab\n\nb b a\n  \nabb\n")
+    assert result.output.splitlines() == ["1 aab: True", "2 b b a: False", "3 abb: False"]
+
+
+def test_run_json_has_tokens_accept_and_output(runner):
+    result = invoke(runner, "run", "examples/dyck1.crasp", "--json", input="()\n)(\n")
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert rows[0] == {"id": 1, "tokens": ["(", ")"], "accept": True, "output": [False, True]}
+    assert rows[1]["accept"] is False and rows[1]["output"] == [False, False]
+
+
+def test_run_empty_argument_is_the_empty_input(runner):
+    result = invoke(runner, "run", "examples/dyck1.crasp", "")
+    assert result.output == "1 : True\n"
+
+
+@pytest.mark.parametrize("suffix", ["txt", "html"])
+def test_run_trace_writes_every_definition(runner, tmp_path, suffix):
+    trace = tmp_path / f"trace.{suffix}"
+    result = invoke(runner, "run", "examples/dyck1.crasp", "--trace", str(trace), "( ) )")
+    assert result.exit_code == 0
+    text = trace.read_text()
+    for name in ["C_open", "C_close", "V", "CV", "M", "B", "D"]:
+        assert name in text
+    if suffix == "txt":
+        assert "C_close | 0 1 2" in text
+        assert "D       | F T F" in text
+
+
+def test_run_alphabet_option_extends_an_undeclared_alphabet(runner, tmp_path):
+    program = tmp_path / "p.crasp"
+    program.write_text('x = #"a" > 0\n')
+    assert invoke(runner, "run", str(program), "a c").exit_code == 2
+    result = invoke(runner, "run", str(program), "--alphabet", "c", "a c")
+    assert result.output == "1 a c: True\n"
+
+
+def test_depth_check_table_and_budget(runner):
+    result = invoke(runner, "depth-check", "examples/L4.crasp")
+    assert result.exit_code == 0
+    assert "program depth: 4" in result.output
+    assert "critical path: L4 <- " in result.output
+    over = invoke(runner, "depth-check", "examples/L4.crasp", "--max-depth", "3")
+    assert over.exit_code == 1 and "EXCEEDS the budget of 3" in over.output
+    assert invoke(runner, "depth-check", "examples/L4.crasp", "--max-depth", "4").exit_code == 0
+
+
+def test_depth_check_json(runner):
+    result = invoke(runner, "depth-check", "examples/dyck1.crasp", "--json", "--max-depth", "1")
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["depth"] == 2 and report["within_budget"] is False
+    assert {"name": "CV", "type": "count", "depth": 2}.items() <= report["definitions"][3].items()
+
+
+def test_fmt_prints_and_rewrites(runner, tmp_path):
+    program = tmp_path / "p.cr"
+    program.write_text('// comment\nx   =  ( #"a" )>0&&!("b")\n')
+    result = invoke(runner, "fmt", str(program))
+    assert result.output == 'x = #"a" > 0 && !"b"\n'
+    invoke(runner, "fmt", "--write", str(program))
+    assert program.read_text() == result.output
+
+
+def test_program_error_exits_2_with_location_and_caret(runner, tmp_path):
+    program = tmp_path / "bad.crasp"
+    program.write_text('a = #"x"\nb = #a > 0\n')
+    result = runner.invoke(cli, ["run", str(program), "x"])
+    assert result.exit_code == 2
+    assert f"{program}:2:6: error: '#' counts positions where a Boolean holds" in result.output
+    assert "    b = #a > 0\n         ^" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_bad_token_missing_file_and_wrong_suffix_exit_2(runner, tmp_path):
+    bad_token = runner.invoke(cli, ["run", "examples/majority.crasp", "a b z"])
+    assert bad_token.exit_code == 2 and "token 'z' at position 2" in bad_token.output
+    missing = runner.invoke(cli, ["depth-check", str(tmp_path / "none.crasp")])
+    assert missing.exit_code == 2 and "cannot read program" in missing.output
+    (tmp_path / "p.txt").write_text('x = "a"\n')
+    wrong = runner.invoke(cli, ["fmt", str(tmp_path / "p.txt")])
+    assert wrong.exit_code == 2 and "expected a .crasp or .cr file" in wrong.output
+
+
+def test_core_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, crasp, crasp.cli; crasp.evaluate(crasp.load_program("
+            "'examples/dyck1.crasp'), [list('()')]); print('torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False"
