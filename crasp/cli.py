@@ -20,6 +20,7 @@ import numpy as np
 import crasp
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
+from crasp.hahn import precedence_warnings
 from crasp.inputs import read_lines, tokenize
 from crasp.trace import write_trace
 
@@ -80,9 +81,13 @@ def cli():
 
 
 def _load(path: str, extra_alphabet: Sequence[str] = ()) -> crasp.Program:
+    """Load a program and warn (on stderr) where Hahn's interpreter would read it differently."""
     if Path(path).suffix not in crasp.PROGRAM_SUFFIXES:
         raise CraspError(f"{path!r} is not a C-RASP program (expected a .crasp or .cr file)")
-    return crasp.load_program(path, extra_alphabet)
+    program = crasp.load_program(path, extra_alphabet)
+    for warning in precedence_warnings(program):
+        click.echo(warning.render(program.filename), err=True)
+    return program
 
 
 def _split_alphabet(values: Sequence[str]) -> tuple[str, ...]:

@@ -121,3 +121,24 @@ def test_core_does_not_import_torch():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_warns_where_hahns_parser_reads_differently(tmp_path):
+    program = tmp_path / "p.cr"
+    program.write_text('x = #"a" - #"b" + 1\ny = !"a" || x > 0\nz = (!"a") || 2 * x - 1 > 0\n')
+    result = CliRunner().invoke(cli, ["depth-check", str(program)])
+    assert result.exit_code == 0
+    assert f"{program}:1:5: warning: Hahn's interpreter reads this differently" in result.output
+    assert 'Hahn reads:  #"a" - (#"b" + 1)' in result.output
+    assert 'crasp reads: (!"a") || x > 0' in result.output
+    assert 'Hahn reads:  !("a" || x > 0)' in result.output
+    assert 'Hahn reads:  2 * (x - 1)' in result.output
+    assert f"{program}:3:5: warning" not in result.output  # parenthesized: same meaning
+    assert result.output.count("warning:") == 3
+
+
+def test_hahns_published_style_examples_give_no_warning():
+    from crasp.hahn import precedence_warnings
+
+    for path in ["examples/dyck1.crasp", "examples/anbncn.crasp", "examples/contains_ab.crasp"]:
+        assert precedence_warnings(crasp.load_program(path)) == []
