@@ -172,14 +172,17 @@ class _Checker:
                     "to negate a comparison")
         return replace(node, operand=operand), BOOL
 
-    def _boolean_pair(self, node, symbol: str):
+    def _pair(self, node, type_: Type, symbol: str, expected: str):
         left, left_type = self.expr(node.left)
         right, right_type = self.expr(node.right)
-        for side, type_ in ((node.left, left_type), (node.right, right_type)):
-            self.expect(side, BOOL, type_, f"'{symbol}'",
-                        f"Booleans on both sides of '{symbol}'; compare counts first, "
-                        "for example c > 0")
-        return replace(node, left=left, right=right), BOOL
+        for side, side_type in ((node.left, left_type), (node.right, right_type)):
+            self.expect(side, type_, side_type, symbol, expected)
+        return replace(node, left=left, right=right), type_
+
+    def _boolean_pair(self, node, symbol: str):
+        return self._pair(node, BOOL, f"'{symbol}'",
+                          f"Booleans on both sides of '{symbol}'; compare counts first, "
+                          "for example c > 0")
 
     def expr_And(self, node):
         return self._boolean_pair(node, "&&")
@@ -208,12 +211,7 @@ class _Checker:
         return replace(node, body=body), COUNT
 
     def _count_pair(self, node, symbol: str):
-        left, left_type = self.expr(node.left)
-        right, right_type = self.expr(node.right)
-        for side, type_ in ((node.left, left_type), (node.right, right_type)):
-            self.expect(side, COUNT, type_, symbol,
-                        f"counts in {symbol}; to count a Boolean P write #P")
-        return replace(node, left=left, right=right), COUNT
+        return self._pair(node, COUNT, symbol, f"counts in {symbol}; to count a Boolean P write #P")
 
     def expr_Add(self, node):
         return self._count_pair(node, "'+'")

@@ -82,6 +82,14 @@ def _span_of(item) -> Span:
     return Span(item.line, item.column, item.end_line, item.end_column)
 
 
+def _binary(node_type):
+    """The transformer callback that builds a two-operand node with its span."""
+    @v_args(meta=True)
+    def build(self, meta, children):
+        return node_type(*children, span=_span_of(meta))
+    return build
+
+
 class _ToSyntax(Transformer):
     """Builds ``crasp.syntax`` nodes from the parse tree; rejects malformed calls and products."""
 
@@ -176,31 +184,20 @@ class _ToSyntax(Transformer):
         return tuple(values)
 
     # operators
+    or_ = _binary(syntax.Or)
+    and_ = _binary(syntax.And)
+    add = _binary(syntax.Add)
+    sub = _binary(syntax.Sub)
+
     @v_args(meta=True)
     def conditional(self, meta, children):
         if_true, condition, if_false = children
         return syntax.Conditional(condition, if_true, if_false, span=_span_of(meta))
 
     @v_args(meta=True)
-    def or_(self, meta, children):
-        return syntax.Or(*children, span=_span_of(meta))
-
-    @v_args(meta=True)
-    def and_(self, meta, children):
-        return syntax.And(*children, span=_span_of(meta))
-
-    @v_args(meta=True)
     def compare(self, meta, children):
         left, op, right = children
         return syntax.Compare(str(op), left, right, span=_span_of(meta))
-
-    @v_args(meta=True)
-    def add(self, meta, children):
-        return syntax.Add(*children, span=_span_of(meta))
-
-    @v_args(meta=True)
-    def sub(self, meta, children):
-        return syntax.Sub(*children, span=_span_of(meta))
 
     @v_args(meta=True)
     def mul(self, meta, children):

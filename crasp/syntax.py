@@ -84,17 +84,22 @@ class Not:
 
 
 @dataclass(frozen=True)
-class And:
+class _Binary:
+    """Two operands; the subclasses differ only in meaning (and compare unequal)."""
+
     left: Expr
     right: Expr
     span: Span | None = _span()
 
 
 @dataclass(frozen=True)
-class Or:
-    left: Expr
-    right: Expr
-    span: Span | None = _span()
+class And(_Binary):
+    pass
+
+
+@dataclass(frozen=True)
+class Or(_Binary):
+    pass
 
 
 @dataclass(frozen=True)
@@ -136,17 +141,13 @@ class IntConst:
 
 
 @dataclass(frozen=True)
-class Add:
-    left: Expr
-    right: Expr
-    span: Span | None = _span()
+class Add(_Binary):
+    pass
 
 
 @dataclass(frozen=True)
-class Sub:
-    left: Expr
-    right: Expr
-    span: Span | None = _span()
+class Sub(_Binary):
+    pass
 
 
 @dataclass(frozen=True)
@@ -159,17 +160,13 @@ class Scale:
 
 
 @dataclass(frozen=True)
-class Min:
-    left: Expr
-    right: Expr
-    span: Span | None = _span()
+class Min(_Binary):
+    pass
 
 
 @dataclass(frozen=True)
-class Max:
-    left: Expr
-    right: Expr
-    span: Span | None = _span()
+class Max(_Binary):
+    pass
 
 
 # ---------------------------------------------------------------- either type
@@ -207,7 +204,7 @@ def children(expr: Expr) -> tuple[Expr, ...]:
         return (expr.operand,)
     if isinstance(expr, Count):
         return (expr.body,)
-    if isinstance(expr, (And, Or, Compare, Add, Sub, Min, Max)):
+    if isinstance(expr, (_Binary, Compare)):
         return (expr.left, expr.right)
     if isinstance(expr, Conditional):
         return (expr.condition, expr.if_true, expr.if_false)
