@@ -1,0 +1,75 @@
+"""The compiler driver: a C-RASP program to the weights of an equivalent transformer.
+
+    linearize  program -> circuit of strict linear count tests       (linearize.py)
+    schedule   circuit -> one layer per counting level, FFN stages    (schedule.py)
+    allocate   layers  -> residual-stream coordinates and labels      (allocate.py)
+    emit       layout  -> numpy weights + value bounds of each gadget (emit_weights.py)
+    precision  bounds  -> smallest p (and s = 0)                      (precision.py)
+
+The result is a ``CompiledModel`` in the crasp model format (``model_format.py``,
+``docs/model-format.md``): a future-masked fixed-precision transformer with exactly depth(P)
+layers of one head each, which agrees with the interpreter at every position of every input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from crasp import syntax
+from crasp.compiler.allocate import allocate
+from crasp.compiler.emit_weights import emit
+from crasp.compiler.linearize import linearize
+from crasp.compiler.model_format import FORMAT, VERSION, CompiledModel
+from crasp.compiler.precision import choose_precision
+from crasp.compiler.schedule import schedule
+from crasp.depth import analyze
+from crasp.fmt import format_program
+
+
+def d_model_bound(program: syntax.Program) -> int:
+    """#Boolean definitions + #comparisons + |alphabet| + 2: the residual width the
+    construction of Knee-Deep App. B needs, for comparison with the compiled ``d_model``."""
+    booleans = sum(d.type == syntax.BOOL for d in program.definitions)
+    comparisons = sum(isinstance(node, syntax.Compare)
+                      for d in program.definitions for node in syntax.walk(d.expr))
+    return booleans + comparisons + len(program.alphabet) + 2
+
+
+def compile_program(program: syntax.Program) -> CompiledModel:
+    """Compile a checked program (raises ``ProgramError`` for constructs the construction
+    cannot handle: positional predicates and guarded counts)."""
+    plan = schedule(linearize(program))
+    layout = allocate(plan)
+    weights = emit(plan, layout)
+    precision = choose_precision(weights.bounds)
+    circuit = plan.linearized.circuit
+    report = analyze(program)
+    layer_table = [{
+        "layer": layer.layer,
+        "definitions": [d.name for d in report.definitions if d.used and d.depth == layer.layer],
+        "tests": [circuit.describe_test(test) for test in layer.tests],
+        "ffn_widths": widths,
+    } for layer, widths in zip(plan.layers, weights.ffn_widths)]
+    source = program.source or format_program(program)
+    config = {
+        "format": FORMAT,
+        "version": VERSION,
+        "vocab": list(program.alphabet),
+        "bos_id": len(program.alphabet),
+        "d_model": layout.d_model,
+        "n_layers": len(plan.layers),
+        "n_heads": 1 if plan.layers else 0,
+        "d_head": weights.d_head,
+        "ffn_widths": weights.ffn_widths,
+        "precision": {"total_bits": precision.total_bits, "frac_bits": precision.frac_bits},
+        "precision_set_by": f"{precision.widest.what}: values in "
+                            f"[{precision.widest.low}, {precision.widest.high}]",
+        "depth": plan.depth,
+        "residual_labels": list(layout.labels),
+        "program_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        "program_file": program.filename,
+        "answer": program.answer.name,
+        "d_model_bound": d_model_bound(program),
+        "layer_table": layer_table,
+    }
+    return CompiledModel(config, weights.tensors)

@@ -1,0 +1,324 @@
+"""Pass: (Schedule, Layout) -> Weights. The model's numpy weights, one gadget at a time.
+
+Every weight is a small integer and the compiled model runs at s = 0 fractional bits (see
+``precision``), so every activation is an integer. The rounding R the model applies (after each
+attention average, each residual addition and each feed-forward linear layer) is then the
+identity on every value that occurs, as long as p bits hold them all: each gadget records the
+range of every value it produces as a ``Bound``, and ``precision`` chooses p from those. The
+one rounding that does work is the floor of the attention average (``value_row``).
+
+Notation: h is the residual vector at one position; e_x its coordinate x; ONE = sum of the
+token coordinates and the BOS flag, which is 1 at every position (``allocate``). A *readout* of
+a circuit node is a linear function of h equal to the node's 0/1 value at every position,
+BOS included (``Readouts``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from crasp.compiler.allocate import Layout
+from crasp.compiler.circuit import And, Constant, Not, Or, Test
+from crasp.compiler.schedule import LayerPlan, Schedule
+
+
+@dataclass
+class Affine:
+    """``sum(coefficients[i] * x_i) + constant`` over one layer's values (residual or units)."""
+
+    coefficients: dict[int, int] = field(default_factory=dict)
+    constant: int = 0
+
+    def __add__(self, other: Affine) -> Affine:
+        merged = dict(self.coefficients)
+        for index, value in other.coefficients.items():
+            merged[index] = merged.get(index, 0) + value
+        return Affine(merged, self.constant + other.constant)
+
+    def scaled(self, factor: int) -> Affine:
+        return Affine({i: factor * v for i, v in self.coefficients.items()},
+                      factor * self.constant)
+
+    def __sub__(self, other: Affine) -> Affine:
+        return self + other.scaled(-1)
+
+    def write(self, matrix: np.ndarray, bias: np.ndarray | None, row: int) -> None:
+        for index, value in self.coefficients.items():
+            matrix[row, index] += value
+        if bias is not None:
+            bias[row] += self.constant
+        else:
+            assert self.constant == 0, "no bias here: express constants through ONE"
+
+
+def unit(index: int) -> Affine:
+    return Affine({index: 1})
+
+
+def constant(value: int) -> Affine:
+    return Affine({}, value)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Every value of the quantity ``what`` lies in [low, high]."""
+
+    what: str
+    low: int
+    high: int
+
+
+@dataclass
+class Weights:
+    tensors: dict[str, np.ndarray]
+    ffn_widths: list[list[int]]
+    d_head: int
+    bounds: list[Bound]
+
+
+class Readouts:
+    """Linear readouts of circuit nodes from the residual stream (no bias needed).
+
+    * A depth-0 node is a function f of the current token: its readout is
+      ``sum_sigma f(sigma) e_sigma + f(BOS) e_BOS``, a lookup table on the one-hot coordinates
+      (this is how "depth-0 Booleans go straight into the embedding").
+    * An exported node x reads ``e_x`` once its layer has run.
+    * ``!x`` for x of depth >= 1 reads ``ONE - readout(x)``.
+
+    Precondition: the node has depth 0, or it is (the negation of) an exported node whose layer
+    has already run.
+    """
+
+    def __init__(self, plan: Schedule, layout: Layout):
+        circuit = plan.linearized.circuit
+        self.circuit, self.layout = circuit, layout
+        self.bos_values = circuit.values_at_bos()
+        self.token_values = {t: circuit.values_on_token(t) for t in circuit.alphabet}
+
+    def __call__(self, ident: int) -> Affine:
+        circuit, layout = self.circuit, self.layout
+        if circuit.depth[ident] == 0:
+            table = {layout.tokens[t]: int(values[ident]) for t, values in self.token_values.items()}
+            table[layout.bos] = int(self.bos_values[ident])
+            return Affine({i: v for i, v in table.items() if v})
+        node = circuit.nodes[ident]
+        if isinstance(node, Not):
+            return Affine({i: 1 for i in layout.one}) - self(node.operand)
+        return unit(layout.bits[ident])
+
+
+def embedding(layout: Layout) -> np.ndarray:
+    """Row sigma (a token) is e_sigma; the last row (BOS, id = |alphabet|) is e_BOS.
+
+    Every other coordinate starts at 0: the exported bits and the scratch slots are written
+    later, each by exactly one sublayer.
+    """
+    table = np.zeros((len(layout.tokens) + 1, layout.d_model))
+    for index in layout.tokens.values():
+        table[index, index] = 1
+    table[len(layout.tokens), layout.bos] = 1
+    return table
+
+
+@dataclass(frozen=True)
+class TestValue:
+    """A test's row of the value projection and the range of what it yields."""
+
+    row: Affine
+    bos_value: int   # the value at BOS, c
+    low: int         # bounds on the value at a token position
+    high: int
+
+    @property
+    def average_range(self) -> tuple[int, int]:
+        """Bounds on r = floor(average): [min(c, low), max(c, high - 1)] (see value_row)."""
+        return min(self.bos_value, self.low), max(self.bos_value, self.high - 1)
+
+
+def value_row(test: Test, read: Readouts) -> TestValue:
+    """The value projection for the test ``d = sum_k a_k #[phi_k] + c < 0`` (uniform head).
+
+    With q = k = 0 every score is 0 and R(exp(0)) = 1, so position i averages the values of the
+    i + 1 positions BOS, 1, ..., i. Take
+
+        v = sum_k a_k readout(phi_k) + (c - sum_k a_k phi_k(BOS)) e_BOS.
+
+    At a token j, e_BOS = 0 and v_j = sum_k a_k phi_k(j). At BOS the readouts give the
+    compile-time constants phi_k(BOS) (the program's values on the empty input), which the
+    second term cancels: v_BOS = c. So BOS contributes exactly the constant and never a count,
+    even when a body such as !"a" is true at BOS, and
+
+        sum_{j <= i} v_j = c + sum_k a_k #[phi_k](i) = d(i),    average = d(i) / (i + 1).
+
+    The average is rounded down (s = 0): r = floor(d(i) / (i + 1)), and since i + 1 > 0,
+    r < 0 <=> d(i) < 0 at every length, exactly (ties d = 0 give r = 0: correctly false).
+
+    Ranges: with L <= v_j <= H at tokens, the average is a mean of c and values in [L, H], so
+    r >= min(c, L); and if c < H the mean stays below H, so r <= H - 1 (integers), else r <= c.
+    L and H are exact over the tokens for depth-0 bodies and treat deeper bodies as free bits.
+
+    If the row is 0 (the counts cancel to d = 0 everywhere: a test that is always false) it is
+    replaced by e_BOS (d = 1 everywhere: still always false), so that no head is all zero.
+    """
+    layout = read.layout
+    row = Affine()
+    for body, coefficient in test.terms:
+        row = row + read(body).scaled(coefficient)
+    at_bos = sum(coefficient * read.bos_values[body] for body, coefficient in test.terms)
+    row = row + Affine({layout.bos: test.constant - at_bos})
+    row = Affine({i: v for i, v in row.coefficients.items() if v})
+    bos_value = test.constant
+    if not row.coefficients:
+        row, bos_value = Affine({layout.bos: 1}), 1
+    tokens = set(layout.tokens.values())
+    on_token = [row.coefficients.get(i, 0) for i in tokens] or [0]
+    bits = [v for i, v in row.coefficients.items() if i not in tokens and i != layout.bos]
+    return TestValue(row, bos_value, min(on_token) + sum(min(0, v) for v in bits),
+                     max(on_token) + sum(max(0, v) for v in bits))
+
+
+class FeedForward:
+    """One feed-forward sublayer, built stage by stage (stage k = hidden layer k; stage 0 is
+    the residual stream, stage H + 1 the output added to it).
+
+    Gadgets, on integer inputs (so every value below is exact; the pre-activation ranges are
+    recorded as bounds):
+
+    * test bit, for the rounded average r of a test in its scratch slot (stage 1):
+      u1 = ReLU(-r), u2 = ReLU(-r - 1), u3 = ReLU(r). If r <= -1 then u1 - u2 = -r - (-r - 1)
+      = 1, and if r >= 0 both are 0: bit = u1 - u2 = [r < 0]. For every r, u1 - u3 = -r, which
+      the output layer adds to the slot to clear it.
+    * AND(x_1..x_n) = ReLU(x_1 + ... + x_n - (n - 1)) on 0/1 inputs: the sum is n exactly when
+      all hold, so the pre-activation is 1 then and <= 0 otherwise (range [1 - n, 1]).
+    * OR(x_1..x_n) = 1 - ReLU(1 - x_1 - ... - x_n): the pre-activation is 1 exactly when none
+      holds, <= 0 otherwise (range [1 - n, 1]).
+    * NOT(x) = 1 - x: affine, no unit. Constants are biases.
+    * carry: ReLU(x) = x for x >= 0 copies a bit, u1 or u3 to the next stage, because hidden
+      layer k reads only hidden layer k - 1.
+
+    The output layer writes each exported node's value into its (zero) coordinate and -r into
+    each slot, so after the residual addition the slots are 0 again and the bits are 0/1.
+    """
+
+    def __init__(self, layer: LayerPlan, read: Readouts, values: dict[int, TestValue],
+                 slots: dict[int, int], bounds: list[Bound]):
+        self.layer, self.read, self.bounds = layer, read, bounds
+        self.circuit = read.circuit
+        self.units: list[list[Affine]] = [[] for _ in range(layer.hidden_layers + 1)]
+        self.native: dict[object, tuple[int, Affine]] = {}
+        self.ranges: dict[object, int] = {}  # upper bound of each carried value (all are >= 0)
+        self.carried: dict[tuple[object, int], Affine] = {}
+        for test in layer.tests:
+            low, high = values[test].average_range
+            r = unit(slots[test])
+            u1 = self.add_unit(1, r.scaled(-1), -high, -low, "ReLU(-r)")
+            u2 = self.add_unit(1, r.scaled(-1) - constant(1), -high - 1, -low - 1, "ReLU(-r-1)")
+            u3 = self.add_unit(1, r, low, high, "ReLU(r)")
+            self.native[test] = (1, u1 - u2)
+            self.native[("-r+", test)] = (1, u1)
+            self.native[("r+", test)] = (1, u3)
+            self.ranges[("-r+", test)], self.ranges[("r+", test)] = max(0, -low), max(0, high)
+        for gate in layer.gates:
+            stage = layer.stage[gate]
+            node = self.circuit.nodes[gate]
+            total = Affine()
+            for operand in node.operands:
+                total = total + self.at(operand, stage - 1)
+            n = len(node.operands)
+            if isinstance(node, And):
+                self.native[gate] = (stage, self.add_unit(stage, total - constant(n - 1),
+                                                          1 - n, 1, "AND"))
+            else:
+                assert isinstance(node, Or)
+                u = self.add_unit(stage, constant(1) - total, 1 - n, 1, "OR")
+                self.native[gate] = (stage, constant(1) - u)
+
+    def add_unit(self, stage: int, pre: Affine, low: int, high: int, what: str) -> Affine:
+        self.units[stage].append(pre)
+        self.bounds.append(Bound(f"layer {self.layer.layer} feed-forward {what}", low, high))
+        return unit(len(self.units[stage]) - 1)
+
+    def at(self, ident: int, stage: int) -> Affine:
+        """The node's value as an affine function of stage ``stage``."""
+        node = self.circuit.nodes[ident]
+        if stage == 0:
+            return self.read(ident)
+        if isinstance(node, Constant):
+            return constant(int(node.value))
+        if isinstance(node, Not) and self.circuit.depth[ident] > 0:
+            return constant(1) - self.at(node.operand, stage)
+        return self.value(ident, stage)
+
+    def value(self, key: object, stage: int) -> Affine:
+        """A stored value (a node under no negation, or a test's ReLU(-r) / ReLU(r)) at a stage
+        at or after the one that computes it, carried forward as needed."""
+        native_stage, affine = self.native.get(key) or (0, self.read(key))  # type: ignore[arg-type]
+        if stage == native_stage:
+            return affine
+        assert stage > native_stage, (key, stage, native_stage)
+        if (key, stage) not in self.carried:
+            previous = self.value(key, stage - 1)
+            self.carried[key, stage] = self.add_unit(stage, previous, 0, self.ranges.get(key, 1),
+                                                     "carry")
+        return self.carried[key, stage]
+
+    def matrices(self, layout: Layout, slots: dict[int, int]) -> list[tuple[np.ndarray, np.ndarray]]:
+        last = self.layer.hidden_layers
+        outputs: dict[int, Affine] = {}
+        for ident in self.layer.exports:
+            outputs[layout.bits[ident]] = self.value(ident, last)
+            self.bounds.append(Bound(f"layer {self.layer.layer} output bit", 0, 1))
+        for test in self.layer.tests:
+            outputs[slots[test]] = self.value(("-r+", test), last) - self.value(("r+", test), last)
+            self.bounds.append(Bound(f"layer {self.layer.layer} output -r",
+                                     -self.ranges[("r+", test)], self.ranges[("-r+", test)]))
+        widths = [layout.d_model] + [len(units) for units in self.units[1:]]
+        layers = []
+        for stage in range(1, last + 1):
+            weight, bias = np.zeros((widths[stage], widths[stage - 1])), np.zeros(widths[stage])
+            for row, pre in enumerate(self.units[stage]):
+                pre.write(weight, bias, row)
+            layers.append((weight, bias))
+        weight, bias = np.zeros((layout.d_model, widths[last])), np.zeros(layout.d_model)
+        for row, affine in outputs.items():
+            affine.write(weight, bias, row)
+        layers.append((weight, bias))
+        return layers
+
+
+def emit(plan: Schedule, layout: Layout) -> Weights:
+    circuit = plan.linearized.circuit
+    read = Readouts(plan, layout)
+    d, d_head = layout.d_model, len(layout.scratch)
+    tensors = {"embed": embedding(layout)}
+    bounds = [Bound("embedding", 0, 1), Bound("attention weight R(exp(0))", 1, 1)]
+    ffn_widths = []
+    for layer in plan.layers:
+        prefix = f"layers.{layer.layer - 1}"
+        slots = {test: layout.scratch[k] for k, test in enumerate(layer.tests)}
+        values = {test: value_row(circuit.nodes[test], read) for test in layer.tests}
+        v, o = np.zeros((d_head, d)), np.zeros((d, d_head))
+        for k, test in enumerate(layer.tests):
+            values[test].row.write(v, None, k)
+            o[layout.scratch[k], k] = 1
+            value = values[test]
+            what = f"layer {layer.layer} attention, {circuit.describe_test(test)}"
+            bounds.append(Bound(f"{what}: value", min(value.low, value.bos_value),
+                                max(value.high, value.bos_value)))
+            bounds.append(Bound(f"{what}: rounded average", *value.average_range))
+        tensors[f"{prefix}.attn.q"] = np.zeros((d_head, d))
+        tensors[f"{prefix}.attn.k"] = np.zeros((d_head, d))
+        tensors[f"{prefix}.attn.v"], tensors[f"{prefix}.attn.o"] = v, o
+        ffn = FeedForward(layer, read, values, slots, bounds)
+        linears = ffn.matrices(layout, slots)
+        for m, (weight, bias) in enumerate(linears):
+            tensors[f"{prefix}.ffn.{m}.weight"], tensors[f"{prefix}.ffn.{m}.bias"] = weight, bias
+        ffn_widths.append([weight.shape[0] for weight, _ in linears[:-1]])
+    out = read(plan.linearized.answer).scaled(2)
+    tensors["out.weight"] = np.zeros(d)
+    for index, value in out.coefficients.items():
+        tensors["out.weight"][index] += value
+    tensors["out.bias"] = np.array(-1.0)
+    return Weights(tensors, ffn_widths, d_head, bounds)

@@ -1,0 +1,285 @@
+"""Pass: (CompiledModel, inputs) -> ModelEvaluation. Runs a model's weights in PyTorch.
+
+Two number systems run the same forward pass (``docs/model-format.md`` has the semantics):
+
+* ``exact``: fixed precision with p total and s fractional bits. Every activation is a float64
+  holding a grid value m * 2^-s (|m| < 2^52, so float64 holds it exactly); R rounds down to the
+  grid and saturates, after each attention average, each residual addition and each
+  feed-forward linear layer. The two sums inside attention are exact: they run on int64 grid
+  units (so nothing degrades with the length), and the average is an integer floor division.
+  Linear maps are computed in float64, which is exact for the compiled models (integer
+  weights, small integer activations); for arbitrary real weights it is the float64 value
+  that R then rounds. The number of roundings that saturated is counted.
+* ``float``: the same weights in plain float64 with no rounding (attention is a softmax).
+
+A head whose query or key weights are all zero scores every pair 0, so it averages uniformly:
+that is a cumulative sum, O(T). Any other head takes the general path, O(T^2), in chunks of
+query positions: score q_i . k_j, weight R(exp(score)) per pair, summand R(weight * v_j).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from crasp import syntax
+from crasp.compiler.model_format import CompiledModel
+from crasp.interpret import encode
+
+MODES = ("exact", "float")
+CHUNK_ELEMENTS = 1 << 22
+"""Rough number of float64 elements per intermediate tensor (rows and query chunks)."""
+
+
+class _Exact:
+    """The fixed-precision number system: p total bits, s fractional bits."""
+
+    def __init__(self, total_bits: int, frac_bits: int):
+        self.scale = 2 ** frac_bits
+        self.low, self.high = -(2 ** (total_bits - 1)), 2 ** (total_bits - 1) - 1
+        self.saturations = 0
+
+    def units(self, x: torch.Tensor) -> torch.Tensor:
+        """R(x) as int64 grid units m (x ~ m * 2^-s), counting saturations."""
+        m = torch.floor(x * self.scale)
+        outside = (m < self.low) | (m > self.high)
+        self.saturations += int(outside.sum())
+        return m.clamp(self.low, self.high).to(torch.int64)
+
+    def value(self, m: torch.Tensor) -> torch.Tensor:
+        return m.to(torch.float64) / self.scale
+
+    def round(self, x: torch.Tensor) -> torch.Tensor:
+        return self.value(self.units(x))
+
+    def ratio(self, numerator: torch.Tensor, denominator: torch.Tensor) -> torch.Tensor:
+        """R(N / D) for exact sums N, D in grid units, D > 0: floor(N * 2^s / D) units."""
+        m = torch.div(numerator * self.scale, denominator, rounding_mode="floor")
+        outside = (m < self.low) | (m > self.high)
+        self.saturations += int(outside.sum())
+        return self.value(m.clamp(self.low, self.high))
+
+    def uniform(self, v: torch.Tensor) -> torch.Tensor:
+        """Causal average with every weight R(exp(0)): v is [B, T, d]."""
+        weight = self.units(torch.tensor(1.0, dtype=torch.float64))
+        summands = self.units(self.value(weight) * v)
+        positions = torch.arange(1, v.shape[1] + 1, dtype=torch.int64)[None, :, None]
+        return self.ratio(torch.cumsum(summands, dim=1), positions * weight)
+
+    def attend(self, scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """scores [B, C, T], v [B, T, d], mask [C, T] (True where j <= i) -> [B, C, d]."""
+        weights = torch.where(mask, self.units(torch.exp(scores).masked_fill(~mask, 0)), 0)
+        summands = self.units(self.value(weights)[..., None] * v[:, None, :, :])
+        numerator = (summands * mask[None, :, :, None]).sum(dim=2)
+        denominator = weights.sum(dim=2, keepdim=True)
+        zero = denominator == 0  # every weight rounded to 0: R(plain average of the v_j)
+        average = self.ratio(torch.where(zero, 0, numerator), torch.where(zero, 1, denominator))
+        if zero.any():
+            visible = mask.sum(dim=1).to(torch.float64)[None, :, None]
+            mean = (mask[None, :, :, None] * v[:, None, :, :]).sum(dim=2) / visible
+            average = torch.where(zero, self.round(torch.where(zero, mean, 0)), average)
+        return average
+
+
+class _Float:
+    """Plain float64: no rounding, softmax attention."""
+
+    saturations = 0
+
+    @staticmethod
+    def round(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    @staticmethod
+    def uniform(v: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(1, v.shape[1] + 1, dtype=torch.float64)[None, :, None]
+        return torch.cumsum(v, dim=1) / positions
+
+    @staticmethod
+    def attend(scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        weights = torch.softmax(scores.masked_fill(~mask, -math.inf), dim=-1)
+        return weights @ v
+
+
+class FixedPrecisionTransformer(torch.nn.Module):
+    """The model of ``docs/model-format.md`` as a PyTorch module.
+
+    ``forward(ids)`` takes token ids [B, T + 1] (column 0 = BOS) and returns the output scores
+    out . h_i + b [B, T + 1], and with ``record=True`` also the residual stream after every
+    layer. ``exact=False`` runs the float64 number system. ``uniform_shortcut=False`` sends every
+    head through the general O(T^2) path (for testing that path on compiled models).
+    """
+
+    def __init__(self, model: CompiledModel, exact: bool = True, uniform_shortcut: bool = True):
+        super().__init__()
+        config, tensors = model.config, model.tensors
+        self.config = config
+        self.exact = exact
+        self.uniform_shortcut = uniform_shortcut
+        t = {name: torch.as_tensor(np.asarray(value, dtype=np.float64))
+             for name, value in tensors.items()}
+        self.params = t
+        self.n_heads, self.d_head = config["n_heads"], config["d_head"]
+        self.ffn_depths = [len(widths) + 1 for widths in config["ffn_widths"]]
+        self.uniform = [[self._zero_scores(layer, head) for head in range(self.n_heads)]
+                        for layer in range(config["n_layers"])]
+        self.arithmetic: _Exact | _Float = _Float()
+
+    def _zero_scores(self, layer: int, head: int) -> bool:
+        rows = slice(head * self.d_head, (head + 1) * self.d_head)
+        return bool((self.params[f"layers.{layer}.attn.q"][rows] == 0).all()
+                    or (self.params[f"layers.{layer}.attn.k"][rows] == 0).all())
+
+    def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
+        arithmetic, p = self.arithmetic, self.params
+        rows = slice(head * self.d_head, (head + 1) * self.d_head)
+        v = h @ p[f"layers.{layer}.attn.v"][rows].T
+        if self.uniform[layer][head] and self.uniform_shortcut:
+            return arithmetic.uniform(v)
+        q = h @ p[f"layers.{layer}.attn.q"][rows].T
+        k = h @ p[f"layers.{layer}.attn.k"][rows].T
+        batch, width = h.shape[0], h.shape[1]
+        chunk = max(1, CHUNK_ELEMENTS // max(1, batch * width * max(1, self.d_head)))
+        pieces = []
+        for start in range(0, width, chunk):
+            stop = min(width, start + chunk)
+            mask = (torch.arange(width)[None, :] <= torch.arange(start, stop)[:, None])
+            scores = q[:, start:stop] @ k.transpose(1, 2)
+            pieces.append(arithmetic.attend(scores, v, mask))
+        return torch.cat(pieces, dim=1)
+
+    def forward(self, ids: torch.Tensor, record: bool = False):
+        self.arithmetic = (_Exact(self.config["precision"]["total_bits"],
+                                  self.config["precision"]["frac_bits"])
+                           if self.exact else _Float())
+        arithmetic, p = self.arithmetic, self.params
+        h = arithmetic.round(p["embed"][ids])
+        states = []
+        for layer in range(self.config["n_layers"]):
+            heads = [self._head(h, layer, head) for head in range(self.n_heads)]
+            h = arithmetic.round(h + torch.cat(heads, dim=-1) @ p[f"layers.{layer}.attn.o"].T)
+            x = h
+            for m in range(self.ffn_depths[layer]):
+                x = arithmetic.round(x @ p[f"layers.{layer}.ffn.{m}.weight"].T
+                                     + p[f"layers.{layer}.ffn.{m}.bias"])
+                if m < self.ffn_depths[layer] - 1:
+                    x = torch.relu(x)
+            h = arithmetic.round(h + x)
+            if record:
+                states.append(h)
+        scores = h @ p["out.weight"] + p["out.bias"]
+        return (scores, states) if record else scores
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """Where the float model's decision first differs from the exact model's."""
+
+    input: int              # index in the batch
+    tokens: list[str]
+    position: int           # 0-based token position; -1 is BOS (the empty input's answer)
+    layer: int | None       # first layer after which the residual streams differ there
+    exact: bool
+    float: bool
+
+    def describe(self) -> str:
+        where = "at BOS" if self.position < 0 else f"at position {self.position}"
+        layer = (f"; the residual streams first differ after layer {self.layer}"
+                 if self.layer is not None else "")
+        return (f"input {self.input + 1} ({' '.join(self.tokens) or 'empty'}) {where}: the float "
+                f"model answers {self.float}, the exact model {self.exact}{layer}")
+
+
+@dataclass
+class ModelEvaluation:
+    """A model's decisions on a batch.
+
+    ``output`` [B, T_max] is the decision at every token position (False past each length),
+    ``accept`` [B] the decision at each input's last position (at BOS for the empty input),
+    ``scores`` [B, T_max + 1] the raw out . h + b (column 0 = BOS). ``saturations`` counts the
+    roundings that saturated (exact mode; 0 for every compiled model), and in float mode
+    ``disagreement`` is the first place its decisions differ from the exact mode's, or None.
+    """
+
+    output: np.ndarray
+    accept: np.ndarray
+    lengths: np.ndarray
+    scores: np.ndarray
+    mode: str
+    saturations: int = 0
+    disagreement: Disagreement | None = None
+
+
+def _encode(model: CompiledModel, inputs: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids [B, T + 1] with BOS in column 0 (the interpreter's encoding and errors)."""
+    batch = encode(syntax.Program((), tuple(model.config["vocab"])), inputs)
+    # the interpreter marks BOS (column 0) and the padding after each input with negative ids
+    ids = np.where(batch.ids < 0, model.config["bos_id"], batch.ids)
+    return ids, batch.lengths
+
+
+def _scores(module: FixedPrecisionTransformer, ids: np.ndarray) -> tuple[np.ndarray, int]:
+    widest = max([module.config["d_model"], module.config["d_head"]]
+                 + [w for widths in module.config["ffn_widths"] for w in widths])
+    rows = max(1, CHUNK_ELEMENTS // (ids.shape[1] * widest))
+    pieces, saturations = [], 0
+    with torch.no_grad():
+        for start in range(0, len(ids), rows):
+            pieces.append(module(torch.as_tensor(ids[start:start + rows])).numpy())
+            saturations += module.arithmetic.saturations
+    width = ids.shape[1]
+    return (np.concatenate(pieces) if pieces else np.zeros((0, width))), saturations
+
+
+def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
+                       uniform_shortcut: bool) -> int | None:
+    states = []
+    for exact in (True, False):
+        module = FixedPrecisionTransformer(model, exact, uniform_shortcut)
+        with torch.no_grad():
+            states.append(module(torch.as_tensor(ids[None, :]), record=True)[1])
+    for layer, (exact, plain) in enumerate(zip(*states), start=1):
+        if not torch.allclose(exact[0, column], plain[0, column], rtol=0, atol=1e-9):
+            return layer
+    return None
+
+
+def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "exact",
+            uniform_shortcut: bool = True) -> ModelEvaluation:
+    """Run ``model`` on token lists (an unknown token raises ``InputError`` naming it and its
+    position). ``mode`` is "exact" (fixed precision) or "float" (float64, no rounding; then
+    ``disagreement`` reports the first place it decides differently from exact)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    ids, lengths = _encode(model, inputs)
+    exact_scores, saturations = _scores(FixedPrecisionTransformer(model, True, uniform_shortcut),
+                                        ids)
+    scores = exact_scores
+    disagreement = None
+    if mode == "float":
+        scores, _ = _scores(FixedPrecisionTransformer(model, False, uniform_shortcut), ids)
+        valid = np.arange(ids.shape[1])[None, :] <= lengths[:, None]
+        differs = ((scores > 0) != (exact_scores > 0)) & valid
+        if differs.any():
+            row = int(np.argmax(differs.any(axis=1)))
+            column = int(np.argmax(differs[row]))
+            disagreement = Disagreement(
+                row, list(inputs[row]), column - 1,
+                _first_layer_apart(model, ids[row, :lengths[row] + 1], column, uniform_shortcut),
+                bool(exact_scores[row, column] > 0), bool(scores[row, column] > 0))
+    decisions = scores > 0
+    mask = np.arange(ids.shape[1] - 1)[None, :] < lengths[:, None]
+    return ModelEvaluation(
+        output=decisions[:, 1:] & mask,
+        accept=decisions[np.arange(len(lengths)), lengths],
+        lengths=lengths,
+        scores=scores,
+        mode=mode,
+        saturations=saturations,
+        disagreement=disagreement,
+    )
+

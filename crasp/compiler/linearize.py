@@ -1,0 +1,280 @@
+"""Pass: Program -> Linearized. Every Boolean becomes a circuit over strict linear count tests.
+
+Count-valued expressions are normalized into *piecewise-linear terms*: trees whose leaves are
+linear forms ``sum(alpha_k * #[phi_k]) + c`` and whose inner nodes are ``min``, ``max`` and
+``if P``. The arithmetic pushes through the tree:
+
+* ``t + u`` replaces every leaf L of t by ``u + L`` (u with L added to each of its leaves):
+  min(a, b) + u = min(a + u, b + u), and (P ? a : b) + u = P ? a + u : b + u;
+* ``k * t`` scales every leaf and, for k < 0, swaps min and max (k * min(a, b) = max(ka, kb));
+  ``t - u`` is ``t + (-1) * u``;
+* ``min``/``max`` collect their operands (nested ones of the same kind are flattened), and
+  ``c if P else d`` becomes a choice node guarded by P's circuit node.
+
+A comparison becomes a Boolean over the strict test "tree < 0", which distributes over the
+tree (theory §2.4, without guard comparisons): ``min(...) < 0`` is the OR of its parts,
+``max(...) < 0`` the AND, and ``(P ? a : b) < 0`` is ``(P && a < 0) || (!P && b < 0)``; a leaf
+is a ``Test``. Counts are integers, so with D = t1 - t2:
+
+    t1 < t2  <=>  D < 0            t1 <= t2  <=>  D - 1 < 0
+    t1 > t2  <=>  -D < 0           t1 >= t2  <=>  -D - 1 < 0
+    t1 == t2 <=>  !(D < 0) && !(-D < 0)       t1 != t2 <=>  (D < 0) || (-D < 0)
+
+Size. A term has at most 2^m leaves, m the number of min, max and if-else nodes it contains
+with definitions expanded (a sum multiplies leaf counts, a min/max or choice adds them), and a
+comparison yields as many tests as D has leaves. Identical tests are shared (the circuit is
+hash-consed). A term or comparison that would exceed ``MAX_PIECES`` leaves is rejected with a
+``ProgramError`` at the expression rather than compiled into an enormous model.
+
+Depth is preserved exactly: a leaf keeps every count it was built from (a cancelled or
+zero-scaled count stays as a term with coefficient 0), and no simplification removes a
+subexpression, so the circuit node of every Boolean definition has the definition's depth.
+
+Unsupported constructs (positional predicates and guarded counts ``#[rel] P``: the NoPE
+construction has no positions) are rejected with a ``ProgramError`` naming the construct.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from crasp import syntax
+from crasp.compiler import circuit
+from crasp.compiler.circuit import And, Circuit, Or
+from crasp.errors import ProgramError
+from crasp.fmt import format_expr
+
+MAX_PIECES = 4096
+"""The most linear pieces a count term or a comparison may expand into."""
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``sum(coefficient * #[body]) + constant``, terms sorted by body id; a coefficient may be
+    0 (a cancelled count, kept for its depth)."""
+
+    terms: tuple[tuple[int, int], ...] = ()
+    constant: int = 0
+    size = 1  # leaves: a class attribute, like Extreme.size and Choice.size
+
+    def plus(self, other: Linear) -> Linear:
+        merged = dict(self.terms)
+        for body, coefficient in other.terms:
+            merged[body] = merged.get(body, 0) + coefficient
+        return Linear(tuple(sorted(merged.items())), self.constant + other.constant)
+
+    def times(self, factor: int) -> Linear:
+        return Linear(tuple((b, factor * c) for b, c in self.terms), factor * self.constant)
+
+
+@dataclass(frozen=True)
+class Extreme:
+    """The minimum (``is_min``) or maximum of two or more terms."""
+
+    is_min: bool
+    parts: tuple[Term, ...]
+    size: int = field(compare=False, default=0)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """``if_true`` where the circuit node ``guard`` holds, else ``if_false``."""
+
+    guard: int
+    if_true: Term
+    if_false: Term
+    size: int = field(compare=False, default=0)
+
+
+Term = Union[Linear, Extreme, Choice]
+
+
+def extreme(is_min: bool, parts: list[Term]) -> Extreme:
+    flat: list[Term] = []
+    for part in parts:
+        if isinstance(part, Extreme) and part.is_min == is_min:
+            flat.extend(part.parts)
+        else:
+            flat.append(part)
+    return Extreme(is_min, tuple(flat), sum(part.size for part in flat))
+
+
+def choice(guard: int, if_true: Term, if_false: Term) -> Choice:
+    return Choice(guard, if_true, if_false, if_true.size + if_false.size)
+
+
+def add(term: Term, other: Term) -> Term:
+    """``term + other``: ``other`` is added to every leaf of ``term``."""
+    if isinstance(term, Extreme):
+        return extreme(term.is_min, [add(part, other) for part in term.parts])
+    if isinstance(term, Choice):
+        return choice(term.guard, add(term.if_true, other), add(term.if_false, other))
+    if isinstance(other, Linear):
+        return term.plus(other)
+    return add(other, term)
+
+
+def scale(factor: int, term: Term) -> Term:
+    if isinstance(term, Linear):
+        return term.times(factor)
+    if isinstance(term, Extreme):
+        return extreme(term.is_min == (factor >= 0), [scale(factor, p) for p in term.parts])
+    return choice(term.guard, scale(factor, term.if_true), scale(factor, term.if_false))
+
+
+@dataclass
+class Linearized:
+    """The circuit of a program: ``definitions`` maps each Boolean definition to its node and
+    ``answer`` is the answer's node."""
+
+    program: syntax.Program
+    circuit: Circuit
+    definitions: dict[str, int]
+    answer: int
+
+
+class _Linearizer:
+    def __init__(self, program: syntax.Program):
+        self.program = program
+        self.circuit = Circuit(program.alphabet)
+        self.booleans: dict[str, int] = {}
+        self.counts: dict[str, Term] = {}
+        self.origin = ""
+
+    def error(self, message: str, expr: syntax.Expr, note: str | None = None) -> ProgramError:
+        return ProgramError(message, source=self.program.source, filename=self.program.filename,
+                            span=expr.span, note=note)
+
+    def reject_unsupported(self) -> None:
+        note = ("the compiler builds transformers without positional encodings (Knee-Deep, "
+                "App. B), which cannot see positions; positional encodings come later")
+        for definition in self.program.definitions:
+            for node in syntax.walk(definition.expr):
+                if isinstance(node, syntax.PositionTest):
+                    raise self.error(f"cannot compile the positional predicate "
+                                     f"'{format_expr(node)}'", node, note)
+                if isinstance(node, syntax.Count) and node.relation is not None:
+                    raise self.error(f"cannot compile the guarded count '{format_expr(node)}' "
+                                     f"(local relation '{node.relation.name}')", node, note)
+
+    def run(self) -> Linearized:
+        self.reject_unsupported()
+        for definition in self.program.definitions:
+            self.origin = definition.name
+            if definition.type == syntax.BOOL:
+                self.booleans[definition.name] = self.boolean(definition.expr)
+            else:
+                self.counts[definition.name] = self.term(definition.expr)
+        return Linearized(self.program, self.circuit, dict(self.booleans),
+                          self.booleans[self.program.answer.name])
+
+    # ------------------------------------------------------------ count terms
+
+    def limit(self, pieces: int, expr: syntax.Expr) -> None:
+        if pieces > MAX_PIECES:
+            raise self.error(
+                f"this count expression expands into {pieces} linear pieces, more than the "
+                f"compiler's limit of {MAX_PIECES}", expr,
+                note="each min, max and if-else splits a count into pieces and a sum "
+                     "multiplies their numbers; every piece becomes an attention dimension")
+
+    def checked(self, term: Term, expr: syntax.Expr) -> Term:
+        self.limit(term.size, expr)
+        return term
+
+    def term(self, expr: syntax.Expr) -> Term:
+        kind = type(expr)
+        if kind is syntax.Ref:
+            return self.counts[expr.name]
+        if kind is syntax.IntConst:
+            return Linear((), expr.value)
+        if kind is syntax.Count:
+            return Linear(((self.boolean(expr.body), 1),), 0)
+        if kind is syntax.Scale:
+            return scale(expr.factor, self.term(expr.operand))
+        if kind is syntax.Conditional:
+            return self.checked(choice(self.boolean(expr.condition), self.term(expr.if_true),
+                                       self.term(expr.if_false)), expr)
+        left, right = self.term(expr.left), self.term(expr.right)
+        if kind is syntax.Add:
+            return self.sized_add(left, right, expr)
+        if kind is syntax.Sub:
+            return self.sized_add(left, scale(-1, right), expr)
+        if kind in (syntax.Min, syntax.Max):
+            return self.checked(extreme(kind is syntax.Min, [left, right]), expr)
+        raise TypeError(f"not a count expression: {expr!r}")
+
+    def sized_add(self, left: Term, right: Term, expr: syntax.Expr) -> Term:
+        self.limit(left.size * right.size, expr)  # refuse before building it
+        return add(left, right)
+
+    # ------------------------------------------------------------ Booleans
+
+    def boolean(self, expr: syntax.Expr) -> int:
+        kind = type(expr)
+        if kind is syntax.Ref:
+            return self.booleans[expr.name]
+        c = self.circuit
+        text = format_expr(expr)
+        if kind is syntax.TokenTest:
+            return c.add(circuit.Token(expr.token), text, self.origin)
+        if kind is syntax.BoolConst:
+            return c.constant(expr.value, self.origin)
+        if kind is syntax.Not:
+            return c.negate(self.boolean(expr.operand), text, self.origin)
+        if kind in (syntax.And, syntax.Or):
+            items = [self.boolean(expr.left), self.boolean(expr.right)]
+            return c.connect(And if kind is syntax.And else Or, items, text, self.origin)
+        if kind is syntax.Conditional:
+            guard = self.boolean(expr.condition)
+            return c.connect(Or, [
+                c.connect(And, [guard, self.boolean(expr.if_true)], text, self.origin),
+                c.connect(And, [c.negate(guard, text, self.origin),
+                                self.boolean(expr.if_false)], text, self.origin),
+            ], text, self.origin)
+        if kind is syntax.Compare:
+            return self.compare(expr, text)
+        raise TypeError(f"not a Boolean expression: {expr!r}")
+
+    def compare(self, expr: syntax.Compare, text: str) -> int:
+        left, right = self.term(expr.left), self.term(expr.right)
+        difference = self.sized_add(left, scale(-1, right), expr)
+        below = lambda term: self.negative(term, text)  # noqa: E731
+        minus_one = Linear((), -1)
+        c = self.circuit
+        if expr.op == "<":
+            return below(difference)
+        if expr.op == "<=":
+            return below(add(difference, minus_one))
+        if expr.op == ">":
+            return below(scale(-1, difference))
+        if expr.op == ">=":
+            return below(add(scale(-1, difference), minus_one))
+        less, greater = below(difference), below(scale(-1, difference))
+        if expr.op == "==":
+            return c.connect(And, [c.negate(less, text, self.origin),
+                                   c.negate(greater, text, self.origin)], text, self.origin)
+        return c.connect(Or, [less, greater], text, self.origin)
+
+    def negative(self, term: Term, text: str) -> int:
+        """The node for "term < 0", distributed over the term's min/max/choice tree."""
+        c = self.circuit
+        if isinstance(term, Linear):
+            if not term.terms:  # no count at all: a constant comparison
+                return c.constant(term.constant < 0, self.origin)
+            return c.add(circuit.Test(term.terms, term.constant), text, self.origin)
+        if isinstance(term, Extreme):
+            parts = [self.negative(part, text) for part in term.parts]
+            return c.connect(Or if term.is_min else And, parts, text, self.origin)
+        guard = term.guard
+        return c.connect(Or, [
+            c.connect(And, [guard, self.negative(term.if_true, text)], text, self.origin),
+            c.connect(And, [c.negate(guard, text, self.origin),
+                            self.negative(term.if_false, text)], text, self.origin),
+        ], text, self.origin)
+
+
+def linearize(program: syntax.Program) -> Linearized:
+    """Build the circuit of ``program`` (raises ``ProgramError`` on unsupported constructs)."""
+    return _Linearizer(program).run()

@@ -1,0 +1,51 @@
+"""Pass: bounds -> Precision. The smallest fixed-precision format the construction is exact in.
+
+A p-bit number with s fractional bits is m * 2^-s for an integer m with
+-2^(p-1) <= m <= 2^(p-1) - 1; R(x) rounds down to that grid and saturates to its ends.
+
+* s = 0 is enough: every weight is an integer, so every activation is an integer, and the only
+  rounding that matters, the floor of an attention average d / (i + 1), keeps the sign of d
+  exactly at every length (``emit_weights.value_row``). Fewer fractional bits are impossible.
+* p is the smallest width whose range holds every value the construction produces, as bounded
+  by the gadgets (``emit_weights.Bound``: attention summands and averages, feed-forward
+  pre-activations, outputs and the residual stream); then no rounding ever saturates and every
+  R is the identity except the floors that compute the tests. The bounds hold at every input
+  length (a count grows with the length, but it only ever enters a value through its average,
+  which stays within the per-position range). At least p = 2, so that 1 (the attention weight
+  R(exp(0)) and every true bit) is representable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from crasp.compiler.emit_weights import Bound
+
+MIN_TOTAL_BITS = 2
+
+
+@dataclass(frozen=True)
+class Precision:
+    total_bits: int
+    frac_bits: int
+    widest: Bound  # the quantity that sets total_bits
+
+    @property
+    def low(self) -> int:
+        return -(2 ** (self.total_bits - 1))
+
+    @property
+    def high(self) -> int:
+        return 2 ** (self.total_bits - 1) - 1
+
+
+def bits_for(low: int, high: int) -> int:
+    """The smallest p with -2^(p-1) <= low and high <= 2^(p-1) - 1."""
+    below = max(-low, 1) - 1   # need 2^(p-1) >= -low
+    return max(MIN_TOTAL_BITS, below.bit_length() + 1, max(high, 0).bit_length() + 1)
+
+
+def choose_precision(bounds: Iterable[Bound]) -> Precision:
+    widest = max(bounds, key=lambda b: bits_for(b.low, b.high))
+    return Precision(bits_for(widest.low, widest.high), 0, widest)

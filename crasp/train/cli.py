@@ -1,0 +1,225 @@
+"""``crasp train``: train one causal transformer on a language and test length generalization.
+
+The command builds the config from ``--preset`` plus every option given explicitly, checks it
+(and the language) before any work, and writes a run directory (see ``crasp.train.run``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+
+from crasp.errors import CraspError
+from crasp.train.config import TrainConfig, config_fields, parse_bin
+from crasp.train.presets import preset_names, resolve_preset
+
+# option name -> config field, for the options that map one-to-one onto a field
+FIELD_OPTIONS = {
+    "language": "language", "depth": "depth", "posenc": "posenc", "d_model": "d_model",
+    "n_heads": "n_heads", "d_ff": "d_ff", "dropout": "dropout", "norm": "norm",
+    "activation": "activation", "rope_base": "rope_base", "rope_fraction": "rope_fraction",
+    "alibi_slopes": "alibi_slopes", "alibi_impl": "alibi_impl", "lr": "lr",
+    "batch_size": "batch_size", "epochs": "epochs", "warmup_steps": "warmup_steps",
+    "lr_schedule": "lr_schedule", "weight_decay": "weight_decay", "adam_beta1": "adam_beta1",
+    "adam_beta2": "adam_beta2", "grad_clip": "grad_clip", "patience": "patience",
+    "train_bin": "train_bin", "test_bins": "test_bins", "n_train": "n_train",
+    "n_test": "n_test", "val_fraction": "val_fraction", "data_seed": "data_seed",
+    "seed": "seed", "device": "device", "threads": "threads",
+    "eval_batch_tokens": "eval_batch_tokens",
+}
+
+
+def _slug(text: str) -> str:
+    stem = Path(text).stem if text.endswith((".crasp", ".cr")) else text
+    return re.sub(r"[^A-Za-z0-9_.]+", "_", stem).strip("_") or "run"
+
+
+def default_run_dir(config: TrainConfig) -> Path:
+    return Path("runs") / f"{_slug(config.language)}-d{config.depth}-{config.posenc}-s{config.seed}"
+
+
+def _parse_floats(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.replace(" ", ",").split(",") if part]
+    except ValueError:
+        raise CraspError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def _parse_set(items) -> dict:
+    values = {}
+    for item in items:
+        if "=" not in item:
+            raise CraspError(f"--set {item!r}: expected KEY=VALUE")
+        key, text = item.split("=", 1)
+        key = key.strip().replace("-", "_")
+        try:
+            values[key] = json.loads(text)
+        except ValueError:
+            values[key] = text
+    return values
+
+
+def _overrides(params: dict, ctx: click.Context) -> dict:
+    overrides = {}
+    for option, field in FIELD_OPTIONS.items():
+        value = params.get(option)
+        if value is None:
+            continue
+        if option == "train_bin":
+            value = parse_bin(value)
+        elif option == "test_bins":
+            value = [parse_bin(part) for part in value.split(",") if part.strip()]
+        elif option == "alibi_slopes":
+            value = _parse_floats(value)
+        overrides[field] = value
+    extra = _parse_set(params.get("set_values") or ())
+    unknown = sorted(set(extra) - set(config_fields()))
+    if unknown:
+        raise CraspError(f"--set: unknown config field(s) {', '.join(unknown)}")
+    return {**overrides, **extra}
+
+
+def _given(ctx: click.Context) -> list[str]:
+    names = []
+    for name in ctx.params:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name == "COMMANDLINE":
+            names.append(name)
+    return names
+
+
+def _summary(results: dict, run_dir: Path) -> str:
+    lines = [f"run: {run_dir}",
+             f"validation exact match: {results['val_exact_match']:.4f} "
+             f"(epoch {results['best_epoch']} of {results['epochs']}; "
+             f"{'success' if results['success'] else 'no success'})"]
+    if results.get("selected"):
+        lines.append("selected: " + ", ".join(f"{k}={v}" for k, v in results["selected"].items()))
+    lines.append(f"{'bin':>10}  {'exact':>7}  {'token':>7}  {'n':>5}")
+    for name, metrics in results["bins"].items():
+        lines.append(f"{name:>10}  {metrics['exact_match']:7.4f}  "
+                     f"{metrics['token_accuracy']:7.4f}  {metrics['n']:5d}")
+    lines.append(f"wall time: {results['wall_time_s']:.1f} s")
+    return "\n".join(lines)
+
+
+@click.command("train", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--preset", type=click.Choice(preset_names()), default="default", show_default=True,
+              help="Recipe to start from; the options below override it.")
+@click.option("--language", "-l", help="Built-in language (L5, E4, dyck1, ...) or PROG.crasp.")
+@click.option("--depth", type=int, help="Number of transformer layers (>= 1).")
+@click.option("--posenc", help="Positional encoding: nope, rope, alibi, learned, sinusoidal.")
+@click.option("--d-model", type=int, help="Model width.")
+@click.option("--n-heads", "--heads", "n_heads", type=int, help="Attention heads per layer.")
+@click.option("--d-ff", type=int, help="Feed-forward width.")
+@click.option("--dropout", type=float, help="Dropout probability.")
+@click.option("--norm", help="LayerNorm placement: pre or post.")
+@click.option("--activation", help="Feed-forward activation: relu or gelu.")
+@click.option("--rope-base", type=float, help="RoPE base (default 10000).")
+@click.option("--rope-fraction", type=float,
+              help="Fraction of each head's dimensions RoPE rotates (default 1: all).")
+@click.option("--alibi-slopes", help="Comma-separated ALiBi slopes, one per head "
+                                     "(default: the standard 2^(-8h/H)).")
+@click.option("--alibi-impl", help="ALiBi implementation: mask or fold (same results).")
+@click.option("--lr", type=float, help="Peak learning rate.")
+@click.option("--batch-size", type=int, help="Strings per optimizer step.")
+@click.option("--epochs", type=int, help="Maximum epochs.")
+@click.option("--warmup-steps", type=int, help="Linear warmup steps.")
+@click.option("--lr-schedule", help="After warmup: constant, linear or cosine.")
+@click.option("--weight-decay", type=float, help="AdamW weight decay.")
+@click.option("--adam-beta1", type=float, help="AdamW beta1.")
+@click.option("--adam-beta2", type=float, help="AdamW beta2.")
+@click.option("--grad-clip", type=float, help="Gradient-norm clipping (0: none).")
+@click.option("--patience", type=int,
+              help="Stop after this many epochs without a better validation score (0: never).")
+@click.option("--train-bin", help="Training lengths LO:HI (validation is a split of it).")
+@click.option("--test-bins", help="Comma-separated test length bins, e.g. 101:150,151:200.")
+@click.option("--n-train", type=int, help="Strings drawn in the train bin (before the split).")
+@click.option("--n-test", type=int, help="Strings per test bin.")
+@click.option("--val-fraction", type=float, help="Fraction of the train bin held out.")
+@click.option("--data-seed", type=int, help="Seed of the data (default: --seed).")
+@click.option("--seed", type=int, help="Random seed (weights, batch order, dropout, data).")
+@click.option("--device", help="auto, cpu or cuda.")
+@click.option("--threads", type=int, help="CPU threads of this process (default 1).")
+@click.option("--eval-batch-tokens", type=int, help="Padded positions per evaluation batch.")
+@click.option("--set", "set_values", multiple=True, metavar="KEY=VALUE",
+              help="Any other config field, VALUE as JSON (e.g. --set 'search=null').")
+@click.option("--out", "-o", "out_dir", type=click.Path(file_okay=False),
+              help="Run directory (default runs/<language>-d<depth>-<posenc>-s<seed>).")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False),
+              help="Continue the interrupted run in DIR (its config.json is used).")
+@click.option("--force", is_flag=True, help="Start over in an existing run directory.")
+@click.option("--print-config", is_flag=True, help="Print the resolved config and exit.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print results.json instead of a table.")
+@click.pass_context
+def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_progress, as_json,
+                  **params):
+    """Train a future-masked transformer of a chosen depth on a language and evaluate it on
+    longer strings.
+
+    \b
+      crasp train --depth 3 --posenc rope --language L5
+      crasp train --preset knee-deep --depth 1 --language L3 --epochs 1
+      crasp train --language examples/dyck1.crasp --depth 2 -o runs/dyck1
+      crasp train --resume runs/L5-d3-rope-s0
+
+    Writes RUN/config.json, metrics.jsonl (one line per epoch), best.safetensors,
+    last.safetensors and results.json (exact match and token accuracy per test bin).
+    Ctrl-C leaves a resumable checkpoint; --resume DIR continues it to the same result.
+    """
+    try:
+        config, run_dir, resume = _plan(ctx, preset, out_dir, resume_dir, force or print_config,
+                                        params)
+        if print_config:
+            click.echo(config.to_json())
+            return
+        from crasp.train.loop import check_config, train
+        from crasp.train.run import TrainingInterrupted
+
+        check_config(config)
+        try:
+            results = train(config, run_dir, progress=not no_progress, resume=resume)
+        except TrainingInterrupted:
+            click.echo(f"\ninterrupted; the run is resumable: crasp train --resume {run_dir}",
+                       err=True)
+            ctx.exit(130)
+            return
+    except CraspError as error:
+        click.echo(error.render(), err=True)
+        ctx.exit(error.exit_code)
+        return
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+    else:
+        click.echo(_summary(results, run_dir))
+
+
+def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig, Path, bool]:
+    """The config, run directory and resume flag; every check that needs no work."""
+    from crasp.train.run import CONFIG_FILE, RESULTS_FILE
+
+    if resume_dir is not None:
+        extra = [name for name in _given(ctx)
+                 if name not in ("resume_dir", "no_progress", "as_json", "print_config")]
+        if extra:
+            raise CraspError("--resume continues a run with its stored config; do not combine "
+                             "it with " + ", ".join("--" + n.replace("_", "-") for n in extra))
+        path = Path(resume_dir) / CONFIG_FILE
+        if not path.is_file():
+            raise CraspError(f"--resume {resume_dir}: no run there (missing {CONFIG_FILE})")
+        try:
+            config = TrainConfig.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except ValueError as error:
+            raise CraspError(f"{path}: unreadable config ({error})") from None
+        return config.validate(), Path(resume_dir), True
+    config = resolve_preset(preset, **_overrides(params, ctx))
+    run_dir = Path(out_dir) if out_dir else default_run_dir(config)
+    if (run_dir / CONFIG_FILE).is_file() and not force:
+        state = "a finished run" if (run_dir / RESULTS_FILE).is_file() else "a run"
+        raise CraspError(f"{run_dir} already holds {state}; use --resume {run_dir} to continue "
+                         f"it, --force to start over, or --out for another directory")
+    return config, run_dir, False

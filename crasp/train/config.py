@@ -1,0 +1,269 @@
+"""The training configuration: one dataclass holding every knob of a run.
+
+``TrainConfig`` is plain data (no torch). ``validate()`` refuses impossible settings with a
+``CraspError`` before any work; ``to_dict``/``from_dict`` round-trip through JSON exactly, so
+the ``config.json`` of a run directory rebuilds the same run.
+
+Token ids: the language's vocabulary in order (``task.vocab``) gets ids ``0 .. V-1``; BOS is
+``V`` and PAD is ``V + 1``. Position 0 of every sequence is BOS and carries no label; the label
+of position ``t >= 1`` says whether the prefix ending at token ``t`` is in the language.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from crasp.errors import CraspError
+
+POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal")
+NORMS = ("pre", "post")
+ACTIVATIONS = ("relu", "gelu")
+SCHEDULES = ("constant", "linear", "cosine")
+DEVICES = ("auto", "cpu", "cuda")
+ALIBI_IMPLS = ("mask", "fold")
+
+
+def _pair(value: Any, name: str) -> tuple[int, int]:
+    if isinstance(value, str):
+        value = parse_bin(value)
+    try:
+        lo, hi = value
+        if isinstance(lo, bool) or isinstance(hi, bool):
+            raise TypeError
+        if int(lo) != lo or int(hi) != hi:
+            raise ValueError
+        return int(lo), int(hi)
+    except (TypeError, ValueError):
+        raise CraspError(f"{name}: expected a length bin LO:HI, got {value!r}") from None
+
+
+def parse_bin(text: str) -> tuple[int, int]:
+    """``"201:250"`` (also ``201-250``, ``201_to_250``) -> ``(201, 250)``."""
+    cleaned = str(text).strip().replace("_to_", ":").replace("-", ":")
+    parts = cleaned.split(":")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise CraspError(f"bad length bin {text!r}: expected LO:HI, e.g. 201:250")
+    return int(parts[0]), int(parts[1])
+
+
+def bin_name(lo: int, hi: int) -> str:
+    return f"{lo}:{hi}"
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of a training run. Field docs are in docs/train.md (config reference)."""
+
+    # what to learn
+    preset: str = "default"
+    language: str = "L5"
+    # model
+    depth: int = 3
+    posenc: Literal["nope", "rope", "alibi", "learned", "sinusoidal"] = "nope"
+    d_model: int = 64
+    n_heads: int = 4
+    d_ff: int = 256
+    dropout: float = 0.0
+    norm: Literal["pre", "post"] = "pre"
+    activation: Literal["relu", "gelu"] = "relu"
+    rope_base: float = 10000.0
+    rope_fraction: float = 1.0
+    alibi_slopes: list[float] | None = None
+    alibi_impl: Literal["mask", "fold"] = "mask"
+    # optimisation
+    lr: float = 1e-3
+    batch_size: int = 32
+    epochs: int = 40
+    warmup_steps: int = 100
+    lr_schedule: Literal["constant", "linear", "cosine"] = "constant"
+    weight_decay: float = 0.0
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    grad_clip: float = 1.0
+    patience: int = 10
+    # data
+    train_bin: tuple[int, int] = (51, 100)
+    test_bins: list[tuple[int, int]] = field(
+        default_factory=lambda: [(101, 150), (151, 200), (201, 250)])
+    n_train: int = 2000
+    n_test: int = 500
+    val_fraction: float = 0.2
+    data_seed: int | None = None
+    # search (knee-deep): override dicts tried in order; the first to reach 100% validation
+    # exact match ends the search, else the best one is kept
+    search: list[dict[str, Any]] | None = None
+    # run
+    seed: int = 0
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    threads: int = 1
+    eval_batch_tokens: int = 16384
+
+    # ------------------------------------------------------------------ dict / JSON
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["train_bin"] = list(self.train_bin)
+        data["test_bins"] = [list(b) for b in self.test_bins]
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise CraspError(f"unknown config field(s): {', '.join(unknown)} "
+                             f"(known: {', '.join(sorted(known))})")
+        return cls(**data).normalized()
+
+    @classmethod
+    def from_json(cls, text: str) -> "TrainConfig":
+        return cls.from_dict(json.loads(text))
+
+    def replace(self, **changes: Any) -> "TrainConfig":
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise CraspError(f"unknown config field(s): {', '.join(unknown)} "
+                             f"(known: {', '.join(sorted(known))})")
+        return dataclasses.replace(self, **changes).normalized()
+
+    # ------------------------------------------------------------------ checks
+    def normalized(self) -> "TrainConfig":
+        """Same config with canonical types (tuples for bins, floats for floats)."""
+        c = dataclasses.replace(self)
+        c.train_bin = _pair(c.train_bin, "train_bin")
+        if isinstance(c.test_bins, str):
+            c.test_bins = [parse_bin(p) for p in c.test_bins.split(",") if p.strip()]
+        c.test_bins = [_pair(b, "test_bins") for b in (c.test_bins or [])]
+        for name in ("dropout", "rope_base", "rope_fraction", "lr", "weight_decay",
+                     "adam_beta1", "adam_beta2", "grad_clip", "val_fraction"):
+            value = getattr(c, name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                setattr(c, name, float(value))
+        if c.alibi_slopes is not None:
+            c.alibi_slopes = [float(s) for s in c.alibi_slopes]
+        if c.search is not None:
+            c.search = [dict(entry) for entry in c.search]
+        return c
+
+    def validate(self) -> "TrainConfig":
+        """Refuse impossible settings with a clear message. Returns ``self``."""
+        def need(ok: bool, message: str) -> None:
+            if not ok:
+                raise CraspError(message)
+
+        def is_int(v):
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        def is_num(v):
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+        need(is_int(self.depth) and self.depth >= 1,
+             f"depth must be an integer >= 1, got {self.depth!r}")
+        need(self.posenc in POSENCS,
+             f"unknown positional encoding {self.posenc!r} (choose from {', '.join(POSENCS)})")
+        need(self.norm in NORMS, f"norm must be 'pre' or 'post', got {self.norm!r}")
+        need(self.activation in ACTIVATIONS,
+             f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
+        need(self.lr_schedule in SCHEDULES,
+             f"lr_schedule must be one of {', '.join(SCHEDULES)}, got {self.lr_schedule!r}")
+        need(self.device in DEVICES,
+             f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
+        need(self.alibi_impl in ALIBI_IMPLS,
+             f"alibi_impl must be one of {', '.join(ALIBI_IMPLS)}, got {self.alibi_impl!r}")
+        for name in ("d_model", "n_heads", "d_ff", "batch_size", "epochs", "n_train", "n_test",
+                     "threads", "eval_batch_tokens"):
+            value = getattr(self, name)
+            need(is_int(value) and value >= 1, f"{name} must be an integer >= 1, got {value!r}")
+        for name in ("warmup_steps", "patience", "seed"):
+            value = getattr(self, name)
+            need(is_int(value) and value >= 0, f"{name} must be an integer >= 0, got {value!r}")
+        need(self.data_seed is None or (is_int(self.data_seed) and self.data_seed >= 0),
+             f"data_seed must be None or an integer >= 0, got {self.data_seed!r}")
+        need(self.d_model % self.n_heads == 0,
+             f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        need(is_num(self.dropout) and 0 <= self.dropout < 1,
+             f"dropout must be in [0, 1), got {self.dropout!r}")
+        need(is_num(self.lr) and self.lr > 0, f"lr must be > 0, got {self.lr!r}")
+        need(is_num(self.weight_decay) and self.weight_decay >= 0,
+             f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        need(is_num(self.grad_clip) and self.grad_clip >= 0,
+             f"grad_clip must be >= 0 (0 = no clipping), got {self.grad_clip!r}")
+        for name in ("adam_beta1", "adam_beta2"):
+            value = getattr(self, name)
+            need(is_num(value) and 0 <= value < 1, f"{name} must be in [0, 1), got {value!r}")
+        need(is_num(self.val_fraction) and 0 < self.val_fraction < 1,
+             f"val_fraction must be in (0, 1), got {self.val_fraction!r}")
+        need(is_num(self.rope_base) and self.rope_base > 1,
+             f"rope_base must be > 1, got {self.rope_base!r}")
+        need(is_num(self.rope_fraction) and 0 < self.rope_fraction <= 1,
+             f"rope_fraction must be in (0, 1], got {self.rope_fraction!r}")
+        head_dim = self.d_model // self.n_heads
+        if self.posenc == "rope":
+            need(rope_dims(head_dim, self.rope_fraction) >= 2,
+                 f"rope_fraction {self.rope_fraction} of a head of {head_dim} dims rotates no "
+                 f"pair of dimensions")
+        if self.posenc == "sinusoidal":
+            need(self.d_model % 2 == 0, "sinusoidal encoding needs an even d_model")
+        if self.alibi_slopes is not None:
+            need(isinstance(self.alibi_slopes, (list, tuple))
+                 and len(self.alibi_slopes) == self.n_heads
+                 and all(is_num(s) and s >= 0 for s in self.alibi_slopes),
+                 f"alibi_slopes must be {self.n_heads} non-negative numbers (one per head), "
+                 f"got {self.alibi_slopes!r}")
+            need(self.posenc == "alibi", "alibi_slopes is set but posenc is not 'alibi'")
+        lo, hi = self.train_bin
+        need(1 <= lo <= hi, f"train_bin {lo}:{hi}: need 1 <= LO <= HI")
+        need(len(self.test_bins) >= 1, "give at least one test bin")
+        seen = set()
+        for tlo, thi in self.test_bins:
+            need(1 <= tlo <= thi, f"test bin {tlo}:{thi}: need 1 <= LO <= HI")
+            need(thi < lo or tlo > hi,
+                 f"test bin {tlo}:{thi} overlaps the train bin {lo}:{hi}; test bins must hold "
+                 f"other lengths (the validation split plays the role of a train-length test)")
+            need((tlo, thi) not in seen, f"test bin {tlo}:{thi} is given twice")
+            seen.add((tlo, thi))
+        n_val = int(round(self.n_train * self.val_fraction))
+        need(1 <= n_val < self.n_train,
+             f"n_train={self.n_train} with val_fraction={self.val_fraction} leaves no "
+             f"training or no validation strings")
+        if self.search is not None:
+            need(isinstance(self.search, list) and len(self.search) >= 1
+                 and all(isinstance(e, dict) for e in self.search),
+                 "search must be a non-empty list of override dicts")
+            for entry in self.search:
+                bad = sorted(set(entry) - SEARCHABLE)
+                need(not bad, f"search entries may set only {', '.join(sorted(SEARCHABLE))}; "
+                              f"got {', '.join(bad)}")
+                self.replace(**entry, search=None).validate()
+        return self
+
+    def max_length(self) -> int:
+        """The longest string any split can hold (bins' upper ends)."""
+        return max([self.train_bin[1]] + [hi for _, hi in self.test_bins])
+
+    def trials(self) -> list["TrainConfig"]:
+        """The concrete configs a run tries in order (one unless ``search`` is set)."""
+        if not self.search:
+            return [self]
+        return [self.replace(**entry, search=None) for entry in self.search]
+
+
+# fields a search entry may vary (model size and optimisation, not the data or the task)
+SEARCHABLE = frozenset({"d_model", "n_heads", "d_ff", "dropout", "lr", "batch_size",
+                        "weight_decay", "warmup_steps", "grad_clip", "epochs"})
+
+
+def rope_dims(head_dim: int, fraction: float) -> int:
+    """Number of rotated dimensions of a head: the fraction, rounded down to an even number."""
+    return int(math.floor(head_dim * fraction + 1e-9)) // 2 * 2
+
+
+def config_fields() -> list[str]:
+    return [f.name for f in dataclasses.fields(TrainConfig)]

@@ -1,0 +1,175 @@
+"""Positional encodings: RoPE, ALiBi, learned absolute and sinusoidal (NoPE needs nothing).
+
+Positions are 0-based and BOS sits at position 0. With right padding the positions of every
+real token are ``arange(T)``, whatever the batch, so no position ids are passed around.
+
+RoPE (Su et al.): the first ``rope_dims(d_h, fraction)`` dimensions of each query and key head
+are rotated in the half-split layout (pairs ``(i, i + r/2)``, as in GPT-NeoX/HF Llama), with
+``theta_i = base^(-2i/r)``. Angles are computed in float64 and stored as float32. Scores then
+depend on positions only through ``m - n``.
+
+ALiBi (Press et al.): ``score_ij = q_i . k_j / sqrt(d_h) - m_h (i - j)`` for ``j <= i``. The
+standard slopes for ``H`` heads are ``2^(-8h/H)``, ``h = 1..H``, for ``H`` a power of two;
+otherwise the slopes of the nearest lower power of two followed by every other slope of the
+next power of two. With one head the slope is ``2^-8 = 0.0039``: a bias of only -1.56 at distance
+400, i.e. nearly NoPE. Set ``alibi_slopes`` to choose slopes.
+
+Two exact ALiBi implementations: ``mask`` (default) passes the (1, H, T, T) bias, causal
+mask included, as a float attention mask (on torch 2.13 CPU this runs as fast as NoPE); ``fold``
+uses ``-m (i - j) = m j - m i`` and the shift-invariance of softmax in
+each row: the row constant ``-m i`` is dropped and ``m j`` is folded into the dot product by
+appending a coordinate ``1`` to each query and ``m j / scale`` to each key, so the causal
+kernel (``is_causal=True``) runs with no mask (measured 2.2x slower on CPU because of the odd
+head size; kept for GPUs whose fused kernels take no float mask).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+# ---------------------------------------------------------------------------- RoPE
+
+def rope_angles(length: int, dims: int, base: float, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of shape (length, dims) for the half-split layout (frequencies repeated by cat)."""
+    half = dims // 2
+    inv = base ** (-torch.arange(half, dtype=torch.float64) * 2 / dims)
+    angles = torch.arange(length, dtype=torch.float64)[:, None] * inv[None, :]
+    angles = torch.cat([angles, angles], dim=-1)
+    return angles.cos().float().to(device), angles.sin().float().to(device)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate the first ``cos.shape[-1]`` dims of ``x`` (..., T, d_h); the rest pass through."""
+    dims = cos.shape[-1]
+    if dims == x.shape[-1]:
+        return x * cos + rotate_half(x) * sin
+    rotated, rest = x[..., :dims], x[..., dims:]
+    return torch.cat([rotated * cos + rotate_half(rotated) * sin, rest], dim=-1)
+
+
+class Rotary(nn.Module):
+    """Caches cos/sin per (length, device); ``forward(q, k)`` rotates both (B, H, T, d_h)."""
+
+    def __init__(self, dims: int, base: float):
+        super().__init__()
+        self.dims = dims
+        self.base = base
+        self._cache: dict = {}
+
+    def tables(self, length: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+        key = (length, str(device))
+        if key not in self._cache:
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = rope_angles(length, self.dims, self.base, device)
+        return self._cache[key]
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        cos, sin = self.tables(q.shape[-2], q.device)
+        return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+
+
+# ---------------------------------------------------------------------------- ALiBi
+
+def alibi_slopes(n_heads: int) -> list[float]:
+    """The standard ALiBi slopes (Press et al.; as in BLOOM, x-transformers, DeepMind)."""
+    def power_of_two(n: int) -> list[float]:
+        start = 2.0 ** (-(2.0 ** -(math.log2(n) - 3)))
+        return [start * start ** i for i in range(n)]
+
+    if n_heads < 1:
+        raise ValueError("n_heads must be >= 1")
+    if math.log2(n_heads).is_integer():
+        return power_of_two(n_heads)
+    closest = 2 ** math.floor(math.log2(n_heads))
+    return power_of_two(closest) + power_of_two(2 * closest)[0::2][: n_heads - closest]
+
+
+def alibi_bias(slopes: torch.Tensor, length: int) -> torch.Tensor:
+    """(H, T, T) float bias: ``-m_h (i - j)`` for ``j <= i`` and ``-inf`` above the diagonal."""
+    i = torch.arange(length)[:, None]
+    j = torch.arange(length)[None, :]
+    distance = (i - j).to(slopes.dtype)
+    bias = -slopes[:, None, None] * distance[None]
+    return bias.masked_fill((j > i)[None], float("-inf"))
+
+
+class ALiBi(nn.Module):
+    """Holds the slopes (a buffer, saved with the model) and caches the mask or key tables."""
+
+    def __init__(self, slopes: list[float], impl: str = "mask"):
+        super().__init__()
+        self.register_buffer("slopes", torch.tensor(slopes, dtype=torch.float32))
+        self.impl = impl
+        self._cache: dict = {}
+
+    def _cached(self, key, make):
+        if key not in self._cache:
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def mask(self, length: int, device, dtype) -> torch.Tensor:
+        return self._cached(("mask", length, str(device), dtype), lambda: alibi_bias(
+            self.slopes.detach().double().cpu(), length).to(device=device, dtype=dtype)[None])
+
+    def key_column(self, length: int, scale: float, device, dtype) -> torch.Tensor:
+        """(H, T, 1): ``m_h j / scale``, appended to the keys by the ``fold`` implementation."""
+        def make():
+            j = torch.arange(length, dtype=torch.float64)
+            column = self.slopes.detach().double().cpu()[:, None] * j[None, :] / scale
+            return column[..., None].to(device=device, dtype=dtype)
+        return self._cached(("fold", length, scale, str(device), dtype), make)
+
+
+# ---------------------------------------------------------------------------- absolute
+
+def sinusoidal_table(length: int, d_model: int) -> torch.Tensor:
+    """The (length, d_model) table of Vaswani et al. (sin on even, cos on odd dimensions)."""
+    position = torch.arange(length, dtype=torch.float64)[:, None]
+    div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+    table = torch.zeros(length, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(position * div)
+    table[:, 1::2] = torch.cos(position * div)
+    return table.float()
+
+
+class Sinusoidal(nn.Module):
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.d_model = d_model
+        self._cache: dict = {}
+
+    def forward(self, length: int, device) -> torch.Tensor:
+        key = (length, str(device))
+        if key not in self._cache:
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = sinusoidal_table(length, self.d_model).to(device)
+        return self._cache[key]
+
+
+class Learned(nn.Module):
+    """Learned absolute positions 0 .. max_positions-1 (positions past the train lengths are
+    never trained: the usual APE baseline)."""
+
+    def __init__(self, max_positions: int, d_model: int):
+        super().__init__()
+        self.table = nn.Embedding(max_positions, d_model)
+        nn.init.normal_(self.table.weight, std=0.02)
+
+    def forward(self, length: int, device) -> torch.Tensor:
+        if length > self.table.num_embeddings:
+            raise ValueError(f"sequence of {length} positions exceeds the learned table "
+                             f"({self.table.num_embeddings})")
+        return self.table.weight[:length]

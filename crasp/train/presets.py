@@ -1,0 +1,77 @@
+"""Named recipes. ``resolve_preset(name, **overrides)`` is the one way configs are built.
+
+* ``default`` - a CPU-scale recipe, chosen by measurement on a 2-vCPU machine so that one
+  (depth, language) cell costs a few minutes (see docs/train.md, "How the default preset was
+  chosen").
+* ``knee-deep`` - the recipe of Yang, Cadilhac & Chiang (NeurIPS 2025), without the official
+  code's bugs: batch 1, post-LN, one head, feed-forward 2048, dropout 0.1 throughout, Adam
+  (AdamW with weight decay 0), no schedule, no clipping, 25 epochs, train lengths 201-250,
+  tests 251-300 / 301-350 / 351-400, and the search d_model 256/512 x lr 1e-4/1e-5 that stops at
+  the first configuration reaching 100% validation exact match. Its full grid takes days on a
+  CPU: use it for spot checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crasp.errors import CraspError
+from crasp.train.config import TrainConfig, config_fields
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": dict(
+        d_model=64, n_heads=4, d_ff=256, dropout=0.0, norm="pre", activation="relu",
+        lr=1e-3, batch_size=32, epochs=40, warmup_steps=100, lr_schedule="constant",
+        weight_decay=0.0, grad_clip=1.0, patience=10,
+        train_bin=(51, 100), test_bins=[(101, 150), (151, 200), (201, 250)],
+        n_train=2000, n_test=500, val_fraction=0.2, search=None,
+    ),
+    "knee-deep": dict(
+        d_model=256, n_heads=1, d_ff=2048, dropout=0.1, norm="post", activation="relu",
+        lr=1e-4, batch_size=1, epochs=25, warmup_steps=0, lr_schedule="constant",
+        weight_decay=0.0, grad_clip=0.0, patience=0,
+        train_bin=(201, 250), test_bins=[(251, 300), (301, 350), (351, 400)],
+        n_train=1000, n_test=1000, val_fraction=0.2,
+        search=[{"d_model": 256, "lr": 1e-4}, {"d_model": 256, "lr": 1e-5},
+                {"d_model": 512, "lr": 1e-4}, {"d_model": 512, "lr": 1e-5}],
+    ),
+}
+
+
+def preset_names() -> list[str]:
+    return list(PRESETS)
+
+
+def resolve_preset(name: str = "default", **overrides: Any) -> TrainConfig:
+    """The config of preset ``name`` with keyword ``overrides`` of any ``TrainConfig`` field.
+
+    An unknown preset or field, or an invalid value, raises ``CraspError``. A field set here
+    that a preset's ``search`` varies (e.g. ``d_model`` for knee-deep) is pinned: it is removed
+    from every search entry, and entries that become identical are tried once.
+    """
+    if name not in PRESETS:
+        raise CraspError(f"unknown preset {name!r} (choose from {', '.join(PRESETS)})")
+    known = set(config_fields())
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise CraspError(f"unknown config field(s): {', '.join(unknown)} "
+                         f"(known: {', '.join(sorted(known))})")
+    if "preset" in overrides and overrides["preset"] != name:
+        raise CraspError(f"preset={overrides['preset']!r} contradicts the preset {name!r}")
+    values = {**PRESETS[name], **overrides, "preset": name}
+    search = values.get("search")
+    if search and "search" not in overrides:
+        pinned = set(overrides)
+        entries: list[dict[str, Any]] = []
+        for entry in search:
+            kept = {k: v for k, v in entry.items() if k not in pinned}
+            if kept not in entries:
+                entries.append(kept)
+        entries = [e for e in entries if e]
+        values["search"] = entries if len(entries) > 1 else None
+        if len(entries) == 1:
+            values.update(entries[0])
+    if values.get("search"):
+        values.update(values["search"][0])  # the config's own fields show the first trial
+    config = TrainConfig(**values).normalized()
+    return config.validate()

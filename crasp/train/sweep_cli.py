@@ -1,0 +1,140 @@
+"""``crasp sweep`` and ``crasp report`` (registered lazily by ``crasp.cli``)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from crasp.errors import CraspError
+
+
+def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,
+                  shard) -> str:
+    """The sweep as one normalized ``crasp sweep`` command (recorded in sweep.json)."""
+    words = ["crasp", "sweep", "--depths", depths, "--languages", languages, "--posenc", posenc,
+             "--seeds", seeds]
+    if grid_entries:
+        words += ["--grid", *grid_entries]
+    if preset != "default":
+        words += ["--preset", preset]
+    words += ["--jobs", str(jobs), "-o", str(out_dir)]
+    if shard != "0/1":
+        words += ["--shard", shard]
+    return shlex.join(words)
+
+
+@click.command("sweep", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("grid_args", nargs=-1, metavar="[KEY=VALUES]...")
+@click.option("--depths", required=True, help="Depths: 1:6 (inclusive), 1,2,4, or a mix.")
+@click.option("--languages", required=True,
+              help="Languages: L3:L8, E3:E6, comma lists such as L3,E4,dyck1, or a mix.")
+@click.option("--posenc", default="nope", show_default=True,
+              help="Positional encodings, comma-separated: nope,rope,alibi.")
+@click.option("--seeds", default="1", show_default=True,
+              help="N (seeds 0..N-1), a range 5:7, or a list 0,4.")
+@click.option("--grid", "grid", multiple=True, metavar="KEY=V1,V2",
+              help="Training config field and the values to try (repeatable; bare KEY=VALUES "
+                   "arguments after it are grid entries too). The grid is the product.")
+@click.option("--preset", default="default", show_default=True,
+              help="Trainer preset the cells start from.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (one thread each).")
+@click.option("--out", "-o", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Sweep directory (created; re-using it resumes).")
+@click.option("--shard", default="0/1", show_default=True,
+              help="Run only cells with index % n == i (0-based i/n), e.g. a Slurm array task.")
+@click.option("--dry-run", is_flag=True, help="List the cells (index, id, done?) and exit.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Show the progress bar.")
+def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, jobs, out_dir, shard,
+                  dry_run, progress):
+    """Train every cell of a grid (depth x language x encoding x seed x --grid), resumably.
+
+    \b
+      crasp sweep --depths 1:6 --languages L3:L8 --posenc nope,rope,alibi --seeds 3 \\
+          --grid lr=1e-3,3e-4 d_model=64,128 --jobs 2 -o runs/sweep
+      crasp report runs/sweep
+
+    Each cell trains in DIR/cells/<id>/; a cell is done when its results.json exists. Run the
+    same command again to resume: done cells are skipped, interrupted ones continue from their
+    checkpoint. Exit status 1 when a cell failed (traceback in its error.txt).
+    """
+    from crasp.train import sweep
+
+    resolve, config_cls = sweep.default_resolver()
+    spec = sweep.SweepSpec(
+        depths=sweep.parse_int_range(depths, "--depths"),
+        languages=sweep.parse_languages(languages),
+        posencs=sweep.parse_names(posenc, "--posenc"),
+        seeds=sweep.parse_seeds(seeds),
+        grid=sweep.parse_grid(list(grid) + list(grid_args), config_cls),
+        preset=preset)
+    if min(spec.depths) < 1:
+        raise CraspError("--depths: depths start at 1")
+    shard_index = sweep.parse_shard(shard)
+    cells = sweep.enumerate_cells(spec, resolve, config_cls)
+    mine = sweep.shard_cells(cells, shard_index)
+    out = Path(out_dir)
+    if dry_run:
+        for cell in mine:
+            state = "done" if sweep.is_done(out, cell) else "todo"
+            click.echo(f"{cell.index}\t{cell.id}\t{state}\t{cell.label()}")
+        click.echo(f"{len(mine)} of {len(cells)} cells in shard {shard}", err=True)
+        return
+    entries = [item for entry in list(grid) + list(grid_args) for item in entry.split()]
+    command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
+                            shard)
+    sweep.record_spec(out, spec, cells, command)
+    status = sweep.sweep_status(out, mine)
+    click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
+               f"{len(mine)}; done {len(status['done'])}, to run "
+               f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) -> {out}",
+               err=True)
+    try:
+        outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
+                                  shard=shard_index, echo=lambda m: click.echo(m, err=True))
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished cells are kept and cells in flight resume from their "
+                   "last checkpoint; run the same command again to continue", err=True)
+        sys.exit(130)
+    click.echo(f"sweep: ran {outcome.ran} cell(s) in {outcome.elapsed_s:.0f}s; "
+               f"{outcome.already_done + outcome.ran}/{outcome.total} done, "
+               f"{outcome.successes} successful, {len(outcome.failed)} failed", err=True)
+    if outcome.failed:
+        sys.exit(1)
+
+
+@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "-o", "out_dir", type=click.Path(file_okay=False),
+              help="Where to write the report (default: DIR/report of the first DIR).")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.99,
+              show_default=True,
+              help="Exact match on the longest test bin that counts as length-generalizing.")
+@click.option("--select", type=click.Choice(["long", "val"]), default="long", show_default=True,
+              help="Best hyperparameters by mean exact match on the longest test bin (long) or "
+                   "by mean validation exact match (val).")
+@click.option("--compiled/--no-compiled", default=True, show_default=True,
+              help="Compile each language's reference program and score it on the same bins.")
+def report_command(dirs, out_dir, threshold, select, compiled):
+    """Tabulate and plot one or more sweep directories (shards are merged).
+
+    Writes cells.csv, report.md (a table per encoding: language x depth, mean ± std over seeds,
+    with the compiled reference program), heatmap_<encoding>.png and report.json, and prints
+    one line per language and encoding: the smallest depth that length-generalizes against the
+    theory's depth and the compiled program's depth.
+    """
+    from crasp.train import report as report_module
+
+    report = report_module.build_report(list(dirs), threshold=threshold, select=select,
+                                        compiled=compiled)
+    if not report.data.cells:
+        raise CraspError(f"report: no finished cells in {', '.join(dirs)}")
+    out = Path(out_dir) if out_dir else Path(dirs[0]) / "report"
+    paths = report_module.write_report(report, out)
+    for line in report_module.report_lines(report):
+        click.echo(line)
+    click.echo(f"report: {len(report.data.cells)} cells -> {paths['markdown']}", err=True)
