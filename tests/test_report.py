@@ -215,3 +215,23 @@ def test_same_coordinates_with_another_config_count_once(tmp_path):
     assert [c.id for c in report.data.cells] == [new_id]
     assert report.data.superseded == [old]
     assert report.table["nope"]["L3"][1].n == 1 and report.table["nope"]["L3"][1].mean == 1.0
+
+
+def test_compiled_results_are_cached_per_program(tmp_path, monkeypatch):
+    synthetic(tmp_path / "sweep")
+    program = tmp_path / "L3_predict.crasp"
+    program.write_text("// v1\n")
+    calls = []
+
+    def counting(language, config):
+        calls.append(language)
+        return {**fake_compiled(language, config), "program": str(program)}
+
+    monkeypatch.setattr(rep, "evaluate_compiled", counting)
+    first = rep.build_report([tmp_path / "sweep"])
+    assert calls == ["L3", "L4", "L5"] and (tmp_path / "sweep" / rep.COMPILED_CACHE).is_file()
+    second = rep.build_report([tmp_path / "sweep"])
+    assert calls == ["L3", "L4", "L5"] and second.compiled == first.compiled
+    program.write_text("// v2\n")  # the program changed: evaluate again
+    rep.build_report([tmp_path / "sweep"])
+    assert calls == ["L3", "L4", "L5"] * 2

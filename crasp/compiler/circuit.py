@@ -17,7 +17,7 @@ Node ids are indices into ``Circuit.nodes`` and every operand has a smaller id t
 so ids are a topological order. ``depth`` of a node is the program's notion of depth: a token
 or constant 0, a test its level, a connective the maximum over its operands. Each node keeps a
 ``text`` (the source expression it was first built from) and ``origin`` (the definition it
-first appeared in) for residual-stream labels.
+first appeared in), and ``names`` the first Boolean definition whose value it is, for labels.
 
 At a position the value of a node is a Boolean; ``values_at_bos`` and ``values_on_token`` give
 the values at BOS and (for depth-0 nodes) at a token, which the weight emitter needs: BOS is
@@ -93,6 +93,7 @@ class Circuit:
     text: list[str] = field(default_factory=list)
     origin: list[str] = field(default_factory=list)
     index: dict[Node, int] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)  # node -> first Boolean definition
 
     def add(self, node: Node, text: str, origin: str) -> int:
         found = self.index.get(node)
@@ -121,17 +122,20 @@ class Circuit:
 
     def connect(self, kind: type[And] | type[Or], items: list[int], text: str,
                 origin: str) -> int:
-        """n-ary ``&&`` / ``||``: nested nodes of the same kind are flattened, duplicates and
-        the identity constant (true for &&, false for ||) dropped.
+        """n-ary ``&&`` / ``||``: duplicates and the identity constant (true for &&, false
+        for ||) are dropped, and a nested node of the same kind is flattened into this one when
+        it has the result's depth (so both are computed by the same feed-forward sublayer,
+        flattening saves a hidden layer; a shallower one stays a single stored bit).
 
         Nothing else is simplified: ``x && false`` stays a gate, because folding it would drop
         ``x`` and possibly the only test of some level, leaving that layer empty.
         """
         identity = Constant(kind is And)
+        top = max(self.depth[item] for item in items)
         flat: set[int] = set()
         for item in items:
             node = self.nodes[item]
-            if isinstance(node, kind):
+            if isinstance(node, kind) and self.depth[item] == top:
                 flat.update(node.operands)
             elif node != identity:
                 flat.add(item)
@@ -192,7 +196,7 @@ class Circuit:
         for body, coefficient in test.terms:
             if not coefficient:
                 continue
-            name = self.text[body]
+            name = self.names.get(body, self.text[body])
             if not _atomic(name):
                 name = f"({name})"
             magnitude = abs(coefficient)

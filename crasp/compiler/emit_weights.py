@@ -44,13 +44,20 @@ class Affine:
     def __sub__(self, other: Affine) -> Affine:
         return self + other.scaled(-1)
 
-    def write(self, matrix: np.ndarray, bias: np.ndarray | None, row: int) -> None:
-        for index, value in self.coefficients.items():
-            matrix[row, index] += value
-        if bias is not None:
-            bias[row] += self.constant
-        else:
-            assert self.constant == 0, "no bias here: express constants through ONE"
+
+def matrix(rows: dict[int, Affine], shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The weight matrix and bias vector whose row i computes ``rows[i]`` (other rows 0)."""
+    indices: tuple[list[int], list[int]] = ([], [])
+    values: list[int] = []
+    bias = np.zeros(shape[0])
+    for row, affine in rows.items():
+        indices[0].extend([row] * len(affine.coefficients))
+        indices[1].extend(affine.coefficients)
+        values.extend(affine.coefficients.values())
+        bias[row] = affine.constant
+    weight = np.zeros(shape)
+    weight[indices] = values  # each (row, column) pair occurs once
+    return weight, bias
 
 
 def unit(index: int) -> Affine:
@@ -72,6 +79,9 @@ class Bound:
 
 @dataclass
 class Weights:
+    """The tensors by model-format name, the hidden widths per layer, the head width, and the
+    bound of every value the model computes (for ``precision``)."""
+
     tensors: dict[str, np.ndarray]
     ffn_widths: list[list[int]]
     d_head: int
@@ -189,7 +199,8 @@ class FeedForward:
     * test bit, for the rounded average r of a test in its scratch slot (stage 1):
       u1 = ReLU(-r), u2 = ReLU(-r - 1), u3 = ReLU(r). If r <= -1 then u1 - u2 = -r - (-r - 1)
       = 1, and if r >= 0 both are 0: bit = u1 - u2 = [r < 0]. For every r, u1 - u3 = -r, which
-      the output layer adds to the slot to clear it.
+      the output layer adds to the slot to clear it. When r <= 0 at every position (the
+      common case: see ``value_row``'s range), u3 = 0 and is left out: -r = u1.
     * AND(x_1..x_n) = ReLU(x_1 + ... + x_n - (n - 1)) on 0/1 inputs: the sum is n exactly when
       all hold, so the pre-activation is 1 then and <= 0 otherwise (range [1 - n, 1]).
     * OR(x_1..x_n) = 1 - ReLU(1 - x_1 - ... - x_n): the pre-activation is 1 exactly when none
@@ -204,22 +215,26 @@ class FeedForward:
 
     def __init__(self, layer: LayerPlan, read: Readouts, values: dict[int, TestValue],
                  slots: dict[int, int], bounds: list[Bound]):
-        self.layer, self.read, self.bounds = layer, read, bounds
+        self.layer, self.read, self.slots, self.bounds = layer, read, slots, bounds
         self.circuit = read.circuit
         self.units: list[list[Affine]] = [[] for _ in range(layer.hidden_layers + 1)]
         self.native: dict[object, tuple[int, Affine]] = {}
         self.ranges: dict[object, int] = {}  # upper bound of each carried value (all are >= 0)
         self.carried: dict[tuple[object, int], Affine] = {}
+        self.clear: dict[int, list[tuple[int, object]]] = {}  # test -> (sign, part) of -r
         for test in layer.tests:
             low, high = values[test].average_range
             r = unit(slots[test])
             u1 = self.add_unit(1, r.scaled(-1), -high, -low, "ReLU(-r)")
             u2 = self.add_unit(1, r.scaled(-1) - constant(1), -high - 1, -low - 1, "ReLU(-r-1)")
-            u3 = self.add_unit(1, r, low, high, "ReLU(r)")
             self.native[test] = (1, u1 - u2)
-            self.native[("-r+", test)] = (1, u1)
-            self.native[("r+", test)] = (1, u3)
-            self.ranges[("-r+", test)], self.ranges[("r+", test)] = max(0, -low), max(0, high)
+            self.native[("ReLU(-r)", test)] = (1, u1)
+            self.ranges[("ReLU(-r)", test)] = max(0, -low)
+            self.clear[test] = [(1, ("ReLU(-r)", test))]
+            if high > 0:  # else r <= 0 always, ReLU(r) = 0 and -r = u1
+                u3 = self.add_unit(1, r, low, high, "ReLU(r)")
+                self.native[("ReLU(r)", test)], self.ranges[("ReLU(r)", test)] = (1, u3), high
+                self.clear[test].append((-1, ("ReLU(r)", test)))
         for gate in layer.gates:
             stage = layer.stage[gate]
             node = self.circuit.nodes[gate]
@@ -252,8 +267,8 @@ class FeedForward:
         return self.value(ident, stage)
 
     def value(self, key: object, stage: int) -> Affine:
-        """A stored value (a node under no negation, or a test's ReLU(-r) / ReLU(r)) at a stage
-        at or after the one that computes it, carried forward as needed."""
+        """A value that units carry (a node under no negation, or a test's ReLU(-r) / ReLU(r)) at
+        a stage at or after the one that computes it, carried forward as needed."""
         native_stage, affine = self.native.get(key) or (0, self.read(key))  # type: ignore[arg-type]
         if stage == native_stage:
             return affine
@@ -264,31 +279,34 @@ class FeedForward:
                                                      "carry")
         return self.carried[key, stage]
 
-    def matrices(self, layout: Layout, slots: dict[int, int]) -> list[tuple[np.ndarray, np.ndarray]]:
+    def matrices(self, layout: Layout) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The (weight, bias) of every linear layer, the output layer last. (The output layer
+        never writes an export and a clear to one coordinate: see ``allocate``.)"""
         last = self.layer.hidden_layers
         outputs: dict[int, Affine] = {}
         for ident in self.layer.exports:
             outputs[layout.bits[ident]] = self.value(ident, last)
             self.bounds.append(Bound(f"layer {self.layer.layer} output bit", 0, 1))
         for test in self.layer.tests:
-            outputs[slots[test]] = self.value(("-r+", test), last) - self.value(("r+", test), last)
+            clear = Affine()
+            for sign, part in self.clear[test]:
+                clear = clear + self.value(part, last).scaled(sign)
+            outputs[self.slots[test]] = clear
             self.bounds.append(Bound(f"layer {self.layer.layer} output -r",
-                                     -self.ranges[("r+", test)], self.ranges[("-r+", test)]))
+                                     -self.ranges.get(("ReLU(r)", test), 0),
+                                     self.ranges[("ReLU(-r)", test)]))
         widths = [layout.d_model] + [len(units) for units in self.units[1:]]
-        layers = []
-        for stage in range(1, last + 1):
-            weight, bias = np.zeros((widths[stage], widths[stage - 1])), np.zeros(widths[stage])
-            for row, pre in enumerate(self.units[stage]):
-                pre.write(weight, bias, row)
-            layers.append((weight, bias))
-        weight, bias = np.zeros((layout.d_model, widths[last])), np.zeros(layout.d_model)
-        for row, affine in outputs.items():
-            affine.write(weight, bias, row)
-        layers.append((weight, bias))
+        layers = [matrix(dict(enumerate(self.units[stage])), (widths[stage], widths[stage - 1]))
+                  for stage in range(1, last + 1)]
+        layers.append(matrix(outputs, (layout.d_model, widths[last])))
         return layers
 
 
 def emit(plan: Schedule, layout: Layout) -> Weights:
+    """All tensors of the model format (``docs/model-format.md``) and the bounds of every value
+    they produce. Per layer: q = k = 0 (uniform attention), one value row per test
+    (``value_row``), o copying head dimension k to scratch slot k, and the feed-forward
+    sublayer (``FeedForward``). The output reads the answer: out . h - 1 = 2 * answer - 1."""
     circuit = plan.linearized.circuit
     read = Readouts(plan, layout)
     d, d_head = layout.d_model, len(layout.scratch)
@@ -299,9 +317,11 @@ def emit(plan: Schedule, layout: Layout) -> Weights:
         prefix = f"layers.{layer.layer - 1}"
         slots = {test: layout.scratch[k] for k, test in enumerate(layer.tests)}
         values = {test: value_row(circuit.nodes[test], read) for test in layer.tests}
-        v, o = np.zeros((d_head, d)), np.zeros((d, d_head))
+        v, no_bias = matrix({k: values[test].row for k, test in enumerate(layer.tests)},
+                            (d_head, d))
+        assert not no_bias.any()  # value rows are linear: constants go through ONE
+        o = np.zeros((d, d_head))
         for k, test in enumerate(layer.tests):
-            values[test].row.write(v, None, k)
             o[layout.scratch[k], k] = 1
             value = values[test]
             what = f"layer {layer.layer} attention, {circuit.describe_test(test)}"
@@ -311,8 +331,7 @@ def emit(plan: Schedule, layout: Layout) -> Weights:
         tensors[f"{prefix}.attn.q"] = np.zeros((d_head, d))
         tensors[f"{prefix}.attn.k"] = np.zeros((d_head, d))
         tensors[f"{prefix}.attn.v"], tensors[f"{prefix}.attn.o"] = v, o
-        ffn = FeedForward(layer, read, values, slots, bounds)
-        linears = ffn.matrices(layout, slots)
+        linears = FeedForward(layer, read, values, slots, bounds).matrices(layout)
         for m, (weight, bias) in enumerate(linears):
             tensors[f"{prefix}.ffn.{m}.weight"], tensors[f"{prefix}.ffn.{m}.bias"] = weight, bias
         ffn_widths.append([weight.shape[0] for weight, _ in linears[:-1]])

@@ -26,9 +26,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from torch.nn.functional import linear
+
 from crasp import syntax
 from crasp.compiler.model_format import CompiledModel
-from crasp.interpret import encode
+from crasp.interpret import BOS_ID, PAD_ID, encode
 
 MODES = ("exact", "float")
 CHUNK_ELEMENTS = 1 << 22
@@ -43,25 +45,34 @@ class _Exact:
         self.low, self.high = -(2 ** (total_bits - 1)), 2 ** (total_bits - 1) - 1
         self.saturations = 0
 
+    def saturate(self, m: torch.Tensor) -> torch.Tensor:
+        """Clamp fresh grid units to the p-bit range in place, counting the values outside."""
+        if m.numel():
+            smallest, largest = torch.aminmax(m)
+            if smallest < self.low or largest > self.high:
+                self.saturations += int(((m < self.low) | (m > self.high)).sum())
+                m.clamp_(self.low, self.high)
+        return m
+
+    def grid(self, x: torch.Tensor) -> torch.Tensor:
+        """floor(x * 2^s) as a new float64 tensor."""
+        return torch.floor(x * self.scale if self.scale != 1 else x)
+
+    def round(self, x: torch.Tensor) -> torch.Tensor:
+        m = self.saturate(self.grid(x))
+        return m / self.scale if self.scale != 1 else m
+
     def units(self, x: torch.Tensor) -> torch.Tensor:
-        """R(x) as int64 grid units m (x ~ m * 2^-s), counting saturations."""
-        m = torch.floor(x * self.scale)
-        outside = (m < self.low) | (m > self.high)
-        self.saturations += int(outside.sum())
-        return m.clamp(self.low, self.high).to(torch.int64)
+        """R(x) as int64 grid units m (R(x) = m * 2^-s)."""
+        return self.saturate(self.grid(x)).to(torch.int64)
 
     def value(self, m: torch.Tensor) -> torch.Tensor:
         return m.to(torch.float64) / self.scale
 
-    def round(self, x: torch.Tensor) -> torch.Tensor:
-        return self.value(self.units(x))
-
     def ratio(self, numerator: torch.Tensor, denominator: torch.Tensor) -> torch.Tensor:
         """R(N / D) for exact sums N, D in grid units, D > 0: floor(N * 2^s / D) units."""
         m = torch.div(numerator * self.scale, denominator, rounding_mode="floor")
-        outside = (m < self.low) | (m > self.high)
-        self.saturations += int(outside.sum())
-        return self.value(m.clamp(self.low, self.high))
+        return self.value(self.saturate(m))
 
     def uniform(self, v: torch.Tensor) -> torch.Tensor:
         """Causal average with every weight R(exp(0)): v is [B, T, d]."""
@@ -137,11 +148,11 @@ class FixedPrecisionTransformer(torch.nn.Module):
     def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
         arithmetic, p = self.arithmetic, self.params
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        v = h @ p[f"layers.{layer}.attn.v"][rows].T
+        v = linear(h, p[f"layers.{layer}.attn.v"][rows])
         if self.uniform[layer][head] and self.uniform_shortcut:
             return arithmetic.uniform(v)
-        q = h @ p[f"layers.{layer}.attn.q"][rows].T
-        k = h @ p[f"layers.{layer}.attn.k"][rows].T
+        q = linear(h, p[f"layers.{layer}.attn.q"][rows])
+        k = linear(h, p[f"layers.{layer}.attn.k"][rows])
         batch, width = h.shape[0], h.shape[1]
         chunk = max(1, CHUNK_ELEMENTS // max(1, batch * width * max(1, self.d_head)))
         pieces = []
@@ -161,11 +172,11 @@ class FixedPrecisionTransformer(torch.nn.Module):
         states = []
         for layer in range(self.config["n_layers"]):
             heads = [self._head(h, layer, head) for head in range(self.n_heads)]
-            h = arithmetic.round(h + torch.cat(heads, dim=-1) @ p[f"layers.{layer}.attn.o"].T)
+            h = arithmetic.round(h + linear(torch.cat(heads, dim=-1), p[f"layers.{layer}.attn.o"]))
             x = h
             for m in range(self.ffn_depths[layer]):
-                x = arithmetic.round(x @ p[f"layers.{layer}.ffn.{m}.weight"].T
-                                     + p[f"layers.{layer}.ffn.{m}.bias"])
+                x = arithmetic.round(linear(x, p[f"layers.{layer}.ffn.{m}.weight"],
+                                            p[f"layers.{layer}.ffn.{m}.bias"]))
                 if m < self.ffn_depths[layer] - 1:
                     x = torch.relu(x)
             h = arithmetic.round(h + x)
@@ -217,8 +228,12 @@ class ModelEvaluation:
 def _encode(model: CompiledModel, inputs: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
     """Token ids [B, T + 1] with BOS in column 0 (the interpreter's encoding and errors)."""
     batch = encode(syntax.Program((), tuple(model.config["vocab"])), inputs)
-    # the interpreter marks BOS (column 0) and the padding after each input with negative ids
-    ids = np.where(batch.ids < 0, model.config["bos_id"], batch.ids)
+    # The interpreter marks BOS (column 0) with -1 and the padding after each input with -2.
+    # Padding becomes the first token (BOS if there is none; then every input is empty): never
+    # read by the real positions (the mask is causal), and a real token keeps the padded
+    # positions within the ranges the compiler planned for, so they cause no saturation.
+    ids = np.where(batch.ids == BOS_ID, model.config["bos_id"], batch.ids)
+    ids = np.where(ids == PAD_ID, 0 if model.config["vocab"] else model.config["bos_id"], ids)
     return ids, batch.lengths
 
 

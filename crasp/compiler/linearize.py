@@ -9,19 +9,21 @@ linear forms ``sum(alpha_k * #[phi_k]) + c`` and whose inner nodes are ``min``, 
 * ``k * t`` scales every leaf and, for k < 0, swaps min and max (k * min(a, b) = max(ka, kb));
   ``t - u`` is ``t + (-1) * u``;
 * ``min``/``max`` collect their operands (nested ones of the same kind are flattened), and
-  ``c if P else d`` becomes a choice node guarded by P's circuit node.
+  ``c if P else d`` becomes *cases* (guard, term) with exclusive guards P and !P; an if-else
+  inside a branch is flattened into the list (its guards conjoined with P or !P), so a chain
+  of if-else stays one level deep, in the tree and in the circuit.
 
 A comparison becomes a Boolean over the strict test "tree < 0", which distributes over the
 tree (theory §2.4, without guard comparisons): ``min(...) < 0`` is the OR of its parts,
-``max(...) < 0`` the AND, and ``(P ? a : b) < 0`` is ``(P && a < 0) || (!P && b < 0)``; a leaf
-is a ``Test``. Counts are integers, so with D = t1 - t2:
+``max(...) < 0`` the AND, and cases give ``(g_1 && t_1 < 0) || (g_2 && t_2 < 0) || ...``
+(for ``P ? a : b``: ``(P && a < 0) || (!P && b < 0)``); a leaf is a ``Test``. Counts are integers, so with D = t1 - t2:
 
     t1 < t2  <=>  D < 0            t1 <= t2  <=>  D - 1 < 0
     t1 > t2  <=>  -D < 0           t1 >= t2  <=>  -D - 1 < 0
     t1 == t2 <=>  !(D < 0) && !(-D < 0)       t1 != t2 <=>  (D < 0) || (-D < 0)
 
 Size. A term has at most 2^m leaves, m the number of min, max and if-else nodes it contains
-with definitions expanded (a sum multiplies leaf counts, a min/max or choice adds them), and a
+with definitions expanded (a sum multiplies leaf counts, a min/max or if-else adds them), and a
 comparison yields as many tests as D has leaves. Identical tests are shared (the circuit is
 hash-consed). A term or comparison that would exceed ``MAX_PIECES`` leaves is rejected with a
 ``ProgramError`` at the expression rather than compiled into an enormous model.
@@ -56,7 +58,7 @@ class Linear:
 
     terms: tuple[tuple[int, int], ...] = ()
     constant: int = 0
-    size = 1  # leaves: a class attribute, like Extreme.size and Choice.size
+    size = 1  # leaves: a class attribute, like Extreme.size and Cases.size
 
     def plus(self, other: Linear) -> Linear:
         merged = dict(self.terms)
@@ -78,16 +80,15 @@ class Extreme:
 
 
 @dataclass(frozen=True)
-class Choice:
-    """``if_true`` where the circuit node ``guard`` holds, else ``if_false``."""
+class Cases:
+    """``term`` where the circuit node ``guard`` holds, for each branch; exactly one guard
+    holds at every position."""
 
-    guard: int
-    if_true: Term
-    if_false: Term
+    branches: tuple[tuple[int, Term], ...]
     size: int = field(compare=False, default=0)
 
 
-Term = Union[Linear, Extreme, Choice]
+Term = Union[Linear, Extreme, Cases]
 
 
 def extreme(is_min: bool, parts: list[Term]) -> Extreme:
@@ -100,16 +101,16 @@ def extreme(is_min: bool, parts: list[Term]) -> Extreme:
     return Extreme(is_min, tuple(flat), sum(part.size for part in flat))
 
 
-def choice(guard: int, if_true: Term, if_false: Term) -> Choice:
-    return Choice(guard, if_true, if_false, if_true.size + if_false.size)
+def cases(branches: list[tuple[int, Term]]) -> Cases:
+    return Cases(tuple(branches), sum(term.size for _, term in branches))
 
 
 def add(term: Term, other: Term) -> Term:
     """``term + other``: ``other`` is added to every leaf of ``term``."""
     if isinstance(term, Extreme):
         return extreme(term.is_min, [add(part, other) for part in term.parts])
-    if isinstance(term, Choice):
-        return choice(term.guard, add(term.if_true, other), add(term.if_false, other))
+    if isinstance(term, Cases):
+        return cases([(guard, add(part, other)) for guard, part in term.branches])
     if isinstance(other, Linear):
         return term.plus(other)
     return add(other, term)
@@ -120,7 +121,7 @@ def scale(factor: int, term: Term) -> Term:
         return term.times(factor)
     if isinstance(term, Extreme):
         return extreme(term.is_min == (factor >= 0), [scale(factor, p) for p in term.parts])
-    return choice(term.guard, scale(factor, term.if_true), scale(factor, term.if_false))
+    return cases([(guard, scale(factor, part)) for guard, part in term.branches])
 
 
 @dataclass
@@ -162,10 +163,16 @@ class _Linearizer:
         self.reject_unsupported()
         for definition in self.program.definitions:
             self.origin = definition.name
-            if definition.type == syntax.BOOL:
-                self.booleans[definition.name] = self.boolean(definition.expr)
-            else:
-                self.counts[definition.name] = self.term(definition.expr)
+            try:
+                if definition.type == syntax.BOOL:
+                    ident = self.boolean(definition.expr)
+                    self.booleans[definition.name] = ident
+                    self.circuit.names.setdefault(ident, definition.name)
+                else:
+                    self.counts[definition.name] = self.term(definition.expr)
+            except RecursionError:  # a term tree (say, a chain of if-else) hundreds deep
+                raise self.error(f"'{definition.name}' nests min, max or if-else too deeply for "
+                                 f"the compiler", definition.expr) from None
         return Linearized(self.program, self.circuit, dict(self.booleans),
                           self.booleans[self.program.answer.name])
 
@@ -194,8 +201,8 @@ class _Linearizer:
         if kind is syntax.Scale:
             return scale(expr.factor, self.term(expr.operand))
         if kind is syntax.Conditional:
-            return self.checked(choice(self.boolean(expr.condition), self.term(expr.if_true),
-                                       self.term(expr.if_false)), expr)
+            return self.checked(self.choose(self.boolean(expr.condition), self.term(expr.if_true),
+                                            self.term(expr.if_false), format_expr(expr)), expr)
         left, right = self.term(expr.left), self.term(expr.right)
         if kind is syntax.Add:
             return self.sized_add(left, right, expr)
@@ -257,8 +264,21 @@ class _Linearizer:
                                    c.negate(greater, text, self.origin)], text, self.origin)
         return c.connect(Or, [less, greater], text, self.origin)
 
+    def choose(self, guard: int, if_true: Term, if_false: Term, text: str) -> Cases:
+        """``if_true if guard else if_false`` as flat cases: a branch (g, t) of ``if_true``
+        becomes (guard && g, t), one of ``if_false`` (!guard && g, t)."""
+        c = self.circuit
+        branches = []
+        for condition, term in ((guard, if_true), (c.negate(guard, text, self.origin), if_false)):
+            inner = term.branches if isinstance(term, Cases) else ((None, term),)
+            for g, part in inner:
+                both = condition if g is None else c.connect(And, [condition, g], text,
+                                                             self.origin)
+                branches.append((both, part))
+        return cases(branches)
+
     def negative(self, term: Term, text: str) -> int:
-        """The node for "term < 0", distributed over the term's min/max/choice tree."""
+        """The node for "term < 0", distributed over the term's min/max/cases tree."""
         c = self.circuit
         if isinstance(term, Linear):
             if not term.terms:  # no count at all: a constant comparison
@@ -267,12 +287,9 @@ class _Linearizer:
         if isinstance(term, Extreme):
             parts = [self.negative(part, text) for part in term.parts]
             return c.connect(Or if term.is_min else And, parts, text, self.origin)
-        guard = term.guard
-        return c.connect(Or, [
-            c.connect(And, [guard, self.negative(term.if_true, text)], text, self.origin),
-            c.connect(And, [c.negate(guard, text, self.origin),
-                            self.negative(term.if_false, text)], text, self.origin),
-        ], text, self.origin)
+        return c.connect(Or, [c.connect(And, [guard, self.negative(part, text)], text,
+                                        self.origin)
+                              for guard, part in term.branches], text, self.origin)
 
 
 def linearize(program: syntax.Program) -> Linearized:

@@ -5,7 +5,6 @@ from multiprocessing import Pool
 
 def job(args):
     name, over = args
-    import crasp.train._devstub  # noqa
     from crasp.train import resolve_preset, train
     c = resolve_preset("default", **over)
     t = time.time()
@@ -19,10 +18,11 @@ if __name__ == "__main__":
     spec = json.loads(sys.argv[1])  # {"base": {...}, "cells": [[lang, depth], ...], "vary": {"lr": [..]}}
     jobs = []
     keys = list(spec.get("vary", {}))
-    for lang, depth in spec["cells"]:
+    for cell in spec["cells"]:
+        lang, depth, extra = cell[0], cell[1], (cell[2] if len(cell) > 2 else {})
         for vals in itertools.product(*[spec["vary"][k] for k in keys]):
-            over = {**spec.get("base", {}), "language": lang, "depth": depth, **dict(zip(keys, vals))}
-            name = f"{lang}-d{depth}-" + "-".join(f"{k}{v}" for k, v in zip(keys, vals))
+            over = {**spec.get("base", {}), "language": lang, "depth": depth, **extra, **dict(zip(keys, vals))}
+            name = f"{lang}-d{depth}-" + "-".join(f"{k}{v}" for k, v in list(extra.items()) + list(zip(keys, vals)))
             jobs.append((name, over))
     with Pool(int(spec.get("procs", 14))) as pool:
         for res in pool.imap_unordered(job, jobs):

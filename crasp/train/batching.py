@@ -35,6 +35,10 @@ class Batch:
     n_strings: int
     n_tokens: int          # real positions, BOS included
 
+    @property
+    def n_labelled(self) -> int:
+        return self.n_tokens - self.n_strings
+
     def to(self, device) -> "Batch":
         if str(device) == "cpu":
             return self

@@ -181,6 +181,9 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
         from crasp.train.run import TrainingInterrupted
 
         check_config(config)
+        if config.posenc == "alibi" and config.n_heads == 1 and config.alibi_slopes is None:
+            click.echo("note: one-head ALiBi uses the standard slope 2^-8 (a bias of -1.56 at "
+                       "distance 400: nearly NoPE); set --alibi-slopes to choose", err=True)
         try:
             results = train(config, run_dir, progress=not no_progress, resume=resume)
         except TrainingInterrupted:

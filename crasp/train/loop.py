@@ -31,7 +31,7 @@ from crasp.errors import CraspError
 from crasp.train import run as files
 from crasp.train.batching import EncodedSplit, encode_split
 from crasp.train.config import TrainConfig
-from crasp.train.metrics import SplitMetrics, batch_counts, evaluate, masked_loss
+from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.model import build_model, count_parameters
 
 TIMING_KEYS = ("wall_time_s", "train_time_s", "eval_time_s")
@@ -286,8 +286,9 @@ class _Trainer:
         batches = self.train_split.train_batches(config.batch_size, rng)
         model.train()
         start = time.perf_counter()
-        loss_sum = 0.0
-        labelled = exact = tokens = 0
+        loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
+        exact = torch.zeros((), dtype=torch.int64, device=self.device)
+        labelled = tokens = 0
         for batch in batches:
             if guard.stop:
                 raise files.TrainingInterrupted(self.run_dir, epoch)
@@ -300,15 +301,17 @@ class _Trainer:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             optimizer.step()
             scheduler.step()
-            with torch.no_grad():
-                e, _, n_labelled = batch_counts(logits.detach(), batch)
-            loss_sum += loss.detach().item() * n_labelled
-            labelled += n_labelled
-            exact += e
+            with torch.no_grad():  # running train metrics, summed on the device (no sync)
+                right = (logits.detach() > 0) == (batch.labels > 0.5)
+                exact += (right | ~batch.mask).all(dim=-1).sum()
+                loss_sum += loss.detach().double() * batch.n_labelled
+            labelled += batch.n_labelled
             tokens += batch.n_tokens
             state["step"] += 1
             if bar is not None:
                 bar.update(1)
+        loss_mean = float(loss_sum) / max(1, labelled)
+        exact_count = int(exact)
         train_time = time.perf_counter() - start
         val = evaluate(model, self.val_split, self.device, config.eval_batch_tokens)
         epoch_time = time.perf_counter() - start
@@ -316,8 +319,8 @@ class _Trainer:
         state["elapsed"] += epoch_time
         return {"trial": trial, "epoch": epoch + 1, "step": state["step"],
                 "lr": scheduler.get_last_lr()[0],
-                "loss": loss_sum / max(1, labelled),
-                "train_exact_match": exact / self.train_split.n,
+                "loss": loss_mean,
+                "train_exact_match": exact_count / self.train_split.n,
                 "val_exact_match": val.exact_match, "val_token_accuracy": val.token_accuracy,
                 "val_loss": val.loss,
                 "epoch_time_s": epoch_time, "train_time_s": train_time,

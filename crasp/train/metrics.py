@@ -19,8 +19,9 @@ from crasp.train.batching import Batch, EncodedSplit
 
 
 def masked_loss(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
-    """Mean binary cross-entropy over the labelled positions of the batch."""
-    return F.binary_cross_entropy_with_logits(logits[batch.mask], batch.labels[batch.mask])
+    """Mean binary cross-entropy over the labelled positions of the batch (no host sync)."""
+    losses = F.binary_cross_entropy_with_logits(logits, batch.labels, reduction="none")
+    return (losses * batch.mask).sum() / max(1, batch.n_labelled)
 
 
 def batch_counts(logits: torch.Tensor, batch: Batch) -> tuple[int, int, int]:

@@ -31,6 +31,17 @@ import torch
 from torch import nn
 
 
+def _cached(cache: dict, key, make):
+    """Memoize a constant table. Tables are built outside inference mode (and without grad),
+    so one first built during evaluation can still be used by a training step."""
+    if key not in cache:
+        if len(cache) > 64:
+            cache.clear()
+        with torch.inference_mode(False), torch.no_grad():
+            cache[key] = make()
+    return cache[key]
+
+
 # ---------------------------------------------------------------------------- RoPE
 
 def rope_angles(length: int, dims: int, base: float, device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -66,12 +77,8 @@ class Rotary(nn.Module):
         self._cache: dict = {}
 
     def tables(self, length: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-        key = (length, str(device))
-        if key not in self._cache:
-            if len(self._cache) > 64:
-                self._cache.clear()
-            self._cache[key] = rope_angles(length, self.dims, self.base, device)
-        return self._cache[key]
+        return _cached(self._cache, (length, str(device)),
+                       lambda: rope_angles(length, self.dims, self.base, device))
 
     def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         cos, sin = self.tables(q.shape[-2], q.device)
@@ -112,15 +119,12 @@ class ALiBi(nn.Module):
         self.impl = impl
         self._cache: dict = {}
 
-    def _cached(self, key, make):
-        if key not in self._cache:
-            if len(self._cache) > 64:
-                self._cache.clear()
-            self._cache[key] = make()
-        return self._cache[key]
+    def _load_from_state_dict(self, *args, **kwargs):
+        self._cache.clear()  # tables depend on the slopes being loaded
+        return super()._load_from_state_dict(*args, **kwargs)
 
     def mask(self, length: int, device, dtype) -> torch.Tensor:
-        return self._cached(("mask", length, str(device), dtype), lambda: alibi_bias(
+        return _cached(self._cache, ("mask", length, str(device), dtype), lambda: alibi_bias(
             self.slopes.detach().double().cpu(), length).to(device=device, dtype=dtype)[None])
 
     def key_column(self, length: int, scale: float, device, dtype) -> torch.Tensor:
@@ -129,7 +133,7 @@ class ALiBi(nn.Module):
             j = torch.arange(length, dtype=torch.float64)
             column = self.slopes.detach().double().cpu()[:, None] * j[None, :] / scale
             return column[..., None].to(device=device, dtype=dtype)
-        return self._cached(("fold", length, scale, str(device), dtype), make)
+        return _cached(self._cache, ("fold", length, scale, str(device), dtype), make)
 
 
 # ---------------------------------------------------------------------------- absolute
@@ -151,12 +155,8 @@ class Sinusoidal(nn.Module):
         self._cache: dict = {}
 
     def forward(self, length: int, device) -> torch.Tensor:
-        key = (length, str(device))
-        if key not in self._cache:
-            if len(self._cache) > 64:
-                self._cache.clear()
-            self._cache[key] = sinusoidal_table(length, self.d_model).to(device)
-        return self._cache[key]
+        return _cached(self._cache, (length, str(device)),
+                       lambda: sinusoidal_table(length, self.d_model).to(device))
 
 
 class Learned(nn.Module):

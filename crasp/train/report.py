@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import io
 import json
 import math
@@ -44,7 +45,7 @@ POSENC_NAMES = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi"}
 # Fields that never distinguish hyperparameter settings (used only when cell.json is missing).
 _NOT_HYPER = set(AXES) | {"threads", "device", "preset", "run_dir", "out_dir"}
 # The data-generation settings of a cell: the compiled model is evaluated on the same bins.
-DATA_FIELDS = ("train_bin", "test_bins", "n_train", "n_test", "val_fraction", "seed")
+DATA_FIELDS = ("train_bin", "test_bins", "n_train", "n_test", "val_fraction", "seed", "data_seed")
 
 CompiledFn = Callable[[str, Mapping], dict]
 
@@ -245,25 +246,39 @@ def _cell_order(cell: CellResult) -> tuple:
 
 # --------------------------------------------------------------------------- theory, compiled
 
-def theory_depth(language: str) -> int | None:
-    """The depth the theory predicts for the prediction task: the registry's prediction depth.
+def theory_depth(language: str, recorded: int | None = None) -> int | None:
+    """The depth the theory predicts for the prediction task on ``language``.
 
-    Falls back to k - 2 for L_k (Knee-Deep, cor:prediction_task_depth) when the language
-    library is unavailable or does not know the name.
+    The language registry's ``prediction_depth`` when the library knows the name; else
+    ``recorded`` (the prediction depth a cell's results.json recorded); else k - 2 for L_k
+    (Knee-Deep, cor:prediction_task_depth).
     """
     try:
         from crasp.languages import get_language
 
-        value = getattr(get_language(language), "prediction_depth", None)
-        if value is not None:
-            return int(value)
-        return None
+        language_object = get_language(language)
     except Exception:
-        pass
+        language_object = None
+    if language_object is not None:
+        value = getattr(language_object, "prediction_depth", None)
+        return None if value is None else int(value)
+    if recorded is not None:
+        return int(recorded)
     match = re.fullmatch(r"L(\d+)", language)
     if match and int(match.group(1)) >= 3:
         return int(match.group(1)) - 2
     return None
+
+
+def theory_depths(cells: Sequence[CellResult]) -> dict[str, int | None]:
+    recorded: dict[str, int | None] = {}
+    for cell in cells:
+        info = cell.results.get("language")
+        if isinstance(info, Mapping) and info.get("prediction_depth") is not None:
+            recorded.setdefault(cell.language, info["prediction_depth"])
+        else:
+            recorded.setdefault(cell.language, None)
+    return {language: theory_depth(language, value) for language, value in recorded.items()}
 
 
 def uses_positional(program: Any) -> bool:
@@ -335,15 +350,18 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
         lang = get_language(language)
     except Exception as error:
         return {"status": f"error: {error}"}
-    path = getattr(lang, "program_path", None)
-    if not path:
-        return {"status": "no program"}
     try:
-        program = crasp.load_program(path)
+        found = reference_program(lang)
+    except Exception as error:
+        return {"status": f"error: {error}"}
+    if found is None:
+        return {"status": "no program"}
+    program, path, kind = found
+    try:
         depth = crasp.depth_of(program)
     except Exception as error:
-        return {"status": f"error: {error}", "program": str(path)}
-    result = {"program": str(path), "depth": depth}
+        return {"status": f"error: {error}", "program": path, "kind": kind}
+    result = {"program": path, "kind": kind, "depth": depth}
     if uses_positional(program):
         return {**result, "status": "n/a (positional)"}
     try:
@@ -353,7 +371,9 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
         task = build_task(lang, train_bin=_bin_tuple(config["train_bin"]),
                           test_bins=[_bin_tuple(b) for b in config["test_bins"]],
                           n_train=config["n_train"], n_test=config["n_test"],
-                          val_fraction=config.get("val_fraction", 0.2), seed=config["seed"])
+                          val_fraction=config.get("val_fraction", 0.2),
+                          seed=config["seed"] if config.get("data_seed") is None
+                          else config["data_seed"])
         bins = {}
         for split in task.tests:
             em = compiled_exact_match(model, split.strings, split.labels, program.alphabet)
@@ -365,6 +385,28 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
         return {**result, "status": f"error: {message}"}
     return {**result, "status": "ok", "bins": bins,
             "all_perfect": all(b["exact_match"] == 1.0 for b in bins.values())}
+
+
+def reference_program(lang: Any) -> tuple[Any, str, str] | None:
+    """The language's reference program: ``(program, where, kind)`` or None.
+
+    The prediction program (the one that solves the prediction task at the prediction depth)
+    when the language has one, else the recognition program (per-position recognition also
+    gives the prefix labels, at a larger depth). Programs made in code are loaded too.
+    """
+    import crasp
+
+    for kind, attribute, path_attribute in (
+            ("prediction", "prediction_program", "prediction_program_path"),
+            ("recognition", "program", "program_path")):
+        reference = getattr(lang, attribute, None)
+        if reference is not None and hasattr(reference, "load"):
+            where = getattr(reference, "origin", None) or str(getattr(reference, "path", ""))
+            return reference.load(), where, kind
+        path = getattr(lang, path_attribute, None)
+        if path:
+            return crasp.load_program(path), str(path), kind
+    return None
 
 
 def _bin_tuple(value: Any) -> tuple[int, int]:
@@ -451,14 +493,16 @@ def aggregate(cells: Sequence[CellResult], threshold: float = DEFAULT_THRESHOLD,
 
 
 def summarize(table: Mapping[str, Mapping[str, Mapping[int, Aggregate]]],
-              compiled: Mapping[str, dict], threshold: float) -> list[dict]:
+              compiled: Mapping[str, dict], threshold: float,
+              theory: Mapping[str, int | None] | None = None) -> list[dict]:
     """One summary per (encoding, language): smallest generalizing depth vs theory vs compiled."""
     lines = []
     for posenc, languages in table.items():
         for language, depths in languages.items():
             all_depths = [d for d, a in depths.items() if a.all_pass]
             majority_depths = [d for d, a in depths.items() if a.majority_pass]
-            theory = theory_depth(language)
+            depth_predicted = (theory[language] if theory is not None and language in theory
+                               else theory_depth(language))
             reference = compiled.get(language) or {}
             smallest_all = min(all_depths) if all_depths else None
             smallest_majority = min(majority_depths) if majority_depths else None
@@ -467,10 +511,10 @@ def summarize(table: Mapping[str, Mapping[str, Mapping[int, Aggregate]]],
             gaps = [d for d in tried if smallest_all is not None and d > smallest_all
                     and d not in all_depths]
             agrees = None
-            if theory is not None:
+            if depth_predicted is not None:
                 if smallest_all is not None:
-                    agrees = smallest_all == theory
-                elif tried and max(tried) < theory:
+                    agrees = smallest_all == depth_predicted
+                elif tried and max(tried) < depth_predicted:
                     agrees = None   # the sweep did not reach the predicted depth
                 else:
                     agrees = False
@@ -483,7 +527,7 @@ def summarize(table: Mapping[str, Mapping[str, Mapping[int, Aggregate]]],
                 "smallest_depth_majority": smallest_majority,
                 "passing_depths_all_seeds": sorted(all_depths),
                 "fails_above_smallest": gaps,
-                "theory_depth": theory,
+                "theory_depth": depth_predicted,
                 "compiled_depth": reference.get("depth"),
                 "compiled_status": reference.get("status"),
                 "compiled_all_perfect": reference.get("all_perfect"),
@@ -500,8 +544,9 @@ def summary_text(line: Mapping) -> str:
     def depth(value):
         return f"depth {value}" if value is not None else f"none of {span}"
 
+    seeds = f"all {line['seeds']} seeds reach" if line["seeds"] != 1 else "the one seed reaches"
     text = (f"{line['language']} [{POSENC_NAMES.get(line['posenc'], line['posenc'])}]: "
-            f"smallest depth where all {line['seeds']} seeds reach ≥ {pct} exact match on "
+            f"smallest depth where {seeds} ≥ {pct} exact match on "
             f"{_bin_label(line['bin'])}: {depth(line['smallest_depth_all_seeds'])}; "
             f"majority of seeds: {depth(line['smallest_depth_majority'])}; "
             f"theory: {line['theory_depth'] if line['theory_depth'] is not None else 'n/a'}; "
@@ -540,6 +585,7 @@ class Report:
     compiled: dict[str, dict]
     rows: list[dict]
     columns: list[str]
+    theory: dict[str, int | None] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         depths = sorted({d for langs in self.table.values() for ds in langs.values() for d in ds})
@@ -557,6 +603,7 @@ class Report:
                                 for language, ds in langs.items()}
                        for posenc, langs in self.table.items()},
             "summary": [{**line, "text": summary_text(line)} for line in self.summary],
+            "theory_depths": self.theory,
             "compiled": self.compiled,
             "wall_time": wall_time(self.data),
             "commands": commands(self.data),
@@ -633,6 +680,28 @@ def csv_rows(cells: Sequence[CellResult]) -> tuple[list[dict], list[str]]:
     return rows, columns
 
 
+COMPILED_CACHE = "compiled_cache.json"
+
+
+def _read_cache(path: Path | None) -> dict:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = read_json(path)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _file_sha(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 def _compiled_configs(cells: Sequence[CellResult]) -> dict[str, dict]:
     """Per language, the data settings of its lowest-seed cell (the bins the models saw)."""
     chosen: dict[str, CellResult] = {}
@@ -654,17 +723,39 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
     table = aggregate(data.cells, threshold, select)
     compiled_results: dict[str, dict] = {}
     if compiled:
+        # The default evaluation is cached in the first directory (keyed by language, data
+        # settings and the program file's hash): a report re-run does not recompile.
+        cache_path = Path(dirs[0]) / COMPILED_CACHE if compiled_fn is None else None
+        cache = _read_cache(cache_path)
+        changed = False
         compiled_fn = compiled_fn or evaluate_compiled
         for language, config in sorted(_compiled_configs(data.cells).items(),
                                        key=lambda i: language_sort_key(i[0])):
+            key = canonical_json({"language": language, "data": config})
+            entry = cache.get(key)
+            if entry is not None and entry.get("program_sha") == _file_sha(
+                    entry["result"].get("program")):
+                compiled_results[language] = entry["result"]
+                continue
             try:
-                compiled_results[language] = compiled_fn(language, config)
+                result = compiled_fn(language, config)
             except Exception as error:
-                compiled_results[language] = {"status": f"error: {error}"}
-            compiled_results[language].setdefault("data", config)
-    summary = summarize(table, compiled_results, threshold)
+                result = {"status": f"error: {error}"}
+            result.setdefault("data", config)
+            compiled_results[language] = result
+            if cache_path is not None and not str(result.get("status")).startswith("error"):
+                cache[key] = {"result": result, "program_sha": _file_sha(result.get("program"))}
+                changed = True
+        if changed:
+            try:
+                write_text_atomic(cache_path, json.dumps(cache, indent=1, default=str) + "\n")
+            except OSError:  # a read-only sweep directory: no cache, same report
+                pass
+    theory = theory_depths(data.cells)
+    summary = summarize(table, compiled_results, threshold, theory)
     rows, columns = csv_rows(data.cells)
-    return Report(data, threshold, select, table, summary, compiled_results, rows, columns)
+    return Report(data, threshold, select, table, summary, compiled_results, rows, columns,
+                  theory)
 
 
 # --------------------------------------------------------------------------- writers
@@ -690,7 +781,8 @@ def _compiled_cell(reference: Mapping | None, bin_name: str | None) -> str:
 
 
 def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
-                   depths: Sequence[int], compiled: Mapping[str, dict], threshold: float) -> str:
+                   depths: Sequence[int], compiled: Mapping[str, dict], threshold: float,
+                   theory: Mapping[str, int | None] | None = None) -> str:
     bins = {a.bin for ds in languages.values() for a in ds.values()}
     bin_text = _bin_label(next(iter(bins))) if len(bins) == 1 else "the longest test bin"
     n_max = max((a.n for ds in languages.values() for a in ds.values()), default=0)
@@ -706,7 +798,7 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
         "|---|---:|" + "---:|" * len(depths) + "---:|",
     ]
     for language, by_depth in languages.items():
-        theory = theory_depth(language)
+        predicted = (theory or {}).get(language) if theory is not None else theory_depth(language)
         cells = []
         for depth in depths:
             entry = by_depth.get(depth)
@@ -718,13 +810,14 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
                 text += f" (n={entry.n})"
             cells.append(f"**{text}**" if entry.all_pass else text)
         bin_name = next(iter(by_depth.values())).bin if by_depth else None
-        lines.append(f"| {language} | {theory if theory is not None else '–'} | "
+        lines.append(f"| {language} | {predicted if predicted is not None else '–'} | "
                      + " | ".join(cells) + f" | {_compiled_cell(compiled.get(language), bin_name)} |")
     return "\n".join(lines) + "\n"
 
 
 def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
-                depths: Sequence[int], compiled: Mapping[str, dict]) -> bytes:
+                depths: Sequence[int], compiled: Mapping[str, dict],
+                theory: Mapping[str, int | None] | None = None) -> bytes:
     """A language x depth heatmap of mean exact match with the theory's staircase."""
     import matplotlib
 
@@ -760,13 +853,13 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
     # Staircase: the left edge of the column of the predicted depth, joined row to row.
     xs, ys = [], []
     for r, language in enumerate(names):
-        theory = theory_depth(language)
-        if theory is None:
+        predicted = (theory or {}).get(language) if theory is not None else theory_depth(language)
+        if predicted is None:
             if xs:
                 axes.plot(xs, ys, color="red", linewidth=2.2)
             xs, ys = [], []
             continue
-        edge = sum(1 for d in depths if d < theory) - 0.5
+        edge = sum(1 for d in depths if d < predicted) - 0.5
         xs += [edge, edge]
         ys += [r - 0.5, r + 0.5]
     if xs:
@@ -831,7 +924,8 @@ def markdown_report(report: Report) -> str:
         "",
     ]
     for posenc, languages in table.items():
-        parts.append(markdown_table(posenc, languages, depths, report.compiled, report.threshold))
+        parts.append(markdown_table(posenc, languages, depths, report.compiled, report.threshold,
+                                    report.theory))
         if posenc != "nope":
             parts.append(
                 "The boundary is the C-RASP (NoPE) prediction depth. With a positional encoding "
@@ -851,16 +945,17 @@ def markdown_report(report: Report) -> str:
                   "Each language's reference program compiled to transformer weights and run on "
                   "the same test bins (data settings of the language's lowest-seed cell). These "
                   "weights exist at the stated depth; they must score 100% on every bin.", "",
-                  "| language | program | depth | status | "
-                  + " | ".join(_bin_label(b) for b in all_bins) + " |",
+                  "| " + " | ".join(["language", "program", "depth", "status"]
+                                    + [_bin_label(b) for b in all_bins]) + " |",
                   "|---|---|---:|---|" + "---:|" * len(all_bins)]
         for language, result in report.compiled.items():
             bins = result.get("bins") or {}
-            parts.append(
-                f"| {language} | {('`' + Path(result['program']).name + '`') if result.get('program') else '–'} "
-                f"| {result.get('depth', '–')} | {result.get('status')} | "
-                + " | ".join(_pct(bins[b]["exact_match"]) if b in bins else "–" for b in all_bins)
-                + " |")
+            program = f"`{Path(result['program']).name}`" if result.get("program") else "–"
+            if result.get("kind"):
+                program += f" ({result['kind']})"
+            row = [language, program, str(result.get("depth", "–")), str(result.get("status"))]
+            row += [_pct(bins[b]["exact_match"]) if b in bins else "–" for b in all_bins]
+            parts.append("| " + " | ".join(row) + " |")
         parts.append("")
     if data.superseded:
         parts += [f"{len(data.superseded)} older cell(s) with the same coordinates but another "
@@ -897,7 +992,8 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
     depths = sorted({d for langs in report.table.values() for ds in langs.values() for d in ds})
     for posenc, languages in report.table.items():
         path = out / f"heatmap_{posenc}.png"
-        write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled))
+        write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled,
+                                             report.theory))
         paths[f"heatmap_{posenc}"] = path
     write_text_atomic(paths["markdown"], markdown_report(report))
     write_text_atomic(paths["json"], json.dumps(report.as_dict(), indent=2, default=str) + "\n")

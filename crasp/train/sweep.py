@@ -413,6 +413,16 @@ def default_resolver() -> tuple[Resolver, type | None]:
     return resolve_preset, TrainConfig
 
 
+def check_languages(names: Sequence[str]) -> None:
+    """Refuse unknown language names before any cell runs (when the library is available)."""
+    try:
+        from crasp.languages import get_language
+    except ImportError:
+        return
+    for name in names:
+        get_language(name)  # raises CraspError for an unknown name
+
+
 def _config_fields(config_cls: type | None) -> set[str] | None:
     types_by_field = _field_types(config_cls)
     return None if types_by_field is None else set(types_by_field)

@@ -74,6 +74,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
         preset=preset)
     if min(spec.depths) < 1:
         raise CraspError("--depths: depths start at 1")
+    sweep.check_languages(spec.languages)
     shard_index = sweep.parse_shard(shard)
     cells = sweep.enumerate_cells(spec, resolve, config_cls)
     mine = sweep.shard_cells(cells, shard_index)

@@ -1,0 +1,52 @@
+"""``crasp compile PROG -o DIR``: write the model directory and print its summary.
+
+The lead's ``crasp/cli.py`` loads this command lazily (so only ``crasp compile`` pays for it)
+and turns every ``CraspError`` into a message on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from crasp.compiler.compiling import compile_program
+from crasp.compiler.summary import compile_summary, format_summary
+
+
+@click.command("compile")
+@click.argument("program_path", metavar="PROG")
+@click.option("-o", "--output", "output", required=True, metavar="DIR",
+              type=click.Path(file_okay=False),
+              help="The model directory to write (config.json + model.safetensors); an "
+                   "existing model directory there is replaced.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print the summary as JSON: {"depth", "layers", "heads", "d_model", "params", '
+                   '"precision": {"total_bits", "frac_bits"}, "ffn_widths", "layer_table", ...}.')
+@click.option("--alphabet", "extra_alphabet", multiple=True,
+              help="Extra tokens (space-separated) for the vocabulary of a program that declares "
+                   "no alphabet.")
+def compile_command(program_path, output, as_json, extra_alphabet):
+    """Compile PROG to the weights of an equivalent transformer in DIR.
+
+    The model has one layer per counting level (exactly the program's depth), one head per
+    layer, and runs in the smallest fixed precision (p total bits, s fractional bits) for
+    which it agrees with the interpreter at every position of every input, at any length.
+
+    \b
+      crasp compile examples/dyck1.crasp -o dyck1.model
+      crasp run --model dyck1.model "( ( ) )"
+      crasp depth-check examples/dyck1.crasp --verify
+
+    Programs with positional predicates (pos_even, mod, #[pred] ...) are rejected.
+    """
+    from crasp.cli import _load, _split_alphabet  # the shared loader: suffix check, warnings
+
+    model = compile_program(_load(program_path, _split_alphabet(extra_alphabet)))
+    model.save(output)
+    summary = {**compile_summary(model), "output": output}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        click.echo(format_summary(summary))
+        click.echo(f"\nwrote {output}/config.json and {output}/model.safetensors")

@@ -1,0 +1,70 @@
+"""A compiled model's vital statistics, as a dict (``crasp compile --json``) and as text."""
+
+from __future__ import annotations
+
+from crasp.compiler.model_format import CompiledModel
+
+
+def compile_summary(model: CompiledModel) -> dict:
+    """Depth, layers, heads, widths, parameters, precision and the per-layer table.
+
+    Works on any valid model directory; the keys that only the compiler writes (the bound,
+    the layer table, the program) are None or empty for models from elsewhere.
+    """
+    config = model.config
+    return {
+        "depth": config["depth"],
+        "layers": config["n_layers"],
+        "heads": config["n_heads"],
+        "d_head": config["d_head"],
+        "d_model": config["d_model"],
+        "d_model_bound": config.get("d_model_bound"),
+        "params": model.params,
+        "precision": {"total_bits": config["precision"]["total_bits"],
+                      "frac_bits": config["precision"]["frac_bits"]},
+        "precision_set_by": config.get("precision_set_by"),
+        "ffn_widths": config["ffn_widths"],
+        "vocab": config["vocab"],
+        "program_file": config.get("program_file"),
+        "answer": config.get("answer"),
+        "layer_table": config.get("layer_table", []),
+    }
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = ["  ".join([cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * len(rows[0][-1]))
+    return lines
+
+
+def format_summary(summary: dict) -> str:
+    p, s = summary["precision"]["total_bits"], summary["precision"]["frac_bits"]
+    unit = "integers" if s == 0 else f"multiples of 2^-{s}"
+    low, high = -(2 ** (p - 1)), 2 ** (p - 1) - 1
+    bound = summary.get("d_model_bound")
+    heads = (f"{summary['heads']} head per layer (d_head {summary['d_head']})"
+             if summary["layers"] else "embedding and output only")
+    lines = [
+        f"program     {summary.get('program_file') or '?'} (answer {summary.get('answer') or '?'},"
+        f" depth {summary['depth']})",
+        f"layers      {summary['layers']}, {heads}",
+        f"d_model     {summary['d_model']}"
+        + (f" (bound #Booleans + #comparisons + |alphabet| + 2 = {bound})" if bound else ""),
+        "ffn widths  " + ("; ".join(f"layer {i}: {' '.join(map(str, w))}"
+                                    for i, w in enumerate(summary["ffn_widths"], start=1))
+                          or "none"),
+        f"parameters  {summary['params']}",
+        f"precision   p = {p} total bits, s = {s} fractional bits ({unit} in [{low}, {high}])",
+    ]
+    if summary.get("precision_set_by"):
+        lines.append(f"            set by {summary['precision_set_by']}")
+    if summary["layer_table"]:
+        lines.append("")
+        rows = [("layer", "definitions", "ffn widths", "attention tests (d < 0)")]
+        rows += [(str(row["layer"]), ", ".join(row["definitions"]) or "-",
+                  " ".join(map(str, row["ffn_widths"])), "; ".join(row["tests"]))
+                 for row in summary["layer_table"]]
+        lines += _table(rows)
+    return "\n".join(lines)

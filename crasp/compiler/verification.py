@@ -1,0 +1,125 @@
+"""Pass: (Program, CompiledModel) -> VerificationResult. The model against the interpreter.
+
+Every string up to a length N over the alphabet, and random strings up to a length M (the
+first of them exactly M long), are run through the exact executor and the interpreter; the
+decisions must agree at every position, BOS included (the empty string's answer). The first
+disagreement is reported with its input, position and both answers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from crasp import syntax
+from crasp.compiler.compiling import compile_program
+from crasp.compiler.executor import execute
+from crasp.compiler.model_format import CompiledModel
+from crasp.errors import CraspError
+from crasp.interpret import evaluate
+
+MAX_EXHAUSTIVE_STRINGS = 2_000_000
+BATCH_POSITIONS = 1 << 18
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    ok: bool
+    checked_strings: int
+    counterexample: list[str] | None = None
+    position: int | None = None   # 0-based token position; -1 is BOS (the empty input)
+    expected: bool | None = None  # the interpreter's answer there
+    got: bool | None = None       # the compiled model's
+    layers: int = 0
+    exhaustive_length: int = 0
+    random_strings: int = 0
+    random_length: int = 0
+    saturations: int = 0          # roundings that saturated in the exact model (0 if exact)
+
+    def describe(self) -> str:
+        if self.ok:
+            random = (f" and {self.random_strings} random strings of length up to "
+                      f"{self.random_length}" if self.random_strings else "")
+            saturated = (f" (but {self.saturations} roundings saturated)"
+                         if self.saturations else "")
+            return (f"the compiled model ({self.layers} layers) agrees with the interpreter at "
+                    f"every position of {self.checked_strings} strings: all strings up to length "
+                    f"{self.exhaustive_length}{random}{saturated}")
+        tokens = self.counterexample or []
+        joined = ("" if all(len(t) == 1 for t in tokens) else " ").join(tokens)
+        where = "at BOS" if self.position == -1 else f"at position {self.position}"
+        return (f"on the input {joined!r} ({len(tokens)} tokens) {where}, the interpreter "
+                f"answers {self.expected} but the compiled model answers {self.got}")
+
+
+def _exhaustive(alphabet: tuple[str, ...], max_length: int) -> Iterator[list[str]]:
+    for length in range(max_length + 1):
+        for word in itertools.product(alphabet, repeat=length):
+            yield list(word)
+
+
+def _random(alphabet: tuple[str, ...], max_length: int, count: int, seed: int
+            ) -> Iterator[list[str]]:
+    if not alphabet:
+        return
+    rng = np.random.default_rng(seed)
+    symbols = np.array(alphabet, dtype=object)
+    for index in range(count):
+        length = max_length if index == 0 else int(rng.integers(1, max_length + 1))
+        yield list(symbols[rng.integers(0, len(alphabet), length)])
+
+
+def _batches(strings: Iterator[list[str]]) -> Iterator[list[list[str]]]:
+    """Consecutive strings, as many per batch as fit BATCH_POSITIONS padded positions."""
+    batch: list[list[str]] = []
+    longest = 0
+    for tokens in strings:
+        if batch and (len(batch) + 1) * (max(longest, len(tokens)) + 1) > BATCH_POSITIONS:
+            yield batch
+            batch, longest = [], 0
+        batch.append(tokens)
+        longest = max(longest, len(tokens))
+    if batch:
+        yield batch
+
+
+def verify(program: syntax.Program, max_exhaustive_length: int = 8,
+           max_random_length: int = 2000, n_random: int = 64, seed: int = 0,
+           model: CompiledModel | None = None) -> VerificationResult:
+    """Compile ``program`` (or take ``model``) and compare it with the interpreter."""
+    if model is None:
+        model = compile_program(program)
+    alphabet = tuple(program.alphabet)
+    if tuple(model.config["vocab"]) != alphabet:
+        raise CraspError(f"the model's vocabulary {model.config['vocab']} is not the program's "
+                         f"alphabet {list(alphabet)}")
+    total = sum(len(alphabet) ** n for n in range(max_exhaustive_length + 1))
+    if total > MAX_EXHAUSTIVE_STRINGS:
+        raise CraspError(f"all strings up to length {max_exhaustive_length} over "
+                         f"{len(alphabet)} tokens are {total:,} strings, more than "
+                         f"{MAX_EXHAUSTIVE_STRINGS:,}; choose a smaller maximum length")
+    strings = itertools.chain(_exhaustive(alphabet, max_exhaustive_length),
+                              _random(alphabet, max_random_length, n_random, seed))
+    checked = saturations = 0
+    for batch in _batches(strings):
+        got = execute(model, batch)
+        expected = evaluate(program, batch)
+        saturations += got.saturations
+        # column 0 is BOS: compare it through the answers (accept) of the empty inputs
+        wrong = (got.output != expected.output).any(axis=1) | (got.accept != expected.accept)
+        if wrong.any():
+            row = int(np.argmax(wrong))
+            tokens = batch[row]
+            differs = got.output[row] != expected.output[row]
+            position = int(np.argmax(differs)) if differs.any() else -1
+            pick = (lambda e: e.accept[row]) if position < 0 else (lambda e: e.output[row, position])
+            return VerificationResult(
+                False, checked + row + 1, tokens, position, bool(pick(expected)), bool(pick(got)),
+                model.n_layers, max_exhaustive_length, n_random, max_random_length, saturations)
+        checked += len(batch)
+    return VerificationResult(True, checked, layers=model.n_layers,
+                              exhaustive_length=max_exhaustive_length, random_strings=n_random,
+                              random_length=max_random_length, saturations=saturations)

@@ -1,0 +1,124 @@
+"""``crasp languages`` (the registry as a table) and ``crasp generate`` (a dataset on disk).
+
+The top-level ``crasp`` group registers both commands and turns a ``CraspError`` into its
+message and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import click
+
+from crasp.errors import CraspError
+from crasp.languages.datasets import build_task, format_bin, parse_bin, parse_bins
+from crasp.languages.registry import LANGUAGES, get_language
+from crasp.languages.storage import FORMATS, dataset_directory, write_task
+
+COLUMNS = ("name", "alphabet", "C-RASP-expressible", "recognition depth", "prediction depth",
+           "source", "prediction program")
+
+
+def _depth(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+@click.command("languages")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per language, with its description and note.")
+def languages_command(as_json):
+    """List the built-in languages: alphabet, whether C-RASP expresses them, the depths of
+    recognition and of the prediction task, and where their programs come from ("generated":
+    made in code, no file ships).
+
+    L{k} and E{k} exist for every k >= 1 (E{k}@RATE sets the insertion rate of e); a program
+    file PROG.crasp can stand in for a language name anywhere.
+    """
+    if as_json:
+        for language in LANGUAGES.values():
+            click.echo(json.dumps({
+                "name": language.name, "alphabet": list(language.alphabet),
+                "expressible": language.expressible,
+                "recognition_depth": language.recognition_depth,
+                "prediction_depth": language.prediction_depth, "source": language.source,
+                "prediction_program": language.prediction_source,
+                "description": language.description, "note": language.note}))
+        return
+    rows = [COLUMNS] + [
+        (language.name, " ".join(language.alphabet), "yes" if language.expressible else "no",
+         _depth(language.recognition_depth), _depth(language.prediction_depth), language.source,
+         language.prediction_source)
+        for language in LANGUAGES.values()]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+@click.command("generate")
+@click.argument("language", metavar="NAME|PROG.crasp")
+@click.option("--bins", required=True,
+              help="Length bins LO:HI,... (inclusive). The first is the training bin (split "
+                   "into train and validation), the others test bins; see --train-bin.")
+@click.option("--n", "n", type=int, default=1000, show_default=True,
+              help="Strings per bin.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
+              help="Directory; the dataset goes into OUTPUT/NAME/.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="paper", show_default=True,
+              help="paper: {lo}_to_{hi}_src.txt / _tgt.txt files; jsonl: one file per split.")
+@click.option("--train-bin", help="The training bin LO:HI; then every bin of --bins is a test "
+                                  "bin (one equal to it holds fresh strings only).")
+@click.option("--val-fraction", type=float, default=0.2, show_default=True,
+              help="Share of the training bin's strings held out for validation.")
+@click.option("--negatives", type=float, default=0.0, show_default=True,
+              help="Share of near-miss negative strings (for the recognition task).")
+@click.option("--distinct", is_flag=True,
+              help="No duplicate strings inside a split (fails if a bin holds too few).")
+@click.option("--strings-from", metavar="NAME",
+              help="For a program: draw strings from NAME's generator instead of uniformly "
+                   "over the program's alphabet.")
+def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fraction, negatives,
+                     distinct, strings_from):
+    """Write a length-binned dataset of NAME (or of the program PROG.crasp) with a manifest.
+
+    \b
+      crasp generate L8 --bins 201:250,251:300,301:350 --n 1000 --seed 0 -o data
+      crasp generate dyck1 --bins 1:50,51:100 --n 1000 -o data --format jsonl
+      crasp generate examples/majority.crasp --bins 1:20,21:40 --n 500 -o data
+
+    Labels: one per token, 1 where the prefix up to that token is in the language. The
+    manifest (OUTPUT/NAME/manifest.json) records the language, bins, counts, seed and the
+    number of duplicate strings in each split.
+    """
+    if strings_from:
+        if "@" in language:
+            raise CraspError("give the string source once: PROG.crasp@NAME or --strings-from")
+        language = f"{language}@{strings_from}"
+    chosen = get_language(language)
+    bin_list = parse_bins(bins)
+    if train_bin is None:
+        training, tests = bin_list[0], bin_list[1:]
+    else:
+        training, tests = parse_bin(train_bin), bin_list
+    task = build_task(chosen, train_bin=training, test_bins=tests, n_train=n, n_test=n,
+                      val_fraction=val_fraction, seed=seed, negative_rate=negatives,
+                      distinct=distinct)
+    directory = dataset_directory(output, chosen.name)
+    words = ["crasp", "generate", chosen.name, "--bins", bins, "--n", str(n), "--seed", str(seed),
+             "-o", str(output), "--format", fmt, "--val-fraction", f"{val_fraction:g}"]
+    if train_bin is not None:
+        words += ["--train-bin", train_bin]
+    if negatives:
+        words += ["--negatives", f"{negatives:g}"]
+    if distinct:
+        words.append("--distinct")
+    manifest = write_task(task, directory, fmt, command=shlex.join(words))
+    for split in task.splits:
+        note = f", {split.duplicates} duplicates" if split.duplicates else ""
+        click.echo(f"{split.name:>10}  {format_bin((split.lo, split.hi)):>9}  "
+                   f"{len(split)} strings{note}")
+    if any(split.duplicates for split in task.splits):
+        click.echo("note: duplicates come from short lengths that hold few distinct strings; "
+                   "--distinct forbids them", err=True)
+    click.echo(f"wrote {manifest}")

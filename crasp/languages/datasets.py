@@ -1,0 +1,243 @@
+"""Length-binned datasets for the prediction task: a training bin split into train and
+validation, and test bins; seeded, deterministic, and with no evaluation string seen in training.
+
+How strings are drawn (the paper's rule, generalized): a length uniformly among the lengths of
+the bin that hold strings (for L_k, uniform in [max(lo, k), hi]), then a string of that length
+from the language's generator; with ``negative_rate`` > 0, each string is instead a near-miss
+negative (one edit from a positive) with that probability, for the recognition task.
+
+Guarantees:
+- The train and validation splits partition the ``n_train`` strings drawn from the training
+  bin by distinct string (all copies of a string go to the same side), so no validation string
+  is a training string.
+- A test string never equals a string drawn from the training bin (train or validation), so a
+  test bin that overlaps the training bin (the paper's first test bin equals it) holds fresh
+  strings only; excluded draws are redrawn.
+- Duplicates inside a split are allowed, as in the paper's data, and counted; ``distinct=True``
+  forbids them. A request that cannot be met (more distinct strings than a bin holds, a test bin
+  whose every string is a training string) raises ``CraspError`` at once, and a draw that keeps
+  missing gives up after ``MAX_ATTEMPTS_PER_STRING`` tries per string instead of looping.
+- Each split has its own random stream, seeded by (seed, role, lo, hi): adding or removing a
+  test bin changes no other split, and the same arguments give the same task.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from crasp.errors import CraspError
+from crasp.languages.language import Ids, Language
+
+TRAIN_ROLE, TEST_ROLE, PARTITION_ROLE = 0, 1, 2
+MAX_ATTEMPTS_PER_STRING = 100
+ATTEMPTS_SLACK = 1000
+
+Bin = tuple[int, int]
+
+
+@dataclass
+class Split:
+    """Strings of one split with their per-token labels (label i: prefix up to token i is in
+    the language); ``duplicates`` = number of strings minus number of distinct strings."""
+
+    name: str
+    lo: int
+    hi: int
+    strings: list[list[str]]
+    labels: list[np.ndarray]
+    duplicates: int = 0
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+
+@dataclass
+class Task:
+    """A training bin split into ``train`` and ``val``, and one split per test bin."""
+
+    language: str
+    vocab: tuple[str, ...]
+    train: Split
+    val: Split
+    tests: list[Split]
+    seed: int
+    train_bin: Bin
+    val_fraction: float
+    negative_rate: float = 0.0
+    distinct: bool = False
+    test_bins: list[Bin] = field(default_factory=list)
+
+    @property
+    def splits(self) -> list[Split]:
+        return [self.train, self.val, *self.tests]
+
+
+def format_bin(bin_: Bin) -> str:
+    return f"{bin_[0]}:{bin_[1]}"
+
+
+def parse_bin(text: str) -> Bin:
+    """``"201:250"`` -> (201, 250), inclusive; the paper's ``201_to_250`` is accepted too."""
+    match = re.fullmatch(r"\s*(\d+)\s*(?::|_to_)\s*(\d+)\s*", text)
+    if not match:
+        raise CraspError(f"bad bin {text!r}: write LO:HI with 0 <= LO <= HI, like 201:250")
+    return check_bin((int(match[1]), int(match[2])))
+
+
+def parse_bins(text: str) -> list[Bin]:
+    """``"1:50,51:100"`` -> [(1, 50), (51, 100)]."""
+    bins = [parse_bin(part) for part in text.split(",") if part.strip()]
+    if not bins:
+        raise CraspError(f"no bins in {text!r}: write LO:HI,LO:HI,..., like 1:50,51:100")
+    return bins
+
+
+def check_bin(bin_: Sequence[int]) -> Bin:
+    lo, hi = (int(v) for v in bin_)
+    if not 0 <= lo <= hi:
+        raise CraspError(f"bad bin {lo}:{hi}: a bin LO:HI needs 0 <= LO <= HI")
+    return lo, hi
+
+
+def build_task(language: Language | str, train_bin: Sequence[int],
+               test_bins: Sequence[Sequence[int]], n_train: int, n_test: int,
+               val_fraction: float = 0.2, seed: int = 0, *, negative_rate: float = 0.0,
+               distinct: bool = False) -> Task:
+    """Draw and label the train, validation and test splits (see the module docstring)."""
+    if isinstance(language, str):
+        from crasp.languages.registry import get_language
+
+        language = get_language(language)
+    train_bin = check_bin(train_bin)
+    test_bins = [check_bin(b) for b in test_bins]
+    _check_request(n_train, n_test, val_fraction, seed, negative_rate)
+    drawer = _Drawer(language, negative_rate, distinct)
+    drawn = drawer.draw(train_bin, n_train, _rng(seed, TRAIN_ROLE, train_bin), set(),
+                        "the training bin")
+    n_val = int(n_train * val_fraction + 0.5)
+    train_rows, val_rows = _partition(drawn, n_val, _rng(seed, PARTITION_ROLE, train_bin),
+                                      language, train_bin)
+    seen = {ids.tobytes() for ids in drawn}
+    tests = [drawer.split(format_bin(b), b,
+                          drawer.draw(b, n_test, _rng(seed, TEST_ROLE, b), seen,
+                                      f"the test bin {format_bin(b)}"))
+             for b in test_bins]
+    return Task(
+        language=language.name, vocab=tuple(language.alphabet),
+        train=drawer.split("train", train_bin, [drawn[i] for i in train_rows]),
+        val=drawer.split("val", train_bin, [drawn[i] for i in val_rows]),
+        tests=tests, seed=seed, train_bin=train_bin, val_fraction=val_fraction,
+        negative_rate=negative_rate, distinct=distinct, test_bins=test_bins)
+
+
+def _check_request(n_train: int, n_test: int, val_fraction: float, seed: int,
+                   negative_rate: float) -> None:
+    if n_train < 0 or n_test < 0:
+        raise CraspError(f"the number of strings must be >= 0 (got {n_train}, {n_test})")
+    if not 0 <= val_fraction < 1:
+        raise CraspError(f"the validation fraction must be in [0, 1), not {val_fraction:g}")
+    if seed < 0:
+        raise CraspError(f"the seed must be >= 0, not {seed}")
+    if not 0 <= negative_rate <= 1:
+        raise CraspError(f"the negative rate must be in [0, 1], not {negative_rate:g}")
+
+
+def _rng(seed: int, role: int, bin_: Bin) -> np.random.Generator:
+    return np.random.default_rng([seed, role, *bin_])
+
+
+def _partition(drawn: list[Ids], n_val: int, rng: np.random.Generator, language: Language,
+               bin_: Bin) -> tuple[list[int], list[int]]:
+    """Rows of the train and validation splits: whole groups of equal strings go to
+    validation, in a seeded random order, while they fit in ``n_val``."""
+    groups: dict[bytes, list[int]] = {}
+    for row, ids in enumerate(drawn):
+        groups.setdefault(ids.tobytes(), []).append(row)
+    members = list(groups.values())
+    val_rows: list[int] = []
+    for group in rng.permutation(len(members)):
+        if len(val_rows) == n_val:
+            break
+        if len(val_rows) + len(members[group]) <= n_val:
+            val_rows += members[group]
+    if n_val > 0 and (not val_rows or len(val_rows) == len(drawn)):
+        raise CraspError(
+            f"{language.name}: the {len(drawn)} strings drawn from the training bin "
+            f"{format_bin(bin_)} are copies of {len(members)} distinct string(s) (up to "
+            f"{max(map(len, members))} copies each); no set of whole groups of copies makes a "
+            f"validation split of at most {n_val} strings with training strings left over, and "
+            "a validation string must not be a training string. Widen the bin, or set the "
+            "validation fraction to 0")
+    chosen = set(val_rows)
+    return [row for row in range(len(drawn)) if row not in chosen], sorted(val_rows)
+
+
+@dataclass
+class _Drawer:
+    language: Language
+    negative_rate: float
+    distinct: bool
+
+    def draw(self, bin_: Bin, n: int, rng: np.random.Generator, exclude: set[bytes],
+             what: str) -> list[Ids]:
+        language, (lo, hi) = self.language, bin_
+        if n == 0:
+            return []
+        lengths = language.lengths_in(lo, hi)
+        if len(lengths) == 0:
+            raise CraspError(f"{language.name} has no string with a length in {lo}:{hi} "
+                             f"(its strings have {language.lengths_note}); choose another bin")
+        if self.negative_rate == 0:
+            self._check_available(lengths, n, exclude, bin_, what)
+        strings: list[Ids] = []
+        seen: set[bytes] = set()
+        max_attempts = MAX_ATTEMPTS_PER_STRING * n + ATTEMPTS_SLACK
+        for _ in range(max_attempts):
+            length = int(lengths[rng.integers(len(lengths))])
+            if self.negative_rate > 0 and rng.random() < self.negative_rate:
+                ids = language.near_miss(length, rng)
+            else:
+                ids = language.sample_ids(length, rng)
+            key = ids.tobytes()
+            if key in exclude or (self.distinct and key in seen):
+                continue
+            seen.add(key)
+            strings.append(ids)
+            if len(strings) == n:
+                return strings
+        raise CraspError(
+            f"{language.name}: drew only {len(strings)} of {n} strings for {what} {lo}:{hi} in "
+            f"{max_attempts} attempts; the strings still allowed there (not training strings"
+            f"{', not repeated' if self.distinct else ''}) are too rare under the "
+            "length-uniform distribution. Ask for fewer strings or use a wider or longer bin")
+
+    def _check_available(self, lengths: np.ndarray, n: int, exclude: set[bytes], bin_: Bin,
+                         what: str) -> None:
+        """Refuse at once a request the bin cannot hold (counts are exact integers)."""
+        lo, hi = bin_
+        total = sum(self.language.support_size(int(length)) for length in lengths)
+        excluded = sum(1 for key in exclude if lo <= len(key) <= hi)
+        available = total - excluded
+        outside = " outside the training split" if excluded else ""
+        if self.distinct and available < n:
+            raise CraspError(
+                f"{self.language.name}: {what} {lo}:{hi} holds only {available} distinct "
+                f"strings{outside}, fewer than the {n} distinct strings asked for; ask for at "
+                f"most {available}, widen the bin, or allow duplicates (they are then counted "
+                "and reported)")
+        if available == 0:
+            raise CraspError(
+                f"{self.language.name}: every one of the {total} strings with a length in "
+                f"{lo}:{hi} was drawn for training, and a test string must not be a training "
+                "string; use a test bin with longer strings, or fewer training strings")
+
+    def split(self, name: str, bin_: Bin, strings: list[Ids]) -> Split:
+        distinct_count = len({ids.tobytes() for ids in strings})
+        return Split(name=name, lo=bin_[0], hi=bin_[1],
+                     strings=[self.language.decode(ids) for ids in strings],
+                     labels=self.language.labels_of(strings),
+                     duplicates=len(strings) - distinct_count)

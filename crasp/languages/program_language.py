@@ -1,0 +1,75 @@
+"""A C-RASP program as a language: labels from the interpreter, strings from elsewhere.
+
+The strings come from a named language's generator (``prog.crasp@dyck1``: Dyck words labelled
+by the program) or, by default, uniformly at random over the program's alphabet. Uniform
+strings are not filtered to the program's positives: those can be arbitrarily rare (a random
+string of length 200 is a Dyck word with probability about 10^-3 ... 10^-60), so the
+program's labels say which prefixes are accepted instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from crasp.errors import CraspError
+from crasp.languages.language import Ids, Language, ReferenceProgram
+
+LABEL_BATCH = 4096
+"""Strings per interpreter call when labelling a split (bounds the [B, T] arrays)."""
+
+
+def program_language(spec: str, strings_from: Language | None) -> Language:
+    """The language of the program at ``spec`` (a path; the name keeps any ``@source``)."""
+    import crasp
+
+    path = Path(spec.split("@", 1)[0])
+    program = crasp.load_program(path)
+    alphabet = tuple(program.alphabet)
+    index = {token: i for i, token in enumerate(alphabet)}
+    tokens = np.array(alphabet, dtype=object)
+    depth = crasp.depth_of(program)
+
+    def answers(strings: list[Ids]) -> list[np.ndarray]:
+        labels = []
+        for start in range(0, len(strings), LABEL_BATCH):
+            chunk = strings[start:start + LABEL_BATCH]
+            output = crasp.evaluate(program, [tokens[ids].tolist() for ids in chunk]).output
+            labels += [output[row, :len(ids)].copy() for row, ids in enumerate(chunk)]
+        return labels
+
+    def oracle(word) -> bool:
+        return bool(crasp.evaluate(program, [list(word)]).accept[0])
+
+    if strings_from is None:
+        def support_size(n: int) -> int:
+            return len(alphabet) ** n
+
+        def sample_ids(n: int, rng: np.random.Generator) -> Ids:
+            return rng.integers(0, len(alphabet), size=n, dtype=np.int8)
+
+        lengths_note, origin = "any length", "uniformly random strings over the alphabet"
+    else:
+        missing = [t for t in strings_from.alphabet if t not in index]
+        if missing:
+            raise CraspError(f"{spec}: the strings of {strings_from.name} use "
+                             f"{', '.join(map(repr, missing))}, which the program's alphabet "
+                             f"{{{', '.join(alphabet)}}} lacks")
+        remap = np.array([index[t] for t in strings_from.alphabet], dtype=np.int8)
+        support_size = strings_from.support_size
+        lengths_note = strings_from.lengths_note
+
+        def sample_ids(n: int, rng: np.random.Generator) -> Ids:
+            return remap[strings_from.sample_ids(n, rng)]
+
+        origin = f"strings from {strings_from.name}'s generator"
+    reference = ReferenceProgram(path)
+    return Language(
+        name=spec, alphabet=alphabet, description=f"the language of {path}",
+        support_size=support_size, sample_ids=sample_ids, oracle=oracle,
+        labeller=lambda ids: answers([ids])[0], batch_labeller=answers,
+        lengths_note=lengths_note, expressible=True, recognition_depth=depth,
+        prediction_depth=depth, program=reference, prediction_program=reference,
+        note=f"labels from the interpreter; {origin}; the depths are the program's (upper "
+             "bounds for the language)")

@@ -1,0 +1,169 @@
+"""Names -> languages: L{k} and E{k} for every k >= 1, the classic counting languages, the
+negative controls, and any program file (``prog.crasp``, ``prog.crasp@dyck1``)."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+from crasp.errors import CraspError
+from crasp.languages import blocks, controls, counting
+from crasp.languages.language import Language, ReferenceProgram
+from crasp.languages.programs import (EXAMPLES, SHIPPED_PREDICTION, SHIPPED_RECOGNITION,
+                                      prediction_program, recognition_program)
+
+LISTED_K = range(1, 13)
+"""The k of L_k and E_k listed in ``LANGUAGES`` (the paper trains L_3 .. L_12); every k >= 1
+is available through ``get_language``."""
+
+PROGRAM_SUFFIXES = (".crasp", ".cr")
+
+
+def _family_program(k: int, neutral: bool, predict: bool) -> ReferenceProgram:
+    family = "E" if neutral else "L"
+    shipped = SHIPPED_PREDICTION if predict else SHIPPED_RECOGNITION
+    path = EXAMPLES / f"{family}{k}{'_predict' if predict else ''}.crasp"
+    text = (prediction_program if predict else recognition_program)(k, neutral)
+    return ReferenceProgram(path if k in shipped else None, text)
+
+
+def blocks_language(k: int) -> Language:
+    """L_k, with the paper's generator (uniform composition of the length into k blocks)."""
+    return Language(
+        name=f"L{k}", alphabet=("a", "b"),
+        description=f"{k} nonempty alternating blocks starting with a "
+                    f"({blocks.block_letters(k).replace(' ', '+ ')}+)",
+        support_size=partial(blocks.blocks_support, k),
+        sample_ids=lambda n, rng: blocks.sample_blocks(k, n, rng),
+        oracle=partial(blocks.blocks_oracle, k), labeller=partial(blocks.blocks_labels, k),
+        lengths_note=f"length >= {k}", expressible=True, recognition_depth=k,
+        prediction_depth=blocks.blocks_prediction_depth(k),
+        program=_family_program(k, neutral=False, predict=False),
+        prediction_program=_family_program(k, neutral=False, predict=True),
+        note="Knee-Deep's hierarchy family: recognition depth k (thm:TLCl_depth), prediction "
+             "depth k - 2 for k >= 3 (cor:prediction_task_depth)")
+
+
+def neutral_language(k: int, rate: float = blocks.DEFAULT_INSERTION_RATE) -> Language:
+    """E_k: each position holds the neutral letter e with probability ``rate``."""
+    if not 0 <= rate < 1:
+        raise CraspError(f"E{k}: the insertion rate must be in [0, 1), not {rate:g}")
+    name = f"E{k}" if rate == blocks.DEFAULT_INSERTION_RATE else f"E{k}@{rate:g}"
+    return Language(
+        name=name, alphabet=("a", "b", "e"),
+        description=f"L{k} with a neutral letter e anywhere (insertion rate {rate:g})",
+        support_size=partial(blocks.neutral_support, k, rate),
+        sample_ids=lambda n, rng: blocks.sample_neutral(k, rate, n, rng),
+        oracle=partial(blocks.neutral_oracle, k), labeller=partial(blocks.neutral_labels, k),
+        lengths_note=f"length >= {k}", expressible=True, recognition_depth=k,
+        prediction_depth=blocks.neutral_prediction_depth(k),
+        program=_family_program(k, neutral=True, predict=False),
+        prediction_program=_family_program(k, neutral=True, predict=True),
+        note="keeps the depth hierarchy under RoPE and ALiBi (Knee-Deep v3, "
+             "thm:tlclpos_depth_hierarchy); prediction depth k - 1 is proved tight for k <= 3 "
+             "and conjectured beyond (k - 2 is a proved lower bound)")
+
+
+def _counting_language(name: str, alphabet: tuple[str, ...], description: str, support_size,
+                       sample_ids, oracle, labeller, lengths_note: str,
+                       example: str) -> Language:
+    recognition_depth, prediction_depth = counting.DEPTHS[name]
+    program = ReferenceProgram(EXAMPLES / example)
+    prediction_text = counting.PREDICTION_PROGRAMS.get(name)
+    return Language(
+        name=name, alphabet=alphabet, description=description, support_size=support_size,
+        sample_ids=sample_ids, oracle=oracle, labeller=labeller, lengths_note=lengths_note,
+        expressible=True, recognition_depth=recognition_depth,
+        prediction_depth=prediction_depth, program=program,
+        prediction_program=(program if prediction_text is None
+                            else ReferenceProgram(None, prediction_text)))
+
+
+def _classic_languages() -> list[Language]:
+    return [
+        _counting_language(
+            "dyck1", ("(", ")"), "balanced parentheses", counting.dyck_support,
+            lambda n, rng: counting.sample_dyck(n, rng), counting.dyck_oracle,
+            counting.dyck_labels, "even length", "dyck1.crasp"),
+        _counting_language(
+            "dyck2", ("(", ")"), "balanced parentheses nested at most 2 deep",
+            counting.bounded_dyck2_support, counting.sample_bounded_dyck2,
+            partial(counting.dyck_oracle, bound=2), partial(counting.dyck_labels, bound=2),
+            "even length", "dyck2_bounded.crasp"),
+        _counting_language(
+            "anbn", ("a", "b"), "a^n b^n", partial(counting.equal_blocks_support, 2),
+            partial(counting.sample_equal_blocks, 2), partial(counting.equal_blocks_oracle, 2),
+            partial(counting.equal_blocks_labels, 2), "even length", "anbn.crasp"),
+        _counting_language(
+            "anbncn", ("a", "b", "c"), "a^n b^n c^n",
+            partial(counting.equal_blocks_support, 3), partial(counting.sample_equal_blocks, 3),
+            partial(counting.equal_blocks_oracle, 3), partial(counting.equal_blocks_labels, 3),
+            "length divisible by 3", "anbncn.crasp"),
+        _counting_language(
+            "majority", ("a", "b"), "more a than b", counting.majority_support,
+            counting.sample_majority, counting.majority_oracle, counting.majority_labels,
+            "length >= 1", "majority.crasp"),
+        _counting_language(
+            "contains_ab", ("a", "b"), "some a immediately followed by b",
+            counting.contains_ab_support, counting.sample_contains_ab,
+            counting.contains_ab_oracle, counting.contains_ab_labels, "length >= 2",
+            "contains_ab.crasp"),
+        Language(
+            name="parity", alphabet=("a", "b"), description="an odd number of b",
+            support_size=controls.parity_support, sample_ids=controls.sample_parity,
+            oracle=controls.parity_oracle, labeller=controls.parity_labels,
+            lengths_note="length >= 1", expressible=False, recognition_depth=None,
+            prediction_depth=None,
+            note="negative control: not in C-RASP (Huang et al. 2025); a NoPE transformer is "
+                 "not expected to length-generalize"),
+        Language(
+            name="aa_star", alphabet=("a", "b"), description="(aa)*: a's only, even length",
+            support_size=controls.aa_star_support, sample_ids=controls.sample_aa_star,
+            oracle=controls.aa_star_oracle, labeller=controls.aa_star_labels,
+            lengths_note="even length", expressible=False, recognition_depth=None,
+            prediction_depth=None, program=ReferenceProgram(EXAMPLES / "aa_star.crasp"),
+            note="negative control: not in C-RASP (Huang et al. 2025); in C-RASP[periodic] at "
+                 "depth 1, examples/aa_star.crasp (#import pos_even)"),
+    ]
+
+
+LANGUAGES: dict[str, Language] = {
+    **{f"L{k}": blocks_language(k) for k in LISTED_K},
+    **{f"E{k}": neutral_language(k) for k in LISTED_K},
+    **{language.name: language for language in _classic_languages()},
+}
+"""The listed languages, in table order."""
+
+_FAMILY = re.compile(r"(?P<family>[LE])(?P<k>\d+)(?:@(?P<rate>[0-9.eE+-]+))?")
+
+
+def get_language(name: str) -> Language:
+    """The language called ``name``; see the module docstring for the names."""
+    name = str(name).strip()
+    base, _, parameter = name.partition("@")
+    if base.endswith(PROGRAM_SUFFIXES):
+        from crasp.languages.program_language import program_language
+
+        return program_language(name, get_language(parameter) if parameter else None)
+    if name in LANGUAGES:
+        return LANGUAGES[name]
+    match = _FAMILY.fullmatch(name)
+    if match:
+        k = int(match["k"])
+        if k < 1:
+            raise CraspError(f"{name}: k must be at least 1")
+        if match["family"] == "L":
+            if match["rate"] is not None:
+                raise CraspError(f"{name}: only E_k takes a parameter (E{k}@RATE)")
+            return blocks_language(k)
+        try:
+            rate = (blocks.DEFAULT_INSERTION_RATE if match["rate"] is None
+                    else float(match["rate"]))
+        except ValueError:
+            raise CraspError(f"{name}: the insertion rate must be a number, like E{k}@0.3") \
+                from None
+        return neutral_language(k, rate)
+    raise CraspError(
+        f"unknown language {name!r}; known: L{{k}}, E{{k}} and E{{k}}@RATE for any k >= 1, "
+        f"{', '.join(n for n in LANGUAGES if not _FAMILY.fullmatch(n))}, or a program file "
+        "PROG.crasp (PROG.crasp@NAME draws its strings from NAME's generator)")
