@@ -105,7 +105,8 @@ def hand_made_model() -> CompiledModel:
         tensors[f"layers.{layer}.attn.o"] = rng.integers(-4, 5, (3, 2)) / 2
         sizes = [3, *widths, 3]
         for m in range(len(sizes) - 1):
-            tensors[f"layers.{layer}.ffn.{m}.weight"] = rng.integers(-4, 5, sizes[m:m + 2][::-1]) / 2
+            shape = (sizes[m + 1], sizes[m])
+            tensors[f"layers.{layer}.ffn.{m}.weight"] = rng.integers(-4, 5, shape) / 2
             tensors[f"layers.{layer}.ffn.{m}.bias"] = rng.integers(-4, 5, sizes[m + 1]) / 4
     tensors["out.weight"], tensors["out.bias"] = np.array([1.0, -0.5, 0.25]), np.array(0.125)
     return CompiledModel(config, tensors)

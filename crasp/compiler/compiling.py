@@ -62,8 +62,8 @@ def compile_program(program: syntax.Program) -> CompiledModel:
         "d_head": weights.d_head,
         "ffn_widths": weights.ffn_widths,
         "precision": {"total_bits": precision.total_bits, "frac_bits": precision.frac_bits},
-        "precision_set_by": f"{precision.widest.what}: values in "
-                            f"[{precision.widest.low}, {precision.widest.high}]",
+        "precision_set_by": f"{precision.widest.what}, in [{precision.widest.low}, "
+                            f"{precision.widest.high}]",
         "depth": plan.depth,
         "residual_labels": list(layout.labels),
         "program_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),

@@ -110,7 +110,8 @@ class Readouts:
     def __call__(self, ident: int) -> Affine:
         circuit, layout = self.circuit, self.layout
         if circuit.depth[ident] == 0:
-            table = {layout.tokens[t]: int(values[ident]) for t, values in self.token_values.items()}
+            table = {layout.tokens[token]: int(values[ident])
+                     for token, values in self.token_values.items()}
             table[layout.bos] = int(self.bos_values[ident])
             return Affine({i: v for i, v in table.items() if v})
         node = circuit.nodes[ident]
@@ -242,12 +243,13 @@ class FeedForward:
             for operand in node.operands:
                 total = total + self.at(operand, stage - 1)
             n = len(node.operands)
+            name = self.circuit.names.get(gate, self.circuit.text[gate])
             if isinstance(node, And):
                 self.native[gate] = (stage, self.add_unit(stage, total - constant(n - 1),
-                                                          1 - n, 1, "AND"))
+                                                          1 - n, 1, f"AND of {n} for {name}"))
             else:
                 assert isinstance(node, Or)
-                u = self.add_unit(stage, constant(1) - total, 1 - n, 1, "OR")
+                u = self.add_unit(stage, constant(1) - total, 1 - n, 1, f"OR of {n} for {name}")
                 self.native[gate] = (stage, constant(1) - u)
 
     def add_unit(self, stage: int, pre: Affine, low: int, high: int, what: str) -> Affine:
@@ -311,7 +313,7 @@ def emit(plan: Schedule, layout: Layout) -> Weights:
     read = Readouts(plan, layout)
     d, d_head = layout.d_model, len(layout.scratch)
     tensors = {"embed": embedding(layout)}
-    bounds = [Bound("embedding", 0, 1), Bound("attention weight R(exp(0))", 1, 1)]
+    bounds = [Bound("the embedding's bits and the attention weight R(exp(0)) = 1", 0, 1)]
     ffn_widths = []
     for layer in plan.layers:
         prefix = f"layers.{layer.layer - 1}"
@@ -324,10 +326,11 @@ def emit(plan: Schedule, layout: Layout) -> Weights:
         for k, test in enumerate(layer.tests):
             o[layout.scratch[k], k] = 1
             value = values[test]
-            what = f"layer {layer.layer} attention, {circuit.describe_test(test)}"
-            bounds.append(Bound(f"{what}: value", min(value.low, value.bos_value),
-                                max(value.high, value.bos_value)))
-            bounds.append(Bound(f"{what}: rounded average", *value.average_range))
+            test_text = circuit.describe_test(test)
+            bounds.append(Bound(f"layer {layer.layer} attention values of [{test_text}]",
+                                min(value.low, value.bos_value), max(value.high, value.bos_value)))
+            bounds.append(Bound(f"layer {layer.layer} rounded average of [{test_text}]",
+                                *value.average_range))
         tensors[f"{prefix}.attn.q"] = np.zeros((d_head, d))
         tensors[f"{prefix}.attn.k"] = np.zeros((d_head, d))
         tensors[f"{prefix}.attn.v"], tensors[f"{prefix}.attn.o"] = v, o

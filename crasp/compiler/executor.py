@@ -76,9 +76,9 @@ class _Exact:
 
     def uniform(self, v: torch.Tensor) -> torch.Tensor:
         """Causal average with every weight R(exp(0)): v is [B, T, d]."""
-        weight = self.units(torch.tensor(1.0, dtype=torch.float64))
+        weight = self.units(torch.ones((), dtype=torch.float64, device=v.device))
         summands = self.units(self.value(weight) * v)
-        positions = torch.arange(1, v.shape[1] + 1, dtype=torch.int64)[None, :, None]
+        positions = torch.arange(1, v.shape[1] + 1, device=v.device)[None, :, None]
         return self.ratio(torch.cumsum(summands, dim=1), positions * weight)
 
     def attend(self, scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -107,8 +107,8 @@ class _Float:
 
     @staticmethod
     def uniform(v: torch.Tensor) -> torch.Tensor:
-        positions = torch.arange(1, v.shape[1] + 1, dtype=torch.float64)[None, :, None]
-        return torch.cumsum(v, dim=1) / positions
+        positions = torch.arange(1, v.shape[1] + 1, dtype=torch.float64, device=v.device)
+        return torch.cumsum(v, dim=1) / positions[None, :, None]
 
     @staticmethod
     def attend(scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -121,44 +121,56 @@ class FixedPrecisionTransformer(torch.nn.Module):
 
     ``forward(ids)`` takes token ids [B, T + 1] (column 0 = BOS) and returns the output scores
     out . h_i + b [B, T + 1], and with ``record=True`` also the residual stream after every
-    layer. ``exact=False`` runs the float64 number system. ``uniform_shortcut=False`` sends every
-    head through the general O(T^2) path (for testing that path on compiled models).
+    layer; ``saturations`` then holds the number of roundings that saturated. ``exact=False``
+    runs the float64 number system. ``uniform_shortcut=False`` sends every head through the
+    general O(T^2) path (for testing that path on compiled models). The weights are float64
+    buffers (``weight(name)``), so the module moves with ``.to(device)``.
     """
 
     def __init__(self, model: CompiledModel, exact: bool = True, uniform_shortcut: bool = True):
         super().__init__()
-        config, tensors = model.config, model.tensors
+        config = model.config
         self.config = config
         self.exact = exact
         self.uniform_shortcut = uniform_shortcut
-        t = {name: torch.as_tensor(np.asarray(value, dtype=np.float64))
-             for name, value in tensors.items()}
-        self.params = t
+        for name, value in model.tensors.items():
+            self.register_buffer(name.replace(".", "__"),
+                                 torch.as_tensor(np.asarray(value, dtype=np.float64)),
+                                 persistent=False)
         self.n_heads, self.d_head = config["n_heads"], config["d_head"]
         self.ffn_depths = [len(widths) + 1 for widths in config["ffn_widths"]]
         self.uniform = [[self._zero_scores(layer, head) for head in range(self.n_heads)]
                         for layer in range(config["n_layers"])]
         self.arithmetic: _Exact | _Float = _Float()
 
+    def weight(self, name: str) -> torch.Tensor:
+        """The tensor of the model format named ``name`` (e.g. ``layers.0.attn.v``)."""
+        return getattr(self, name.replace(".", "__"))
+
+    @property
+    def saturations(self) -> int:
+        return self.arithmetic.saturations
+
     def _zero_scores(self, layer: int, head: int) -> bool:
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        return bool((self.params[f"layers.{layer}.attn.q"][rows] == 0).all()
-                    or (self.params[f"layers.{layer}.attn.k"][rows] == 0).all())
+        return bool((self.weight(f"layers.{layer}.attn.q")[rows] == 0).all()
+                    or (self.weight(f"layers.{layer}.attn.k")[rows] == 0).all())
 
     def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
-        arithmetic, p = self.arithmetic, self.params
+        arithmetic, p = self.arithmetic, self.weight
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        v = linear(h, p[f"layers.{layer}.attn.v"][rows])
+        v = linear(h, p(f"layers.{layer}.attn.v")[rows])
         if self.uniform[layer][head] and self.uniform_shortcut:
             return arithmetic.uniform(v)
-        q = linear(h, p[f"layers.{layer}.attn.q"][rows])
-        k = linear(h, p[f"layers.{layer}.attn.k"][rows])
+        q = linear(h, p(f"layers.{layer}.attn.q")[rows])
+        k = linear(h, p(f"layers.{layer}.attn.k")[rows])
         batch, width = h.shape[0], h.shape[1]
         chunk = max(1, CHUNK_ELEMENTS // max(1, batch * width * max(1, self.d_head)))
         pieces = []
         for start in range(0, width, chunk):
             stop = min(width, start + chunk)
-            mask = (torch.arange(width)[None, :] <= torch.arange(start, stop)[:, None])
+            mask = (torch.arange(width, device=h.device)[None, :]
+                    <= torch.arange(start, stop, device=h.device)[:, None])
             scores = q[:, start:stop] @ k.transpose(1, 2)
             pieces.append(arithmetic.attend(scores, v, mask))
         return torch.cat(pieces, dim=1)
@@ -167,22 +179,22 @@ class FixedPrecisionTransformer(torch.nn.Module):
         self.arithmetic = (_Exact(self.config["precision"]["total_bits"],
                                   self.config["precision"]["frac_bits"])
                            if self.exact else _Float())
-        arithmetic, p = self.arithmetic, self.params
-        h = arithmetic.round(p["embed"][ids])
+        arithmetic, p = self.arithmetic, self.weight
+        h = arithmetic.round(p("embed")[ids])
         states = []
         for layer in range(self.config["n_layers"]):
             heads = [self._head(h, layer, head) for head in range(self.n_heads)]
-            h = arithmetic.round(h + linear(torch.cat(heads, dim=-1), p[f"layers.{layer}.attn.o"]))
+            h = arithmetic.round(h + linear(torch.cat(heads, dim=-1), p(f"layers.{layer}.attn.o")))
             x = h
             for m in range(self.ffn_depths[layer]):
-                x = arithmetic.round(linear(x, p[f"layers.{layer}.ffn.{m}.weight"],
-                                            p[f"layers.{layer}.ffn.{m}.bias"]))
+                x = arithmetic.round(linear(x, p(f"layers.{layer}.ffn.{m}.weight"),
+                                            p(f"layers.{layer}.ffn.{m}.bias")))
                 if m < self.ffn_depths[layer] - 1:
                     x = torch.relu(x)
             h = arithmetic.round(h + x)
             if record:
                 states.append(h)
-        scores = h @ p["out.weight"] + p["out.bias"]
+        scores = h @ p("out.weight") + p("out.bias")
         return (scores, states) if record else scores
 
 
@@ -245,7 +257,7 @@ def _scores(module: FixedPrecisionTransformer, ids: np.ndarray) -> tuple[np.ndar
     with torch.no_grad():
         for start in range(0, len(ids), rows):
             pieces.append(module(torch.as_tensor(ids[start:start + rows])).numpy())
-            saturations += module.arithmetic.saturations
+            saturations += module.saturations
     width = ids.shape[1]
     return (np.concatenate(pieces) if pieces else np.zeros((0, width))), saturations
 

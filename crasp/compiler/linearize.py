@@ -16,7 +16,8 @@ linear forms ``sum(alpha_k * #[phi_k]) + c`` and whose inner nodes are ``min``, 
 A comparison becomes a Boolean over the strict test "tree < 0", which distributes over the
 tree (theory §2.4, without guard comparisons): ``min(...) < 0`` is the OR of its parts,
 ``max(...) < 0`` the AND, and cases give ``(g_1 && t_1 < 0) || (g_2 && t_2 < 0) || ...``
-(for ``P ? a : b``: ``(P && a < 0) || (!P && b < 0)``); a leaf is a ``Test``. Counts are integers, so with D = t1 - t2:
+(for ``P ? a : b``: ``(P && a < 0) || (!P && b < 0)``); a leaf is a ``Test``. Counts are
+integers, so with D = t1 - t2:
 
     t1 < t2  <=>  D < 0            t1 <= t2  <=>  D - 1 < 0
     t1 > t2  <=>  -D < 0           t1 >= t2  <=>  -D - 1 < 0

@@ -31,14 +31,6 @@ class Precision:
     frac_bits: int
     widest: Bound  # the quantity that sets total_bits
 
-    @property
-    def low(self) -> int:
-        return -(2 ** (self.total_bits - 1))
-
-    @property
-    def high(self) -> int:
-        return 2 ** (self.total_bits - 1) - 1
-
 
 def bits_for(low: int, high: int) -> int:
     """The smallest p with -2^(p-1) <= low and high <= 2^(p-1) - 1."""

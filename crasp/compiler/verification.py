@@ -115,10 +115,13 @@ def verify(program: syntax.Program, max_exhaustive_length: int = 8,
             tokens = batch[row]
             differs = got.output[row] != expected.output[row]
             position = int(np.argmax(differs)) if differs.any() else -1
-            pick = (lambda e: e.accept[row]) if position < 0 else (lambda e: e.output[row, position])
+            if position < 0:  # the empty input: its answer at BOS
+                answers = bool(expected.accept[row]), bool(got.accept[row])
+            else:
+                answers = bool(expected.output[row, position]), bool(got.output[row, position])
             return VerificationResult(
-                False, checked + row + 1, tokens, position, bool(pick(expected)), bool(pick(got)),
-                model.n_layers, max_exhaustive_length, n_random, max_random_length, saturations)
+                False, checked + row + 1, tokens, position, *answers, model.n_layers,
+                max_exhaustive_length, n_random, max_random_length, saturations)
         checked += len(batch)
     return VerificationResult(True, checked, layers=model.n_layers,
                               exhaustive_length=max_exhaustive_length, random_strings=n_random,

@@ -42,13 +42,14 @@ def sample_blocks(k: int, n: int, rng: np.random.Generator) -> Ids:
     Why it is uniform: a string of L_k is fixed by its block lengths, a composition
     n = n_1 + ... + n_k into positive parts, and compositions are in bijection with their sets
     of partial sums {n_1, n_1 + n_2, ..., n_1 + ... + n_{k-1}}, the (k-1)-subsets of
-    {1, ..., n-1} (the positions where a new block starts). A uniform (k-1)-subset, which
-    ``rng.choice(..., replace=False)`` draws, is therefore a uniform string of L_k: each of the
-    C(n-1, k-1) strings has probability 1 / C(n-1, k-1).
+    {1, ..., n-1} (the positions where a new block starts). The first k - 1 entries of a
+    uniform permutation form a uniform (k-1)-subset, hence a uniform string of L_k: each of the
+    C(n-1, k-1) strings has probability 1 / C(n-1, k-1). The letter at a position is the
+    parity of the number of block starts up to it (an exclusive-or scan).
     """
     starts = np.zeros(n, dtype=np.int8)
-    starts[rng.choice(n - 1, size=k - 1, replace=False) + 1] = 1
-    return (np.cumsum(starts) % 2).astype(np.int8)
+    starts[rng.permutation(n - 1)[:k - 1] + 1] = 1
+    return np.bitwise_xor.accumulate(starts)
 
 
 @lru_cache(maxsize=None)
@@ -63,10 +64,9 @@ def blocks_oracle(k: int, tokens) -> bool:
 def blocks_labels(k: int, ids: Ids) -> np.ndarray:
     """Prefix i is in L_k iff the string starts with a and has k blocks up to i: a scan of the
     letter changes, independent of the regular expression."""
-    if len(ids) == 0:
-        return np.zeros(0, dtype=bool)
-    blocks = 1 + np.concatenate(([0], np.cumsum(ids[1:] != ids[:-1])))
-    return (blocks == k) & (ids[0] == A)
+    changes = np.zeros(len(ids), dtype=bool)
+    np.not_equal(ids[1:], ids[:-1], out=changes[1:])
+    return (np.cumsum(changes) == k - 1) & (len(ids) > 0 and ids[0] == A)
 
 
 def blocks_prediction_depth(k: int) -> int:

@@ -49,8 +49,8 @@ def sample_dyck(n: int, rng: np.random.Generator) -> Ids:
     steps[m:] = -1
     rng.shuffle(steps)
     first_minimum = int(np.argmin(np.cumsum(steps))) + 1
-    word = np.roll(steps, -first_minimum)[:-1]
-    return np.where(word > 0, OPEN, CLOSE).astype(np.int8)
+    rotated = np.concatenate((steps[first_minimum:], steps[:first_minimum - 1]))
+    return (rotated < 0).view(np.int8)  # the final close, steps[first_minimum - 1], dropped
 
 
 def dyck_oracle(tokens, bound: int | None = None) -> bool:
@@ -72,7 +72,7 @@ def dyck_labels(ids: Ids, bound: int | None = None) -> np.ndarray:
 # ---------------------------------------------------------------------------- bounded D_2
 
 def bounded_dyck2_support(n: int) -> int:
-    """Dyck words of height <= 2 and length 2m: 2^(m-1) for m >= 1 (see ``sample_bounded_dyck2``)."""
+    """Dyck words of height <= 2 and length 2m: 2^(m-1) for m >= 1 (``sample_bounded_dyck2``)."""
     if n % 2:
         return 0
     return 1 if n == 0 else 2 ** (n // 2 - 1)

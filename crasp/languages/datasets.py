@@ -196,17 +196,22 @@ class _Drawer:
         strings: list[Ids] = []
         seen: set[bytes] = set()
         max_attempts = MAX_ATTEMPTS_PER_STRING * n + ATTEMPTS_SLACK
-        for _ in range(max_attempts):
-            length = int(lengths[rng.integers(len(lengths))])
-            if self.negative_rate > 0 and rng.random() < self.negative_rate:
-                ids = language.near_miss(length, rng)
-            else:
-                ids = language.sample_ids(length, rng)
-            key = ids.tobytes()
-            if key in exclude or (self.distinct and key in seen):
-                continue
-            seen.add(key)
-            strings.append(ids)
+        attempts = 0
+        while attempts < max_attempts:
+            # lengths and negative flags for the strings still missing, in one call each
+            count = min(n - len(strings), max_attempts - attempts)
+            chosen = lengths[rng.integers(len(lengths), size=count)].tolist()
+            negative = (rng.random(count) < self.negative_rate).tolist() \
+                if self.negative_rate > 0 else [False] * count
+            attempts += count
+            for length, is_negative in zip(chosen, negative):
+                ids = (language.near_miss(length, rng) if is_negative
+                       else language.sample_ids(length, rng))
+                key = ids.tobytes()
+                if key in exclude or (self.distinct and key in seen):
+                    continue
+                seen.add(key)
+                strings.append(ids)
             if len(strings) == n:
                 return strings
         raise CraspError(

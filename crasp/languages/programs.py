@@ -52,11 +52,11 @@ def recognition_program(k: int, neutral: bool = False) -> str:
             f"// whose e-deleted string has exactly {k} nonempty alternating "
             f"block{'s' if k > 1 else ''}, starting with a",
             f"// depth: {k}",
-            "// E_k = A_k && !B_k: A_k holds iff the string contains the alternating word a b a ...",
-            "// of length k as a subsequence, B_k the same for b a b ...; e never matches a pattern",
-            f"// letter, so it is skipped. A{k}/B{k} below hold at a position that completes such a",
-            "// subsequence there. Knee-Deep v3, thm:tlclpos_depth_hierarchy: E_k needs depth k",
-            "// even with RoPE or ALiBi.",
+            "// E_k = A_k && !B_k: A_k holds iff the string contains the alternating word",
+            "// a b a ... of length k as a subsequence, B_k the same for b a b ...; e never",
+            f"// matches a pattern letter, so it is skipped. A{k}/B{k} below hold at a position",
+            "// that completes such a subsequence there. Knee-Deep v3,",
+            "// thm:tlclpos_depth_hierarchy: E_k needs depth k even with RoPE or ALiBi.",
         ]
     else:
         header = [

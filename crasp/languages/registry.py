@@ -134,7 +134,7 @@ LANGUAGES: dict[str, Language] = {
 }
 """The listed languages, in table order."""
 
-_FAMILY = re.compile(r"(?P<family>[LE])(?P<k>\d+)(?:@(?P<rate>[0-9.eE+-]+))?")
+_FAMILY = re.compile(r"(?P<family>[LE])(?P<k>\d+)(?:@(?P<rate>.+))?")
 
 
 def get_language(name: str) -> Language:
