@@ -13,6 +13,9 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
         with os.fdopen(handle, "wb") as file:
             file.write(data)
             file.flush()

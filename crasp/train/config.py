@@ -77,18 +77,18 @@ class TrainConfig:
     # optimisation
     lr: float = 1e-3
     batch_size: int = 32
-    epochs: int = 30
+    epochs: int = 20
     warmup_steps: int = 100
     lr_schedule: Literal["constant", "linear", "cosine"] = "constant"
     weight_decay: float = 0.0
     adam_beta1: float = 0.9
     adam_beta2: float = 0.999
     grad_clip: float = 1.0
-    patience: int = 8
+    patience: int = 6
     # data
-    train_bin: tuple[int, int] = (101, 150)
+    train_bin: tuple[int, int] = (201, 250)
     test_bins: list[tuple[int, int]] = field(
-        default_factory=lambda: [(151, 200), (201, 250), (251, 300)])
+        default_factory=lambda: [(251, 300), (301, 350), (351, 400)])
     n_train: int = 2000
     n_test: int = 500
     val_fraction: float = 0.2

@@ -21,9 +21,9 @@ from crasp.train.config import TrainConfig, config_fields
 PRESETS: dict[str, dict[str, Any]] = {
     "default": dict(
         d_model=64, n_heads=4, d_ff=256, dropout=0.0, norm="pre", activation="relu",
-        lr=1e-3, batch_size=32, epochs=30, warmup_steps=100, lr_schedule="constant",
-        weight_decay=0.0, grad_clip=1.0, patience=8,
-        train_bin=(101, 150), test_bins=[(151, 200), (201, 250), (251, 300)],
+        lr=1e-3, batch_size=32, epochs=20, warmup_steps=100, lr_schedule="constant",
+        weight_decay=0.0, grad_clip=1.0, patience=6,
+        train_bin=(201, 250), test_bins=[(251, 300), (301, 350), (351, 400)],
         n_train=2000, n_test=500, val_fraction=0.2, search=None,
     ),
     "knee-deep": dict(
