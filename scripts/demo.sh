@@ -4,7 +4,7 @@
 # depth-1 NoPE transformer on L3 for length generalization.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-crasp=.venv/bin/crasp
+crasp=${CRASP:-.venv/bin/crasp}
 out=${CRASP_DEMO_DIR:-demo-output}
 set -x
 $crasp run examples/dyck1.crasp "( ( ) ( ) )"
@@ -14,4 +14,4 @@ $crasp depth-check examples/dyck1.crasp --verify
 $crasp compile examples/dyck1.crasp -o "$out/dyck1.model"
 $crasp run --model "$out/dyck1.model" "( ( ) ( ) )"
 $crasp languages
-$crasp train --language L3 --depth 1 --posenc nope --epochs 8 --n-train 400 --n-test 200 -o "$out/train-L3-d1"
+$crasp train --language L3 --depth 1 --posenc nope --train-bin 21:40 --test-bins 41:80,81:160 --n-train 1000 --n-test 200 --epochs 15 --no-progress --force -o "$out/train-L3-d1"

@@ -23,7 +23,7 @@ def write_cell(root: Path, language: str, depth: int, seed: int, em: float, *,
                posenc: str = "nope", lr: float = 1e-3, wall: float = 2.0, val: float = 1.0):
     config = {"language": language, "depth": depth, "posenc": posenc, "seed": seed, "lr": lr,
               "d_model": 64, "train_bin": [201, 250], "test_bins": [list(b) for b in BINS],
-              "n_train": 8, "n_test": 8}
+              "n_train": 8, "n_test": 8, "epochs": 20}
     identifier = sweep.cell_id(config, config)
     directory = root / "cells" / identifier
     directory.mkdir(parents=True)
@@ -100,12 +100,14 @@ def test_written_report_files(tmp_path):
     with open(paths["csv"], newline="") as file:
         rows = list(csv.DictReader(file))
     assert len(rows) == 3 * 3 * 4 + 6
-    for column in ("cell_id", "language", "depth", "posenc", "seed", "lr", "d_model",
+    for column in ("cell_id", "language", "depth", "posenc", "seed", "lr", "d_model", "epochs_run",
                    "train_bin", "n_test", "val_exact_match", "epochs", "best_epoch",
                    "wall_time_s", "success", "exact_match_351_400", "token_accuracy_251_300",
                    "n_201_250", "long_exact_match"):
         assert column in rows[0], column
     first = rows[0]
+    assert (first["epochs"], first["epochs_run"]) == ("20", "4")
+    assert len(set(paths["csv"].read_text().splitlines()[0].split(","))) == len(first)
     assert (first["posenc"], first["language"], first["depth"], first["seed"]) == (
         "nope", "L3", "1", "0")
     l4 = [r for r in rows if r["language"] == "L4" and r["depth"] == "1" and r["lr"] == "0.001"

@@ -75,6 +75,8 @@ def test_parse_grid_uses_field_types():
         sweep.parse_grid(["d_model=abc"], FakeConfig)
     with pytest.raises(CraspError, match="twice"):
         sweep.parse_grid(["lr=1", "lr=2"], FakeConfig)
+    assert sweep.parse_grid(["test_bins=251:300+351:400,401:450"], FakeConfig) == {
+        "test_bins": [[(251, 300), (351, 400)], [(401, 450)]]}
     # Without a known config class values are JSON or text.
     assert sweep.parse_grid(["lr=1e-3,x"]) == {"lr": [1e-3, "x"]}
 

@@ -658,7 +658,10 @@ def csv_rows(cells: Sequence[CellResult]) -> tuple[list[dict], list[str]]:
     ordered_bins = sorted(bins, key=lambda n: parse_bin(n) or (10**9, 10**9))
     known = ["val_exact_match", "epochs", "best_epoch", "wall_time_s", "success"]
     scalars = known + [k for k in scalar_fields if k not in known]
-    columns = (head + list(config_fields) + ["hyper"] + scalars
+    # A result named like a config field gets "_run" (e.g. epochs run vs the epochs budget).
+    taken = set(head) | set(config_fields) | {"hyper"}
+    scalar_columns = {k: f"{k}_run" if k in taken else k for k in scalars}
+    columns = (head + list(config_fields) + ["hyper"] + list(scalar_columns.values())
                + ["long_bin", "long_exact_match"]
                + [f"{metric}_{_bin_suffix(b)}" for b in ordered_bins
                   for metric in ("exact_match", "token_accuracy", "n")])
@@ -670,8 +673,8 @@ def csv_rows(cells: Sequence[CellResult]) -> tuple[list[dict], list[str]]:
                "long_bin": cell.long_bin, "long_exact_match": cell.long_exact_match}
         for key in config_fields:
             row[key] = _flat(cell.config.get(key))
-        for key in scalars:
-            row[key] = _flat(cell.results.get(key))
+        for key, column in scalar_columns.items():
+            row[column] = _flat(cell.results.get(key))
         for name in ordered_bins:
             metrics = (cell.results.get("bins") or {}).get(name) or {}
             for metric in ("exact_match", "token_accuracy", "n"):
@@ -812,6 +815,15 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
         bin_name = next(iter(by_depth.values())).bin if by_depth else None
         lines.append(f"| {language} | {predicted if predicted is not None else '–'} | "
                      + " | ".join(cells) + f" | {_compiled_cell(compiled.get(language), bin_name)} |")
+    hypers = [a.hyper for ds in languages.values() for a in ds.values()]
+    varying = sorted({k for h in hypers for k in h
+                      if len({canonical_json(x.get(k)) for x in hypers}) > 1})
+    settings = max((a.settings for ds in languages.values() for a in ds.values()), default=1)
+    if settings > 1 or varying:
+        lines.append("")
+        lines.append(f"Up to {settings} grid points per cell; the chosen one differs between cells "
+                     f"in: {', '.join(varying) or 'nothing'} (per cell in report.json, "
+                     "`tables.<encoding>.<language>.<depth>.hyper`).")
     return "\n".join(lines) + "\n"
 
 

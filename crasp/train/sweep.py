@@ -191,7 +191,8 @@ def parse_value(text: str, annotation: Any = None) -> Any:
     """Parse one grid value with the type of its config field.
 
     ``int``, ``float``, ``bool`` (true/false/yes/no/1/0), ``str``, ``X | None`` ("none"),
-    ``Literal``; tuples and lists as JSON (``[0.5,0.25]``) or ``lo:hi`` for a pair of ints.
+    ``Literal``; tuples and lists as JSON (``[0.5,0.25]``) or ``lo:hi`` for a pair of ints;
+    a list of pairs also as ``251:300+301:350``.
     Without a known type: JSON if it parses, else the text.
     """
     text = text.strip()
@@ -238,6 +239,11 @@ def parse_value(text: str, annotation: Any = None) -> Any:
     if annotation is str:
         return text
     if origin in (tuple, list) or annotation in (tuple, list):
+        item = args[0] if args else None
+        if origin is list and typing.get_origin(item) is tuple and re.fullmatch(
+                r"\d+\s*:\s*\d+(\s*\+\s*\d+\s*:\s*\d+)*", text):
+            # a list of bins: 251:300+301:350 (a comma would separate grid values)
+            return [parse_value(part, item) for part in text.split("+")]
         pair = re.fullmatch(r"(-?\d+)\s*:\s*(-?\d+)", text)
         value = [int(pair.group(1)), int(pair.group(2))] if pair else json.loads(text)
         if not isinstance(value, list):
