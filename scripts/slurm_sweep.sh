@@ -25,7 +25,7 @@ set -euo pipefail
 
 OUT=${OUT:-runs/knee-deep}
 JOBS=${JOBS:-${SLURM_CPUS_PER_TASK:-2}}     # one single-threaded worker per CPU
-TASK=${SLURM_ARRAY_TASK_ID:-0}
+TASK=$(( ${SLURM_ARRAY_TASK_ID:-0} - ${SLURM_ARRAY_TASK_MIN:-0} ))   # 0-based even for --array=1-8
 COUNT=${SLURM_ARRAY_TASK_COUNT:-1}
 CRASP=${CRASP:-crasp}                       # e.g. CRASP=.venv/bin/crasp
 

@@ -61,7 +61,7 @@ def recognition_program(k: int, neutral: bool = False) -> str:
     else:
         header = [
             f"// language: L_{k} = {block_letters(k).replace(' ', '+ ')}+: exactly {k} nonempty "
-            "alternating blocks, starting with a",
+            f"alternating block{'s' if k > 1 else ''}, starting with a",
             f"// depth: {k}",
             "// L_k = A_k && !B_k (Knee-Deep, lem:piecewise_testable): A_k holds iff the string "
             "contains",

@@ -890,7 +890,9 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
     axes.set_ylabel("language")
     axes.set_xlim(-0.5, len(depths) - 0.5)
     axes.set_ylim(len(names) - 0.5, -0.5)
-    axes.set_title(f"{POSENC_NAMES.get(posenc, posenc)}: exact match on the longest test bin\n"
+    bins = {a.bin for ds in languages.values() for a in ds.values()}
+    where = _bin_label(next(iter(bins))) if len(bins) == 1 else "the longest test bin"
+    axes.set_title(f"{POSENC_NAMES.get(posenc, posenc)}: exact match on {where}\n"
                    "(best setting, mean over seeds, %)", fontsize=9)
     handles = [Line2D([], [], color="red", linewidth=2.2,
                       label="theory: minimal depth\n(prediction task)")]
