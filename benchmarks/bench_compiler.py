@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -28,15 +27,7 @@ import torch  # noqa: E402
 import crasp  # noqa: E402
 from crasp.compiler import compile_program, execute  # noqa: E402
 from crasp.compiler.compiling import d_model_bound  # noqa: E402
-
-
-def best_of(repeats: int, function) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from timing import best_of  # noqa: E402
 
 
 def generated_program(definitions: int, max_depth: int = 8, seed: int = 0) -> str:

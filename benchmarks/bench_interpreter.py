@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -24,15 +23,7 @@ import numpy as np  # noqa: E402
 import crasp  # noqa: E402
 from crasp.interpret import encode, evaluate_encoded  # noqa: E402
 from reference import evaluate_at  # noqa: E402
-
-
-def best_of(repeats: int, function) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from timing import best_of  # noqa: E402
 
 
 def main() -> None:

@@ -17,7 +17,6 @@ import argparse
 import os
 import random
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -27,15 +26,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from crasp.languages import build_task, get_language, parse_bin  # noqa: E402
-
-
-def best_of(repeats: int, function) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from timing import best_of  # noqa: E402
 
 
 def paper_generator(count: int, lo: int, hi: int, k: int) -> list[tuple[str, str]]:

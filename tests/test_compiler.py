@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given, settings
 
 import crasp
@@ -22,13 +21,7 @@ from strategies import programs
 EXAMPLES = sorted(Path("examples").glob("*.crasp"))
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small tensors: torch's thread pool only adds overhead (and the machine is shared)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def positional(program: syntax.Program) -> bool:

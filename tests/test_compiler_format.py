@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from click.testing import CliRunner
 from safetensors.numpy import load_file, save_file
 
@@ -21,13 +20,7 @@ from crasp.compiler import (CompiledModel, ModelFormatError, compile_program, co
 from crasp.errors import CraspError
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small tensors: torch's thread pool only adds overhead (and the machine is shared)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def all_strings(alphabet, max_length):
