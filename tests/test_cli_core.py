@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 import crasp
 from crasp.cli import cli
+from test_core import ERRORS
 
 
 @pytest.fixture
@@ -142,3 +143,15 @@ def test_hahns_published_style_examples_give_no_warning():
 
     for path in ["examples/dyck1.crasp", "examples/anbncn.crasp", "examples/contains_ab.crasp"]:
         assert precedence_warnings(crasp.load_program(path)) == []
+
+
+@pytest.mark.parametrize("name, source, line, column, message", ERRORS, ids=[e[0] for e in ERRORS])
+def test_every_program_error_exits_2_through_the_cli(runner, tmp_path, name, source, line, column,
+                                                     message):
+    program = tmp_path / "prog.crasp"
+    program.write_text(source)
+    result = runner.invoke(cli, ["run", str(program), "a"])
+    assert result.exit_code == 2
+    assert f"{program}:{line}:{column}: error: " in result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
