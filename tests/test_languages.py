@@ -25,8 +25,11 @@ from crasp.languages.cli import generate_command, languages_command
 from crasp.languages.programs import EXAMPLES, shipped_programs
 
 EXHAUSTIVE_LENGTH = {2: 12, 3: 10}
-"""Longest strings checked exhaustively, by alphabet size. Ternary alphabets at length 12
-(531,441 strings a program, ~2.5 s each) run in the slow test below."""
+"""Longest positive strings enumerated for the prediction-task check, by alphabet size."""
+
+ORACLE_CHECK_LENGTH = 12
+"""Oracle against reference program: every string up to this length (ternary alphabets:
+531,441 strings a program, a few seconds each)."""
 
 WITH_PROGRAM = [name for name, lang in LANGUAGES.items() if lang.program is not None]
 WITH_PREDICTION_PROGRAM = [name for name, lang in LANGUAGES.items()
@@ -86,13 +89,7 @@ def check_oracle_against_program(name: str, max_length: int) -> None:
 
 @pytest.mark.parametrize("name", WITH_PROGRAM)
 def test_oracle_agrees_with_reference_program_on_all_short_strings(name):
-    check_oracle_against_program(name, EXHAUSTIVE_LENGTH[len(LANGUAGES[name].alphabet)])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in WITH_PROGRAM if len(LANGUAGES[n].alphabet) == 3])
-def test_oracle_agrees_with_reference_program_up_to_length_12(name):
-    check_oracle_against_program(name, 12)
+    check_oracle_against_program(name, ORACLE_CHECK_LENGTH)
 
 
 @pytest.mark.parametrize("name", WITH_PREDICTION_PROGRAM)
