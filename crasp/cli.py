@@ -11,8 +11,7 @@ import importlib
 import json
 import sys
 from itertools import islice
-from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import click
 import numpy as np
@@ -20,8 +19,8 @@ import numpy as np
 import crasp
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
-from crasp.hahn import precedence_warnings
 from crasp.inputs import read_lines, tokenize
+from crasp.loading import load_program_argument, split_tokens
 from crasp.trace import write_trace
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
@@ -78,20 +77,6 @@ class CraspGroup(click.Group):
 def cli():
     """C-RASP toolkit: run programs, measure their depth, compile them to transformers, and
     train transformers of a given depth on counting languages."""
-
-
-def _load(path: str, extra_alphabet: Sequence[str] = ()) -> crasp.Program:
-    """Load a program and warn (on stderr) where Hahn's interpreter would read it differently."""
-    if Path(path).suffix not in crasp.PROGRAM_SUFFIXES:
-        raise CraspError(f"{path!r} is not a C-RASP program (expected a .crasp or .cr file)")
-    program = crasp.load_program(path, extra_alphabet)
-    for warning in precedence_warnings(program):
-        click.echo(warning.render(program.filename), err=True)
-    return program
-
-
-def _split_alphabet(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(token for value in values for token in value.split())
 
 
 Evaluator = Callable[[list[list[str]]], tuple[np.ndarray, np.ndarray]]
@@ -170,7 +155,7 @@ def run_command(args, model_dir, as_json, trace_path, extra_alphabet):
     else:
         if not args:
             raise click.UsageError("missing PROG (a .crasp file), or --model DIR")
-        program = _load(args[0], _split_alphabet(extra_alphabet))
+        program = load_program_argument(args[0], split_tokens(extra_alphabet))
         evaluate, alphabet = _interpreter(program), program.alphabet
         token_args = list(args[1:])
     if token_args:
@@ -226,7 +211,7 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
     the maximum of its operands; the program's depth is its answer's. Exit status 1 when the
     depth exceeds --max-depth or when --verify finds a disagreement.
     """
-    program = _load(program_path)
+    program = load_program_argument(program_path)
     report = crasp.analyze(program)
     result = report.as_dict()
     failed = False
@@ -266,7 +251,7 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 @click.option("--write", "-w", is_flag=True, help="Rewrite PROG in place (atomically).")
 def fmt_command(program_path, write):
     """Print PROG in canonical form (parses back to the same program; comments are dropped)."""
-    text = crasp.format_program(_load(program_path))
+    text = crasp.format_program(load_program_argument(program_path))
     if write:
         write_text_atomic(program_path, text)
     else:

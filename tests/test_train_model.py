@@ -14,7 +14,7 @@ from crasp.train import TrainConfig, resolve_preset
 from crasp.train.batching import encode_strings
 from crasp.train.metrics import batch_counts, evaluate
 from crasp.train.model import build_model
-from crasp.train.posenc import (ALiBi, Rotary, alibi_bias, alibi_slopes, apply_rope, rope_angles,
+from crasp.train.posenc import (Rotary, alibi_bias, alibi_slopes, apply_rope, rope_angles,
                                 sinusoidal_table)
 
 torch.set_num_threads(1)

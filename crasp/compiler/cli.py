@@ -12,6 +12,7 @@ import click
 
 from crasp.compiler.compiling import compile_program
 from crasp.compiler.summary import compile_summary, format_summary
+from crasp.loading import load_program_argument, split_tokens
 
 
 @click.command("compile")
@@ -40,9 +41,7 @@ def compile_command(program_path, output, as_json, extra_alphabet):
 
     Programs with positional predicates (pos_even, mod, #[pred] ...) are rejected.
     """
-    from crasp.cli import _load, _split_alphabet  # the shared loader: suffix check, warnings
-
-    model = compile_program(_load(program_path, _split_alphabet(extra_alphabet)))
+    model = compile_program(load_program_argument(program_path, split_tokens(extra_alphabet)))
     model.save(output)
     summary = {**compile_summary(model), "output": output}
     if as_json:
