@@ -81,8 +81,8 @@ def format_bin(bin_: Bin) -> str:
 
 
 def parse_bin(text: str) -> Bin:
-    """``"201:250"`` -> (201, 250), inclusive; the paper's ``201_to_250`` is accepted too."""
-    match = re.fullmatch(r"\s*(\d+)\s*(?::|_to_)\s*(\d+)\s*", text)
+    """``"201:250"`` -> (201, 250), inclusive; ``201_to_250`` (the paper's) and ``201-250`` too."""
+    match = re.fullmatch(r"\s*(\d+)\s*(?::|_to_|-)\s*(\d+)\s*", str(text))
     if not match:
         raise CraspError(f"bad bin {text!r}: write LO:HI with 0 <= LO <= HI, like 201:250")
     return check_bin((int(match[1]), int(match[2])))

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from crasp.train.config import TrainConfig, bin_name, parse_bin
+from crasp.languages.datasets import format_bin as bin_name
+from crasp.languages.datasets import parse_bin
+from crasp.train.config import TrainConfig
 from crasp.train.presets import PRESETS, preset_names, resolve_preset
 
 __all__ = ["TrainConfig", "resolve_preset", "train", "PRESETS", "preset_names", "parse_bin",

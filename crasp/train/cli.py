@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
-from crasp.train.config import TrainConfig, config_fields, parse_bin
+from crasp.train.config import TrainConfig, config_fields, parse_bin, parse_bins
 from crasp.train.presets import preset_names, resolve_preset
 
 # option name -> config field, for the options that map one-to-one onto a field
@@ -71,7 +71,7 @@ def _overrides(params: dict, ctx: click.Context) -> dict:
         if option == "train_bin":
             value = parse_bin(value)
         elif option == "test_bins":
-            value = [parse_bin(part) for part in value.split(",") if part.strip()]
+            value = parse_bins(value)
         elif option == "alibi_slopes":
             value = _parse_floats(value)
         overrides[field] = value

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from crasp.errors import CraspError
+from crasp.languages.datasets import parse_bin, parse_bins
 
 POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal")
 NORMS = ("pre", "post")
@@ -39,19 +40,6 @@ def _pair(value: Any, name: str) -> tuple[int, int]:
         return int(lo), int(hi)
     except (TypeError, ValueError):
         raise CraspError(f"{name}: expected a length bin LO:HI, got {value!r}") from None
-
-
-def parse_bin(text: str) -> tuple[int, int]:
-    """``"201:250"`` (also ``201-250``, ``201_to_250``) -> ``(201, 250)``."""
-    cleaned = str(text).strip().replace("_to_", ":").replace("-", ":")
-    parts = cleaned.split(":")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise CraspError(f"bad length bin {text!r}: expected LO:HI, e.g. 201:250")
-    return int(parts[0]), int(parts[1])
-
-
-def bin_name(lo: int, hi: int) -> str:
-    return f"{lo}:{hi}"
 
 
 @dataclass
@@ -139,7 +127,7 @@ class TrainConfig:
         c = dataclasses.replace(self)
         c.train_bin = _pair(c.train_bin, "train_bin")
         if isinstance(c.test_bins, str):
-            c.test_bins = [parse_bin(p) for p in c.test_bins.split(",") if p.strip()]
+            c.test_bins = parse_bins(c.test_bins)
         c.test_bins = [_pair(b, "test_bins") for b in (c.test_bins or [])]
         for name in ("dropout", "rope_base", "rope_fraction", "lr", "weight_decay",
                      "adam_beta1", "adam_beta2", "grad_clip", "val_fraction"):

@@ -51,6 +51,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
+from crasp.languages import datasets
 
 SWEEP_FILE = "sweep.json"
 CELLS_DIR = "cells"
@@ -552,8 +553,11 @@ def long_bin_exact_match(results: Mapping) -> tuple[str | None, float | None]:
 
 
 def parse_bin(name: str) -> tuple[int, int] | None:
-    match = re.fullmatch(r"\s*(\d+)\s*[:_-]\s*(\d+)\s*", str(name))
-    return (int(match.group(1)), int(match.group(2))) if match else None
+    """The bounds of a bin name such as ``351:400``, or None for a name that is not a bin."""
+    try:
+        return datasets.parse_bin(name)
+    except CraspError:
+        return None
 
 
 # --------------------------------------------------------------------------- workers
