@@ -20,7 +20,7 @@
 #
 # Cost on this machine (2 vCPU, torch 2.13 CPU, one thread per worker, two workers): a NoPE
 # cell that runs all 6 epochs costs about 22 s per layer (one that succeeds early, about 9 s per
-# layer); RoPE and ALiBi cost more per epoch. Measured wall times (docs/results/README.md):
+# layer); RoPE and ALiBi cells cost up to about 15% more. Measured wall times (docs/results/README.md):
 #   A  NoPE  L3..L8 x depth 1..6 x 3 seeds                108 cells
 #   B  RoPE, ALiBi  L3..L8, E3..E5 x depth 1..6 x 1 seed   108 cells
 # E6..E8 and more seeds for B do not fit a three-hour session; add them with, e.g.,
@@ -31,8 +31,10 @@ cd "$(dirname "$0")/../.."
 
 CRASP=${CRASP:-crasp}
 if ! command -v "$CRASP" >/dev/null 2>&1 && [ -x .venv/bin/crasp ]; then CRASP=.venv/bin/crasp; fi
-PYTHON=${PYTHON:-python3}
-if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; fi
+if [ -z "${PYTHON:-}" ]; then
+    PYTHON=python3
+    if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; fi
+fi
 OUT=${OUT:-runs/reproduction}          # the sweep directory (git-ignored)
 RESULTS=${RESULTS:-docs/results}       # where the report goes (committed)
 JOBS=${JOBS:-2}
