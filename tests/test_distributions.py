@@ -122,15 +122,12 @@ def test_extreme_has_one_long_block_anywhere_and_uniform_short_ones(name):
 def test_every_string_is_in_the_language_with_the_oracle_labels(name, distribution, length,
                                                                  seed):
     lang = get_language(name).under(distribution)
-    rng = np.random.default_rng(seed)
-    if lang.support_size(length) == 0:
-        with pytest.raises(CraspError, match="has no string of length"):
-            lang.sample(length, rng)
-        return
-    tokens = lang.sample(length, rng)
+    k = int(re.match(r"[LE](\d+)", name)[1])
+    assert (lang.support_size(length) == 0) == (length < k)
+    length = max(length, k)
+    tokens = lang.sample(length, np.random.default_rng(seed))
     lengths = block_lengths(tokens)
-    assert len(tokens) == length and lang.contains(tokens)
-    assert len(lengths) == int(re.match(r"[LE](\d+)", name)[1])
+    assert len(tokens) == length and lang.contains(tokens) and len(lengths) == k
     if distribution == "extreme":  # also the conditioned draws of short strings
         assert np.sum(lengths > EXTREME_SHORT_MAX) <= 1
     assert lang.prefix_labels(tokens).tolist() == \
@@ -208,7 +205,7 @@ def test_the_bin_parser():
     for bad in ["5:1@skewed", "1:5@", "1:5@sk ewed", "1:5@@x", "@skewed"]:
         with pytest.raises(CraspError, match="bin"):
             parse_test_bin(bad)
-    with pytest.raises(CraspError, match="only a test bin takes a distribution"):
+    with pytest.raises(CraspError, match=r"here a bin takes no test distribution \(@skewed\)"):
         parse_bins("1:5,6:9@skewed")
 
 
@@ -219,6 +216,15 @@ def test_a_language_without_the_distribution_says_what_it_has():
     with pytest.raises(CraspError, match="uniform .*, skewed, extreme"):
         build_task("L3", (3, 10), ["12:20@heavy"], 10, 10)
     assert get_language("majority").under("uniform") is get_language("majority")
+
+
+def test_crasp_languages_gives_the_definitions():
+    result = CliRunner().invoke(cli, ["languages", "--json"])
+    records = {r["name"]: r for r in map(json.loads, result.output.splitlines())}
+    assert list(records["L5"]["test_distributions"]) == ["uniform", "skewed", "extreme"]
+    assert "Dirichlet" in records["E3"]["test_distributions"]["skewed"]
+    assert f"1..{EXTREME_SHORT_MAX}" in records["L5"]["test_distributions"]["extreme"]
+    assert list(records["dyck1"]["test_distributions"]) == ["uniform"]
 
 
 # ---------------------------------------------------------------------------- command line
@@ -241,7 +247,7 @@ def test_generate_writes_one_dataset_per_distribution(tmp_path):
 
 @pytest.mark.parametrize("bins, message", [
     ("2:20,22:30@skewed", "dyck1 has no test distribution 'skewed'"),
-    ("2:20@skewed,22:30", "only a test bin takes a distribution"),
+    ("2:20@skewed,22:30", "the training bin takes no test distribution"),
     ("2:20,22:30@sk!ewed", "bad bin"),
 ])
 def test_generate_refuses_bad_distributions_with_exit_2(tmp_path, bins, message):

@@ -12,8 +12,8 @@ import shlex
 import click
 
 from crasp.errors import CraspError
-from crasp.languages.datasets import (build_task, by_distribution, format_bin, parse_bin,
-                                     parse_test_bins, training_bin)
+from crasp.languages.datasets import (build_task, by_distribution, format_bin, lengths_only,
+                                     parse_bin, parse_test_bins)
 from crasp.languages.language import UNIFORM
 from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
@@ -46,7 +46,7 @@ def languages_command(as_json):
                 "prediction_depth": language.prediction_depth, "source": language.source,
                 "prediction_program": language.prediction_source,
                 "description": language.description, "note": language.note,
-                "test_distributions": list(language.distribution_names)}))
+                "test_distributions": language.distribution_definitions}))
         return
     rows = [COLUMNS] + [
         (language.name, " ".join(language.alphabet), "yes" if language.expressible else "no",
@@ -103,7 +103,7 @@ def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fracti
     chosen = get_language(language)
     bin_list = parse_test_bins(bins)
     if train_bin is None:
-        training, tests = training_bin(bin_list[0], bins), bin_list[1:]
+        training, tests = lengths_only(bin_list[0], bins, "the training bin"), bin_list[1:]
     else:
         training, tests = parse_bin(train_bin), bin_list
     task = build_task(chosen, train_bin=training, test_bins=tests, n_train=n, n_test=n,

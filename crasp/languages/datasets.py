@@ -138,19 +138,20 @@ def parse_test_bins(text: str) -> list[BinSpec]:
 
 def parse_bin(text: str) -> Bin:
     """``"201:250"`` -> (201, 250), inclusive: a bin of lengths alone (a training bin)."""
-    return training_bin(parse_test_bin(text), text)
+    return lengths_only(parse_test_bin(text), text)
 
 
 def parse_bins(text: str) -> list[Bin]:
-    """``"1:50,51:100"`` -> [(1, 50), (51, 100)]."""
-    return [training_bin(test_bin, text) for test_bin in parse_test_bins(text)]
+    """``"1:50,51:100"`` -> [(1, 50), (51, 100)]: bins of lengths alone."""
+    return [lengths_only(test_bin, text) for test_bin in parse_test_bins(text)]
 
 
-def training_bin(test_bin: BinSpec, text: str) -> Bin:
-    """The bounds of a bin that takes no distribution (``text``: where it was written)."""
+def lengths_only(test_bin: BinSpec, text: str, what: str = "here a bin") -> Bin:
+    """The bounds of a bin that must not name a distribution (``text``: where it was
+    written; ``what``: the bin's role, for the message)."""
     if test_bin.distribution != UNIFORM:
-        raise CraspError(f"bad bin {test_bin.name!r} in {text!r}: only a test bin takes a "
-                         "distribution (@NAME); write LO:HI here")
+        raise CraspError(f"bad bin {test_bin.name!r} in {text!r}: {what} takes no test "
+                         f"distribution (@{test_bin.distribution}); write LO:HI")
     return test_bin.bounds
 
 

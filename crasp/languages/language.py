@@ -29,9 +29,9 @@ NEAR_MISS_TRIES = 200
 """Single-edit perturbations tried before giving up on a near-miss negative."""
 
 UNIFORM = "uniform"
-"""The name of every language's own generator as a test distribution (for L_k and E_k it is
-the paper's uniform composition; every other built-in generator is uniform over the positive
-strings of each length, or has one string per length)."""
+"""The name, as a test distribution, of the generator a language is defined with: for L_k
+and E_k the paper's uniform composition (E_k: of the letters); for the others whatever their
+generator's law is (most are uniform over the positive strings of each length)."""
 
 
 @dataclass(frozen=True)
@@ -154,9 +154,10 @@ class Language:
         return self.labels_of([self.encode(tokens)])[0]
 
     @property
-    def distribution_names(self) -> tuple[str, ...]:
-        """``uniform`` (the language's own generator) and the named test distributions."""
-        return (UNIFORM, *self.distributions)
+    def distribution_definitions(self) -> dict[str, str]:
+        """Each test distribution's definition, by name."""
+        return {UNIFORM: "the language's own generator",
+                **{name: d.definition for name, d in self.distributions.items()}}
 
     def under(self, distribution: str) -> Language:
         """This language with its strings drawn from the named test distribution (same name,
