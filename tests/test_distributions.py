@@ -192,6 +192,22 @@ def test_distinct_counts_only_training_strings_the_distribution_can_draw():
         build_task(lang, (3, 14), ["3:14@extreme"], 200, fresh + 1, 0.0, seed=0, distinct=True)
 
 
+def test_a_program_drawing_from_a_block_language_takes_its_distributions(tmp_path):
+    """prog.crasp@E3 draws the strings E3 draws, whatever the program's token order, and the
+    program's labels are the oracle's."""
+    bins = ["31:40", "31:40@skewed", "31:40@extreme"]
+    shipped = Path(__file__).parent.parent / "examples" / "E3_predict.crasp"
+    source = tmp_path / "E3_reordered.crasp"
+    source.write_text(shipped.read_text().replace('alphabet "a" "b" "e"', 'alphabet "e" "b" "a"'))
+    assert get_language(str(source)).alphabet == ("e", "b", "a")
+    task = build_task(f"{source}@E3", (10, 30), bins, 60, 20, 0.2, seed=4, distinct=True)
+    reference = build_task("E3", (10, 30), bins, 60, 20, 0.2, seed=4, distinct=True)
+    for split, expected in zip(task.splits, reference.splits, strict=True):
+        assert (split.name, split.strings) == (expected.name, expected.strings)
+        assert all(np.array_equal(a, b) for a, b in zip(split.labels, expected.labels))
+    assert get_language(f"{source}@E3").distributions.keys() == {"skewed", "extreme"}
+
+
 # ---------------------------------------------------------------------------- parsing, errors
 
 def test_the_bin_parser():
