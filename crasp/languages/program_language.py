@@ -1,8 +1,9 @@
 """A C-RASP program as a language: labels from the interpreter, strings from elsewhere.
 
 The strings come from a named language's generator (``prog.crasp@dyck1``: Dyck words labelled
-by the program; its test distributions come along, so ``prog.crasp@L5`` takes ``@skewed``) or, by default, uniformly at random over the program's alphabet. Uniform
-strings are not filtered to the program's positives: those can be arbitrarily rare (a random
+by the program; its test distributions come along, so ``prog.crasp@L5`` takes ``@skewed``)
+or, by default, uniformly at random over the program's alphabet. Uniform strings are not
+filtered to the program's positives: those can be arbitrarily rare (a random
 string of length 200 is a Dyck word with probability about 10^-3 ... 10^-60), so the
 program's labels say which prefixes are accepted instead.
 """
