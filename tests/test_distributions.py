@@ -261,10 +261,18 @@ def test_generate_writes_one_dataset_per_distribution(tmp_path):
     assert "41:60@extreme" in result.output
 
 
+def test_generate_writes_nothing_when_a_distribution_bin_is_repeated(tmp_path):
+    result = CliRunner().invoke(cli, ["generate", "L3", "--bins", "3:20,21:30,21:30@extreme,"
+                                      "21:30@extreme", "--n", "20", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "test bin 21:30@extreme listed twice" in result.output
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("bins, message", [
     ("2:20,22:30@skewed", "dyck1 has no test distribution 'skewed'"),
     ("2:20@skewed,22:30", "the training bin takes no test distribution"),
     ("2:20,22:30@sk!ewed", "bad bin"),
+    ("2:20,22:30,22:30@uniform", "test bin 22:30 listed twice"),
 ])
 def test_generate_refuses_bad_distributions_with_exit_2(tmp_path, bins, message):
     result = CliRunner().invoke(cli, ["generate", "dyck1", "--bins", bins, "-o", str(tmp_path)])

@@ -215,7 +215,12 @@ def as_test_bin(test_bin: BinSpec | Sequence[int] | str) -> BinSpec:
 def by_distribution(task: Task) -> dict[str, Task]:
     """The task as one task per test distribution, each with the same train and validation
     splits and that distribution's test splits (``uniform`` first, always present): a layout
-    that names files by bounds alone (the paper's) holds one of them per directory."""
+    that names files by bounds alone (the paper's) holds one of them per directory. A test
+    bin listed twice is refused here, before anything is written."""
+    names = [split.name for split in task.tests]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise CraspError(f"test bin {', '.join(repeated)} listed twice")
     groups: dict[str, list[int]] = {UNIFORM: []}
     for index, split in enumerate(task.tests):
         groups.setdefault(split.distribution, []).append(index)
