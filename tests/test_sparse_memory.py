@@ -93,6 +93,7 @@ def test_generator_is_uniform_over_exactly_the_positive_strings(name, length):
 def test_lengths_and_datasets():
     assert get_language("memory-and-1-2-4").lengths_note == "length >= 5"
     assert get_language("memory-xor-3-7").lengths_note == "length >= 4"
+    assert get_language("memory-xor-10000000000").lengths_note == "length >= 10000000001"
     task = build_task("memory-xor-1-2-4-8", (1, 40), [(41, 80)], 200, 100, 0.2, seed=0)
     lang = get_language("memory-xor-1-2-4-8")
     for split in task.splits:

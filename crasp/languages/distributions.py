@@ -132,8 +132,9 @@ def sample_extreme_composition(k: int, n: int, rng: np.random.Generator) -> np.n
             choices = np.arange(1, EXTREME_SHORT_MAX + 1)
             weights = np.array([_short_tuples(short - i - 1, budget - x) for x in choices],
                                dtype=float)
-            shorts[i] = choices[np.searchsorted(np.cumsum(weights) / weights.sum(),
-                                                rng.random(), side="right")]
+            pick = np.searchsorted(np.cumsum(weights) / weights.sum(), rng.random(),
+                                   side="right")
+            shorts[i] = choices[min(pick, EXTREME_SHORT_MAX - 1)]  # rounding could pass the end
             budget -= int(shorts[i])
     lengths[np.arange(k) != long_block] = shorts
     lengths[long_block] = n - int(shorts.sum())

@@ -160,8 +160,8 @@ def sample_memory(function: MemoryFunction, lags: tuple[int, ...], n: int,
     ids = rng.integers(0, 2, size=n, dtype=np.int8)
     m, ways = _satisfying_counts(function, lags, n)
     weights = ways.astype(float)
-    count = int(np.searchsorted(np.cumsum(weights) / weights.sum(), rng.random(),
-                                side="right"))
+    count = min(int(np.searchsorted(np.cumsum(weights) / weights.sum(), rng.random(),
+                                    side="right")), m)  # m: in case rounding left a gap
     positions = np.array([n - 1 - t for t in lags if t <= n - 1], dtype=np.int64)
     ids[positions] = A
     ids[rng.permutation(positions)[:count]] = B
@@ -183,7 +183,10 @@ def memory_program(function: MemoryFunction, lags: tuple[int, ...]) -> str:
 
 
 def lengths_note(function: MemoryFunction, lags: tuple[int, ...]) -> str:
-    """Where strings exist: from the shortest length that holds one (once every lag is
-    inside, adding tokens keeps a string's last-position lags satisfiable)."""
-    shortest = next(n for n in range(lags[-1] + 2) if memory_support(function, lags, n))
+    """Where strings exist: from the shortest length that holds one. The lags inside a string
+    of length n change only at n = t + 1, and more lags inside never make f unsatisfiable
+    (the new ones can read a), so the shortest is 0 or some t + 1, and all longer lengths
+    hold strings too; with every lag inside, xor, and and or are satisfiable."""
+    shortest = next(n for n in (0, *(t + 1 for t in lags))
+                    if memory_support(function, lags, n))
     return f"length >= {shortest}"
