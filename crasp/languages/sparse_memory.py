@@ -188,5 +188,5 @@ def lengths_note(function: MemoryFunction, lags: tuple[int, ...]) -> str:
     (the new ones can read a), so the shortest is 0 or some t + 1, and all longer lengths
     hold strings too; with every lag inside, xor, and and or are satisfiable."""
     shortest = next(n for n in (0, *(t + 1 for t in lags))
-                    if memory_support(function, lags, n))
+                    if _satisfying_counts(function, lags, n)[1].any())
     return f"length >= {shortest}"
