@@ -245,9 +245,10 @@ def test_crasp_languages_gives_the_definitions():
 
 # ---------------------------------------------------------------------------- command line
 
-def test_generate_writes_one_dataset_per_distribution(tmp_path):
+@pytest.mark.parametrize("fmt", ["paper", "jsonl"])
+def test_generate_writes_one_dataset_per_distribution(tmp_path, fmt):
     args = ["generate", "L5", "--bins", "20:40,41:60,41:60@skewed,41:60@extreme", "--n", "50",
-            "--seed", "1", "-o", str(tmp_path)]
+            "--seed", "1", "-o", str(tmp_path), "--format", fmt]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     task = build_task("L5", (20, 40), ["41:60", "41:60@skewed", "41:60@extreme"], 50, 50,
@@ -259,6 +260,13 @@ def test_generate_writes_one_dataset_per_distribution(tmp_path):
         assert [s.strings for s in written.splits] == [s.strings for s in part.splits]
         assert f"wrote {directory / 'manifest.json'}" in result.output
     assert "41:60@extreme" in result.output
+
+
+def test_generate_train_bin_takes_no_distribution(tmp_path):
+    result = CliRunner().invoke(cli, ["generate", "L3", "--bins", "21:30@skewed", "--train-bin",
+                                      "3:20@skewed", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "the training bin takes no test distribution" in \
+        result.output
 
 
 def test_generate_writes_nothing_when_a_distribution_bin_is_repeated(tmp_path):

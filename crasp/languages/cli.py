@@ -13,7 +13,7 @@ import click
 
 from crasp.errors import CraspError
 from crasp.languages.datasets import (build_task, by_distribution, format_bin, lengths_only,
-                                     parse_bin, parse_test_bins)
+                                     parse_test_bin, parse_test_bins)
 from crasp.languages.language import UNIFORM
 from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
@@ -105,7 +105,8 @@ def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fracti
     if train_bin is None:
         training, tests = lengths_only(bin_list[0], bins, "the training bin"), bin_list[1:]
     else:
-        training, tests = parse_bin(train_bin), bin_list
+        training = lengths_only(parse_test_bin(train_bin), train_bin, "the training bin")
+        tests = bin_list
     task = build_task(chosen, train_bin=training, test_bins=tests, n_train=n, n_test=n,
                       val_fraction=val_fraction, seed=seed, negative_rate=negatives,
                       distinct=distinct)
