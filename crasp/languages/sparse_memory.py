@@ -72,7 +72,7 @@ FUNCTIONS = {f.name: f for f in (
     MemoryFunction("or", any, lambda count, k: count >= 1, lambda k: "bits >= 1"),
 )}
 
-NAME = re.compile(r"memory-(?P<function>[a-z]+)(?P<lags>(?:-\d+)+)")
+NAME = re.compile(r"memory-(?P<function>[a-z]+)(?P<lags>(?:-[0-9]+)+)")
 """``memory-FUNCTION-t1-t2-...``."""
 
 
