@@ -149,6 +149,16 @@ def test_support_size_counts_exactly_the_strings_drawn(name, length, distributio
     assert drawn == reachable
 
 
+def test_extreme_counts_and_draws_for_many_blocks():
+    """No recursion in the counts: L1500 has one all-short string of length 1500, and
+    1500 * 4^1499 + ... of length 10,000 (one long block)."""
+    lang = get_language("L1500").under("extreme")
+    assert lang.support_size(1500) == 1
+    assert lang.support_size(10_000) == 1500 * 4 ** 1499
+    lengths = block_lengths(lang.sample(1510, np.random.default_rng(0)))
+    assert len(lengths) == 1500 and np.sum(lengths > EXTREME_SHORT_MAX) <= 1
+
+
 # ---------------------------------------------------------------------------- datasets
 
 def test_test_bins_draw_from_their_distribution_with_oracle_labels():

@@ -21,6 +21,7 @@ inserted as by E_k's own generator (``blocks.sample_neutral``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -79,14 +80,16 @@ def sample_dirichlet_composition(k: int, n: int, concentration: float,
 
 @lru_cache(maxsize=None)
 def _short_tuples(count: int, budget: int) -> int:
-    """The number of tuples in {1..EXTREME_SHORT_MAX}^count with sum <= budget."""
-    if budget < count:
-        return 0
-    if count == 0:
-        return 1
+    """The number of tuples in {1..EXTREME_SHORT_MAX}^count with sum <= budget.
+
+    Without the upper bound, tuples of positive integers with sum <= B are C(B, count) (stars
+    and bars, with one slack part); inclusion-exclusion over the j parts that exceed the bound
+    s (subtract s from each) gives sum_j (-1)^j C(count, j) C(B - j s, count).
+    """
     if budget >= count * EXTREME_SHORT_MAX:
         return EXTREME_SHORT_MAX ** count
-    return sum(_short_tuples(count - 1, budget - x) for x in range(1, EXTREME_SHORT_MAX + 1))
+    return sum((-1) ** j * math.comb(count, j) * math.comb(budget - j * EXTREME_SHORT_MAX, count)
+               for j in range(count + 1) if budget - j * EXTREME_SHORT_MAX >= count)
 
 
 @lru_cache(maxsize=None)
