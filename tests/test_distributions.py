@@ -25,6 +25,7 @@ from crasp.languages.datasets import (BinSpec, by_distribution, parse_bin, parse
                                       parse_test_bin, parse_test_bins)
 from crasp.languages.distributions import (EXTREME_SHORT_MAX, SKEWED_CONCENTRATION,
                                            sample_dirichlet_composition)
+from crasp.languages.language import choose_weighted
 
 FIXTURE = Path(__file__).parent / "fixtures" / "uniform_bins_3881b3a.json"
 NAMED = ("skewed", "extreme")
@@ -157,6 +158,16 @@ def test_extreme_counts_and_draws_for_many_blocks():
     assert lang.support_size(10_000) == 1500 * 4 ** 1499
     lengths = block_lengths(lang.sample(1510, np.random.default_rng(0)))
     assert len(lengths) == 1500 and np.sum(lengths > EXTREME_SHORT_MAX) <= 1
+
+
+def test_weights_beyond_floating_point_are_drawn_exactly():
+    """The counts that weight the conditioned draws of extreme (and of the sparse-memory
+    generator) can exceed 10^308; their shares are still exact."""
+    rng = np.random.default_rng(0)
+    picks = [choose_weighted([3 * 10**400, 0, 10**400], rng) for _ in range(4000)]
+    standard_error = math.sqrt(0.75 * 0.25 / 4000)
+    assert set(picks) == {0, 2} and abs(picks.count(0) / 4000 - 0.75) < 5 * standard_error
+    assert choose_weighted([0, 0, 5], rng) == 2
 
 
 # ---------------------------------------------------------------------------- datasets

@@ -29,6 +29,7 @@ from typing import Callable
 import numpy as np
 
 from crasp.languages.blocks import blocks_support
+from crasp.languages.language import choose_weighted
 
 SKEWED_CONCENTRATION = 0.25
 """The Dirichlet concentration of ``skewed``: well below 1, so that most of the length goes to
@@ -132,12 +133,9 @@ def sample_extreme_composition(k: int, n: int, rng: np.random.Generator) -> np.n
     else:
         shorts = np.empty(short, dtype=np.int64)
         for i in range(short):
-            choices = np.arange(1, EXTREME_SHORT_MAX + 1)
-            weights = np.array([_short_tuples(short - i - 1, budget - x) for x in choices],
-                               dtype=float)
-            pick = np.searchsorted(np.cumsum(weights) / weights.sum(), rng.random(),
-                                   side="right")
-            shorts[i] = choices[min(pick, EXTREME_SHORT_MAX - 1)]  # rounding could pass the end
+            ways = [_short_tuples(short - i - 1, budget - x)
+                    for x in range(1, EXTREME_SHORT_MAX + 1)]
+            shorts[i] = 1 + choose_weighted(ways, rng)
             budget -= int(shorts[i])
     lengths[np.arange(k) != long_block] = shorts
     lengths[long_block] = n - int(shorts.sum())

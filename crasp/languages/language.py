@@ -28,6 +28,16 @@ Ids = np.ndarray
 NEAR_MISS_TRIES = 200
 """Single-edit perturbations tried before giving up on a near-miss negative."""
 
+def choose_weighted(weights: Sequence[int], rng: np.random.Generator) -> int:
+    """An index drawn with probability proportional to exact integer ``weights`` (not all 0),
+    however large: each share is an exactly rounded int / int division, and a draw that
+    rounding carries past the last share takes the last positive weight."""
+    total = sum(weights)
+    shares = np.cumsum([weight / total for weight in weights])
+    index = int(np.searchsorted(shares, rng.random(), side="right"))
+    return index if index < len(weights) else max(i for i, w in enumerate(weights) if w)
+
+
 UNIFORM = "uniform"
 """The name, as a test distribution, of the generator a language is defined with: for L_k
 and E_k the paper's uniform composition (E_k: of the letters); for the others whatever their

@@ -46,7 +46,7 @@ from typing import Callable
 import numpy as np
 
 from crasp.errors import CraspError
-from crasp.languages.language import Ids
+from crasp.languages.language import Ids, choose_weighted
 
 A, B = 0, 1  # ids: the alphabet is ("a", "b"), b is the bit 1
 
@@ -159,9 +159,7 @@ def sample_memory(function: MemoryFunction, lags: tuple[int, ...], n: int,
     """
     ids = rng.integers(0, 2, size=n, dtype=np.int8)
     m, ways = _satisfying_counts(function, lags, n)
-    weights = ways.astype(float)
-    count = min(int(np.searchsorted(np.cumsum(weights) / weights.sum(), rng.random(),
-                                    side="right")), m)  # m: in case rounding left a gap
+    count = choose_weighted(ways.tolist(), rng)
     positions = np.array([n - 1 - t for t in lags if t <= n - 1], dtype=np.int64)
     ids[positions] = A
     ids[rng.permutation(positions)[:count]] = B
