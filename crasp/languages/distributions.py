@@ -16,20 +16,22 @@ away from it while every string stays in L_k and keeps its oracle labels.
   has at most ``EXTREME_SHORT_MAX`` letters (see ``sample_extreme_composition``).
 
 For E_k each distribution applies to the letters (the e-deleted string), and the e's are
-inserted as by E_k's own generator (``blocks.sample_neutral``).
+inserted as by E_k's own generator (``blocks.sample_neutral``). ``blocks_distributions`` and
+``neutral_distributions`` give them to the registry as ``Language.distributions``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable
 
 import numpy as np
 
-from crasp.languages.blocks import blocks_support
-from crasp.languages.language import choose_weighted
+from crasp.languages.blocks import (blocks_of_lengths, blocks_support, lengths_of_blocks,
+                                   neutral_support, sample_neutral)
+from crasp.languages.language import StringDistribution, choose_weighted
 
 SKEWED_CONCENTRATION = 0.25
 """The Dirichlet concentration of ``skewed``: well below 1, so that most of the length goes to
@@ -162,3 +164,35 @@ EXTREME = CompositionDistribution(
 
 COMPOSITION_DISTRIBUTIONS = {d.name: d for d in (SKEWED, EXTREME)}
 """The named distributions besides ``uniform`` (the language's own generator), by name."""
+
+
+# ---------------------------------------------------------------------------- as strings
+
+def _letters_of(composition: CompositionDistribution):
+    """(k, m, rng) -> a string of L_k of length m with its blocks drawn by ``composition``."""
+    return lambda k, m, rng: blocks_of_lengths(composition.sample(k, m, rng))
+
+
+def _reaches_of(composition: CompositionDistribution):
+    """ids -> whether ``composition`` can draw the blocks of this string's letters."""
+    return lambda ids: composition.reaches(lengths_of_blocks(ids))
+
+
+def blocks_distributions(k: int) -> dict[str, StringDistribution]:
+    """L_k's named test distributions, as drawers of strings."""
+    return {name: StringDistribution(
+                name, composition.definition, partial(composition.support, k),
+                partial(_letters_of(composition), k), _reaches_of(composition))
+            for name, composition in COMPOSITION_DISTRIBUTIONS.items()}
+
+
+def neutral_distributions(k: int, rate: float) -> dict[str, StringDistribution]:
+    """Each composition distribution applied to the letters; the e's as E_k inserts them."""
+    return {name: StringDistribution(
+                name, f"{composition.definition}, applied to the letters; e's inserted at "
+                      f"rate {rate:g} as by E{k}'s generator",
+                partial(neutral_support, k, rate, letters_support=composition.support),
+                partial(sample_neutral, k, rate,
+                        sample_letters=_letters_of(composition)),
+                _reaches_of(composition))
+            for name, composition in COMPOSITION_DISTRIBUTIONS.items()}

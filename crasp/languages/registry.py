@@ -9,8 +9,8 @@ from functools import partial
 
 from crasp.errors import CraspError
 from crasp.languages import blocks, controls, counting, sparse_memory
-from crasp.languages.distributions import COMPOSITION_DISTRIBUTIONS, CompositionDistribution
-from crasp.languages.language import Language, ReferenceProgram, StringDistribution
+from crasp.languages.distributions import blocks_distributions, neutral_distributions
+from crasp.languages.language import Language, ReferenceProgram
 from crasp.languages.programs import (EXAMPLES, SHIPPED_PREDICTION, SHIPPED_RECOGNITION,
                                       prediction_program, recognition_program)
 
@@ -29,35 +29,6 @@ def _family_program(k: int, neutral: bool, predict: bool) -> ReferenceProgram:
     return ReferenceProgram(path if k in shipped else None, text)
 
 
-def _letters_of(composition: CompositionDistribution):
-    """(k, m, rng) -> a string of L_k of length m with its blocks drawn by ``composition``."""
-    return lambda k, m, rng: blocks.blocks_of_lengths(composition.sample(k, m, rng))
-
-
-def _reaches_of(composition: CompositionDistribution):
-    """ids -> whether ``composition`` can draw the blocks of this string's letters."""
-    return lambda ids: composition.reaches(blocks.lengths_of_blocks(ids))
-
-
-def _blocks_distributions(k: int) -> dict[str, StringDistribution]:
-    return {name: StringDistribution(
-                name, composition.definition, partial(composition.support, k),
-                partial(_letters_of(composition), k), _reaches_of(composition))
-            for name, composition in COMPOSITION_DISTRIBUTIONS.items()}
-
-
-def _neutral_distributions(k: int, rate: float) -> dict[str, StringDistribution]:
-    """Each composition distribution applied to the letters; the e's as E_k inserts them."""
-    return {name: StringDistribution(
-                name, f"{composition.definition}, applied to the letters; e's inserted at "
-                      f"rate {rate:g} as by E{k}'s generator",
-                partial(blocks.neutral_support, k, rate, letters_support=composition.support),
-                partial(blocks.sample_neutral, k, rate,
-                        sample_letters=_letters_of(composition)),
-                _reaches_of(composition))
-            for name, composition in COMPOSITION_DISTRIBUTIONS.items()}
-
-
 def blocks_language(k: int) -> Language:
     """L_k, with the paper's generator (uniform composition of the length into k blocks)."""
     return Language(
@@ -71,7 +42,7 @@ def blocks_language(k: int) -> Language:
         prediction_depth=blocks.blocks_prediction_depth(k),
         program=_family_program(k, neutral=False, predict=False),
         prediction_program=_family_program(k, neutral=False, predict=True),
-        distributions=_blocks_distributions(k),
+        distributions=blocks_distributions(k),
         note="Knee-Deep's hierarchy family: recognition depth k (thm:TLCl_depth), prediction "
              "depth k - 2 for k >= 3 (cor:prediction_task_depth)")
 
@@ -91,7 +62,7 @@ def neutral_language(k: int, rate: float = blocks.DEFAULT_INSERTION_RATE) -> Lan
         prediction_depth=blocks.neutral_prediction_depth(k),
         program=_family_program(k, neutral=True, predict=False),
         prediction_program=_family_program(k, neutral=True, predict=True),
-        distributions=_neutral_distributions(k, rate),
+        distributions=neutral_distributions(k, rate),
         note="keeps the depth hierarchy under RoPE and ALiBi (Knee-Deep v3, "
              "thm:tlclpos_depth_hierarchy); prediction depth k - 1 is proved tight for k <= 3 "
              "and conjectured beyond (k - 2 is a proved lower bound)")
