@@ -187,6 +187,22 @@ def test_test_bins_draw_from_their_distribution_with_oracle_labels():
     assert all(np.sum(block_lengths(t) > EXTREME_SHORT_MAX) == 1 for t in extreme)
 
 
+@pytest.mark.parametrize("name", ["L5", "E4"])
+def test_the_compiled_prediction_model_labels_every_distribution_as_the_oracle(name):
+    """The transformer compiled from the prediction program (exact executor) agrees with the
+    oracle's labels at every position, under every distribution: they are one labelling."""
+    from crasp.compiler import compile_program, execute
+
+    lang = get_language(name)
+    model = compile_program(lang.prediction_program.load())
+    task = build_task(lang, (10, 30), ["61:90", "61:90@skewed", "61:90@extreme"], 10, 60, 0.0,
+                      seed=0)
+    for split in task.tests:
+        output = np.asarray(execute(model, split.strings).output).astype(bool)
+        for row, (tokens, labels) in enumerate(zip(split.strings, split.labels)):
+            assert np.array_equal(output[row, :len(tokens)], labels), split.name
+
+
 def test_distribution_bins_are_seeded_and_change_no_other_split():
     first = build_task("L5", (20, 40), ["41:60", "41:60@skewed"], 100, 50, 0.2, seed=3)
     again = build_task("L5", (20, 40), ["41:60@extreme", "41:60", "41:60@skewed"], 100, 50,
