@@ -6,6 +6,14 @@ comparisons and ``! && ||``; counts come from ``#``, integer literals, ``+ -``, 
 only counts are compared or added, and the program's answer (its last line) is a Boolean.
 
 Each violation is a ``ProgramError`` pointing at the offending expression.
+
+Names. A predicate name (``pos_even``, ``pred``, ``pred4``) is special only once imported;
+``mod`` and ``offset`` are built in. In the conventional dialect a name is defined once and
+cannot be an imported predicate's. In Hahn's dialect (``dialect="hahn"``) his interpreter's
+environment is reproduced: a definition may reuse any name, and from then on the name means the
+new definition (an imported ``pos_even`` included). A redefinition gets a fresh internal name
+(``x_2``, the first such name the program does not use) so that every later pass sees distinct
+definitions, and the uses after it are renamed with it.
 """
 
 from __future__ import annotations
@@ -21,11 +29,18 @@ from crasp.syntax import BOOL, COUNT, Span, Type
 _ARTICLE = {BOOL: "a Boolean", COUNT: "a count"}
 
 
+DIALECTS = ("crasp", "hahn")
+RESERVED_BUILTINS = (predicates.BUILTIN_UNARY_CALL, predicates.BUILTIN_RELATION_CALL)
+
+
 class _Checker:
-    def __init__(self, parsed: ParsedProgram):
+    def __init__(self, parsed: ParsedProgram, dialect: str):
         self.parsed = parsed
+        self.hahn = dialect == "hahn"
         self.imports: dict[str, Span] = {}
         self.defined: dict[str, tuple[Type, Span]] = {}
+        self.internal: dict[str, str] = {}   # source name -> its current definition's name
+        self.all_names = {s.name for s in parsed.statements if s.kind == "assign"}
         self.later_names = {s.name: s.name_span for s in parsed.statements if s.kind == "assign"}
         self.declared_alphabet: tuple[str, ...] | None = None
         self.literal_tokens: list[str] = []
@@ -89,19 +104,37 @@ class _Checker:
         self.declared_alphabet = tuple(seen)
 
     def definition(self, statement: Statement) -> syntax.Definition:
-        if statement.kind == "assign":
-            if statement.name in self.defined:
-                first = self.defined[statement.name][1]
-                raise self.error(f"'{statement.name}' is already defined on line {first.line}",
-                                 statement.name_span, expected="a new name")
-            if statement.name in predicates.IMPORTABLE:
-                raise self.error(f"'{statement.name}' is the name of a built-in predicate",
-                                 statement.name_span, expected="another name")
+        if statement.kind == "assign" and not self.hahn:
+            self.require_new_name(statement)
         expr, type_ = self.expr(statement.expr)
-        name = statement.name if statement.kind == "assign" else syntax.ANSWER_NAME
+        source_name = statement.name if statement.kind == "assign" else syntax.ANSWER_NAME
+        name = source_name
+        if source_name in self.internal:   # Hahn's dialect: a redefinition
+            name = self.fresh_name(source_name)
+        self.internal[source_name] = name
         self.defined[name] = (type_, statement.name_span or statement.span)
         return syntax.Definition(name, expr, type_, bare=statement.kind == "bare",
                                  span=statement.span)
+
+    def require_new_name(self, statement: Statement) -> None:
+        name = statement.name
+        if name in self.defined:
+            first = self.defined[name][1]
+            raise self.error(f"'{name}' is already defined on line {first.line}",
+                             statement.name_span, expected="a new name",
+                             note="Hahn's interpreter allows a redefinition (the later one is "
+                                  "used from then on); read the file with --dialect hahn")
+        if name in self.imports or name in RESERVED_BUILTINS:
+            raise self.error(f"'{name}' is the name of a predicate", statement.name_span,
+                             expected="another name" + (" (or drop its #import)"
+                                                        if name in self.imports else ""))
+
+    def fresh_name(self, name: str) -> str:
+        suffix = 2
+        while f"{name}_{suffix}" in self.all_names:
+            suffix += 1
+        self.all_names.add(f"{name}_{suffix}")
+        return f"{name}_{suffix}"
 
     def _alphabet(self, extra: tuple[str, ...]) -> tuple[str, ...]:
         if self.declared_alphabet is not None:
@@ -141,8 +174,9 @@ class _Checker:
         return node, COUNT
 
     def expr_Ref(self, node: syntax.Ref):
-        if node.name in self.defined:
-            return node, self.defined[node.name][0]
+        if node.name in self.internal:
+            name = self.internal[node.name]
+            return replace(node, name=name), self.defined[name][0]
         if node.name in predicates.IMPORTABLE_UNARY:
             self.require_import(node.name, node.span)
             modulus, residue = predicates.IMPORTABLE_UNARY[node.name]
@@ -154,7 +188,7 @@ class _Checker:
             line = self.later_names[node.name].line
             raise self.error(f"'{node.name}' is used before its definition on line {line}",
                              node.span, expected="a name defined on an earlier line")
-        close = difflib.get_close_matches(node.name, list(self.defined), n=1)
+        close = difflib.get_close_matches(node.name, list(self.internal), n=1)
         note = f"did you mean '{close[0]}'?" if close else None
         raise self.error(f"undefined name '{node.name}'", node.span,
                          expected="a name defined on an earlier line, or a token literal in "
@@ -244,6 +278,7 @@ class _Checker:
         return replace(node, condition=condition, if_true=if_true, if_false=if_false), true_type
 
 
-def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = ()) -> syntax.Program:
+def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = (),
+          dialect: str = "crasp") -> syntax.Program:
     """Resolve and type a parsed program; raise ``ProgramError`` on the first problem."""
-    return _Checker(parsed).program(tuple(extra_alphabet))
+    return _Checker(parsed, dialect).program(tuple(extra_alphabet))

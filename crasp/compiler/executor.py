@@ -239,7 +239,7 @@ class ModelEvaluation:
 
 def _encode(model: CompiledModel, inputs: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
     """Token ids [B, T + 1] with BOS in column 0 (the interpreter's encoding and errors)."""
-    batch = encode(syntax.Program((), tuple(model.config["vocab"])), inputs)
+    batch = encode(syntax.Program((), tuple(model.config["vocab"])), inputs, strict_alphabet=True)
     # The interpreter marks BOS (column 0) with -1 and the padding after each input with -2.
     # Padding becomes the first token (BOS if there is none; then every input is empty): never
     # read by the real positions (the mask is causal), and a real token keeps the padded
