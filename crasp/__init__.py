@@ -41,8 +41,9 @@ def parse_program(text: str, filename: str = "<string>", extra_alphabet: Sequenc
         raise CraspError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
     if dialect == "hahn":
         return check(hahn_parse.parse(text, filename), tuple(extra_alphabet), dialect="hahn")
-    parsed = parse(text, filename)
+    parsed = None
     try:
+        parsed = parse(text, filename)
         return check(parsed, tuple(extra_alphabet))
     except ProgramError as error:
         try:

@@ -2,8 +2,9 @@
 
 A program read in the conventional dialect is also read with Hahn's parser
 (``crasp.hahn_parse``), line by line. A definition gets a warning exactly when the two trees
-have different canonical forms (``crasp.canonical``: same form, same values everywhere), and the
-warning shows both readings fully parenthesized. No other rule decides: a line that Hahn's
+have different canonical forms (``crasp.canonical``: same form, same values everywhere; the
+earlier definitions are inlined for their names), and the warning shows both readings fully
+parenthesized. No other rule decides: a line that Hahn's
 grammar cannot read at all (crasp's extensions: ``alphabet``, ``mod``, unary minus, ``c * 2``,
 a bare last line is read as his right-hand side) has no Hahn reading to differ from.
 
@@ -57,10 +58,13 @@ def hahn_readings(source: str, filename: str) -> dict[int, syntax.Expr]:
 
 def precedence_warnings(program: syntax.Program) -> list[PrecedenceWarning]:
     readings = hahn_readings(program.source, program.filename)
+    earlier: dict[str, syntax.Expr] = {}
     warnings = []
     for definition in program.definitions:
         hahn = readings.get(definition.span.line) if definition.span else None
-        if hahn is None or canonical.same_meaning(definition.expr, hahn):
+        same = hahn is None or canonical.same_meaning(definition.expr, hahn, earlier)
+        earlier[definition.name] = definition.expr
+        if same:
             continue
         name = "the last line" if definition.bare else definition.name
         warnings.append(PrecedenceWarning(definition.expr.span or definition.span, name,
@@ -69,15 +73,17 @@ def precedence_warnings(program: syntax.Program) -> list[PrecedenceWarning]:
     return warnings
 
 
-def explain_failure(error: ProgramError, parsed: ParsedProgram, checks_as_hahn: bool
+def explain_failure(error: ProgramError, parsed: ParsedProgram | None, checks_as_hahn: bool
                     ) -> ProgramError:
-    """``error`` with Hahn's reading of its line when that reading differs and the file checks."""
+    """``error`` with Hahn's reading of its line, when the file checks as Hahn reads it and his
+    reading of that line differs from crasp's (``parsed`` is None after a syntax error)."""
     if not checks_as_hahn or error.span is None:
         return error
-    hahn = hahn_readings(parsed.source, parsed.filename).get(error.span.line)
-    ours = next((s.expr for s in parsed.statements
-                 if s.expr is not None and s.span.line == error.span.line), None)
-    if hahn is None or ours is None or ours == hahn:
+    hahn = hahn_readings(error.source, error.filename).get(error.span.line)
+    ours = None if parsed is None else next(
+        (s.expr for s in parsed.statements if s.expr is not None and s.span.line == error.span.line),
+        None)
+    if hahn is None or (parsed is not None and (ours is None or ours == hahn)):
         return error
     return ProgramError(error.message, source=error.source, filename=error.filename,
                         span=error.span, expected=error.expected,
