@@ -32,6 +32,7 @@ from typing import Hashable, Mapping
 from crasp import syntax
 
 MAX_TABLE_ATOMS = 12
+MAX_NESTING = 100
 MAX_INLINED_NODES = 2000
 Linear = tuple[tuple[tuple[Hashable, int], ...], int]   # sorted (atom, coefficient), constant
 _BOOLEAN = (syntax.TokenTest, syntax.BoolConst, syntax.PositionTest, syntax.Not, syntax.And,
@@ -50,11 +51,18 @@ def canonical(expr: syntax.Expr, definitions: Mapping[str, syntax.Expr] = {}) ->
 
 def same_meaning(first: syntax.Expr, second: syntax.Expr,
                  definitions: Mapping[str, syntax.Expr] = {}) -> bool:
-    """Whether two trees have the same canonical form (ill-typed trees: the same structure)."""
-    try:
-        return canonical(first, definitions) == canonical(second, definitions)
-    except TypeError:   # an ill-typed tree has no canonical form
-        return first == second
+    """Whether two trees have the same canonical form.
+
+    Ill-typed trees have none, and trees nested deeper than ``MAX_NESTING`` (with the
+    definitions inlined) are not put in one: those compare by structure (same structure, same
+    meaning; a different structure is then taken as a different meaning).
+    """
+    if max(syntax.nesting(first), syntax.nesting(second)) <= MAX_NESTING:
+        try:
+            return canonical(first, definitions) == canonical(second, definitions)
+        except (TypeError, RecursionError):
+            pass
+    return syntax.same_structure(first, second)
 
 
 def _negated(form: Linear) -> Linear:

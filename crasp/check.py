@@ -154,8 +154,13 @@ class _Checker:
                              node.span, expected=expected)
 
     def expr(self, node: syntax.Expr) -> tuple[syntax.Expr, Type]:
+        """(the resolved node, its type); children first, without recursion (``syntax.fold``)."""
+        return syntax.fold(node, self._node)
+
+    def _node(self, node: syntax.Expr, parts: list[tuple[syntax.Expr, Type]]):
+        """``parts``: each child of ``node``, resolved, with its type."""
         method = getattr(self, "expr_" + type(node).__name__)
-        return method(node)
+        return method(node, *parts)
 
     def expr_TokenTest(self, node: syntax.TokenTest):
         if self.declared_alphabet is not None and node.token not in self.declared_alphabet:
@@ -199,34 +204,32 @@ class _Checker:
             raise self.error(f"predicate '{name}' is used without its import", span,
                              expected=f"a line '#import {name}' before its use")
 
-    def expr_Not(self, node: syntax.Not):
-        operand, type_ = self.expr(node.operand)
+    def expr_Not(self, node: syntax.Not, checked):
+        operand, type_ = checked
         self.expect(node.operand, BOOL, type_, "'!'",
                     "a Boolean after '!'; prefix operators bind tightest, so write !(c < d) "
                     "to negate a comparison")
         return replace(node, operand=operand), BOOL
 
-    def _pair(self, node, type_: Type, symbol: str, expected: str):
-        left, left_type = self.expr(node.left)
-        right, right_type = self.expr(node.right)
+    def _pair(self, node, parts, type_: Type, symbol: str, expected: str):
+        (left, left_type), (right, right_type) = parts
         for side, side_type in ((node.left, left_type), (node.right, right_type)):
             self.expect(side, type_, side_type, symbol, expected)
         return replace(node, left=left, right=right), type_
 
-    def _boolean_pair(self, node, symbol: str):
-        return self._pair(node, BOOL, f"'{symbol}'",
+    def _boolean_pair(self, node, parts, symbol: str):
+        return self._pair(node, parts, BOOL, f"'{symbol}'",
                           f"Booleans on both sides of '{symbol}'; compare counts first, "
                           "for example c > 0")
 
-    def expr_And(self, node):
-        return self._boolean_pair(node, "&&")
+    def expr_And(self, node, *parts):
+        return self._boolean_pair(node, parts, "&&")
 
-    def expr_Or(self, node):
-        return self._boolean_pair(node, "||")
+    def expr_Or(self, node, *parts):
+        return self._boolean_pair(node, parts, "||")
 
-    def expr_Compare(self, node: syntax.Compare):
-        left, left_type = self.expr(node.left)
-        right, right_type = self.expr(node.right)
+    def expr_Compare(self, node: syntax.Compare, *parts):
+        (left, left_type), (right, right_type) = parts
         for side, type_ in ((node.left, left_type), (node.right, right_type)):
             if type_ == BOOL:
                 raise self.error(f"'{node.op}' compares counts, but this is a Boolean", side.span,
@@ -234,43 +237,42 @@ class _Checker:
                                           "&&, || and !")
         return replace(node, left=left, right=right), BOOL
 
-    def expr_Count(self, node: syntax.Count):
+    def expr_Count(self, node: syntax.Count, checked):
         if node.relation is not None and node.relation.name in predicates.IMPORTABLE_RELATIONS:
             self.require_import(node.relation.name, node.relation.span)
-        body, type_ = self.expr(node.body)
+        body, type_ = checked
         if type_ != BOOL:
             raise self.error("'#' counts positions where a Boolean holds, but this is a count",
                              node.body.span,
                              expected="a Boolean after '#'; counts cannot be counted")
         return replace(node, body=body), COUNT
 
-    def _count_pair(self, node, symbol: str):
-        return self._pair(node, COUNT, symbol, f"counts in {symbol}; to count a Boolean P write #P")
+    def _count_pair(self, node, parts, symbol: str):
+        return self._pair(node, parts, COUNT, symbol,
+                          f"counts in {symbol}; to count a Boolean P write #P")
 
-    def expr_Add(self, node):
-        return self._count_pair(node, "'+'")
+    def expr_Add(self, node, *parts):
+        return self._count_pair(node, parts, "'+'")
 
-    def expr_Sub(self, node):
-        return self._count_pair(node, "'-'")
+    def expr_Sub(self, node, *parts):
+        return self._count_pair(node, parts, "'-'")
 
-    def expr_Min(self, node):
-        return self._count_pair(node, "min()")
+    def expr_Min(self, node, *parts):
+        return self._count_pair(node, parts, "min()")
 
-    def expr_Max(self, node):
-        return self._count_pair(node, "max()")
+    def expr_Max(self, node, *parts):
+        return self._count_pair(node, parts, "max()")
 
-    def expr_Scale(self, node: syntax.Scale):
-        operand, type_ = self.expr(node.operand)
+    def expr_Scale(self, node: syntax.Scale, checked):
+        operand, type_ = checked
         self.expect(node.operand, COUNT, type_, "'*'",
                     "a count multiplied by an integer literal; to count a Boolean P write #P")
         return replace(node, operand=operand), COUNT
 
-    def expr_Conditional(self, node: syntax.Conditional):
-        condition, condition_type = self.expr(node.condition)
+    def expr_Conditional(self, node: syntax.Conditional, *parts):
+        (condition, condition_type), (if_true, true_type), (if_false, false_type) = parts
         self.expect(node.condition, BOOL, condition_type, "the condition of 'if'",
                     "a Boolean between 'if' and 'else'")
-        if_true, true_type = self.expr(node.if_true)
-        if_false, false_type = self.expr(node.if_false)
         if true_type != false_type:
             raise self.error(f"the branches of 'if' have different types: {_ARTICLE[true_type]} "
                              f"and {_ARTICLE[false_type]}", node.span,

@@ -69,13 +69,6 @@ def _swallowed(expr: syntax.Expr, minimum: int) -> frozenset[str]:
     return operators
 
 
-def _wrap(expr: syntax.Expr, minimum: int, followed_by: str = "") -> str:
-    text = format_expr(expr)
-    if _precedence(expr) < minimum or followed_by in _swallowed(expr, minimum):
-        return f"({text})"
-    return text
-
-
 def _relation(relation: syntax.LocalRelation) -> str:
     if relation.args:
         return f"{relation.name}({', '.join(str(a) for a in relation.args)})"
@@ -97,57 +90,70 @@ def _atom_text(expr: syntax.Expr) -> str | None:
 
 
 def format_expr(expr: syntax.Expr) -> str:
+    """The conventional text with the parentheses both parsers need (without recursion)."""
+    return syntax.fold(expr, _format_node)
+
+
+def _format_node(expr: syntax.Expr, texts: list[str]) -> str:
+    """``expr`` printed, given the printed text of each of its children."""
     atom = _atom_text(expr)
     if atom is not None:
         return atom
+    kids = syntax.children(expr)
+
+    def wrap(index: int, minimum: int, followed_by: str = "") -> str:
+        kid, text = kids[index], texts[index]
+        if _precedence(kid) < minimum or (followed_by and followed_by in _swallowed(kid, minimum)):
+            return f"({text})"
+        return text
+
     if isinstance(expr, syntax.Not):
-        return "!" + _wrap(expr.operand, PREFIX)
+        return "!" + wrap(0, PREFIX)
     if isinstance(expr, syntax.Count):
         guard = f"[{_relation(expr.relation)}] " if expr.relation else ""
-        return "#" + guard + _wrap(expr.body, PREFIX)
+        return "#" + guard + wrap(0, PREFIX)
     if isinstance(expr, (syntax.Min, syntax.Max)):
         name = "min" if isinstance(expr, syntax.Min) else "max"
-        return f"{name}({format_expr(expr.left)}, {format_expr(expr.right)})"
+        return f"{name}({texts[0]}, {texts[1]})"
     if isinstance(expr, syntax.Scale):
-        return f"{expr.factor} * {_wrap(expr.operand, PREFIX)}"
+        return f"{expr.factor} * {wrap(0, PREFIX)}"
     if isinstance(expr, syntax.Compare):
-        return f"{_wrap(expr.left, SUM)} {expr.op} {_wrap(expr.right, SUM)}"
+        return f"{wrap(0, SUM)} {expr.op} {wrap(1, SUM)}"
     if isinstance(expr, syntax.Conditional):
-        return (f"{_wrap(expr.if_true, OR)} if {_wrap(expr.condition, OR)} "
-                f"else {_wrap(expr.if_false, CONDITIONAL)}")
+        return f"{wrap(1, OR)} if {wrap(0, OR)} else {wrap(2, CONDITIONAL)}"
     symbol, level = _BINARY[type(expr)]
-    left = _wrap(expr.left, level, symbol)
+    left = wrap(0, level, symbol)
     if isinstance(expr, syntax.Add) and isinstance(expr.left, syntax.Sub):
-        left = f"({format_expr(expr.left)})"   # Hahn: a - b + c is a - (b + c)
-    return f"{left} {symbol} {_wrap(expr.right, level + 1)}"
+        left = f"({texts[0]})"   # Hahn: a - b + c is a - (b + c)
+    return f"{left} {symbol} {wrap(1, level + 1)}"
 
 
 def format_parenthesized(expr: syntax.Expr) -> str:
     """Every operand that is not an atom in parentheses: one reading in any parser."""
-    def operand(node: syntax.Expr) -> str:
-        text = format_parenthesized(node)
-        return text if _atom_text(node) is not None or isinstance(
-            node, (syntax.Min, syntax.Max)) else f"({text})"
+    return syntax.fold(expr, _parenthesized_node)
 
+
+def _parenthesized_node(expr: syntax.Expr, texts: list[str]) -> str:
     atom = _atom_text(expr)
     if atom is not None:
         return atom
+    operands = [text if _atom_text(kid) is not None or isinstance(kid, (syntax.Min, syntax.Max))
+                else f"({text})" for kid, text in zip(syntax.children(expr), texts)]
     if isinstance(expr, syntax.Not):
-        return "!" + operand(expr.operand)
+        return "!" + operands[0]
     if isinstance(expr, syntax.Count):
         guard = f"[{_relation(expr.relation)}] " if expr.relation else ""
-        return "#" + guard + operand(expr.body)
+        return "#" + guard + operands[0]
     if isinstance(expr, (syntax.Min, syntax.Max)):
         name = "min" if isinstance(expr, syntax.Min) else "max"
-        return f"{name}({format_parenthesized(expr.left)}, {format_parenthesized(expr.right)})"
+        return f"{name}({texts[0]}, {texts[1]})"
     if isinstance(expr, syntax.Scale):
-        return f"{expr.factor} * {operand(expr.operand)}"
+        return f"{expr.factor} * {operands[0]}"
     if isinstance(expr, syntax.Compare):
-        return f"{operand(expr.left)} {expr.op} {operand(expr.right)}"
+        return f"{operands[0]} {expr.op} {operands[1]}"
     if isinstance(expr, syntax.Conditional):
-        return (f"{operand(expr.if_true)} if {operand(expr.condition)} "
-                f"else {operand(expr.if_false)}")
-    return f"{operand(expr.left)} {_BINARY[type(expr)][0]} {operand(expr.right)}"
+        return f"{operands[1]} if {operands[0]} else {operands[2]}"
+    return f"{operands[0]} {_BINARY[type(expr)][0]} {operands[1]}"
 
 
 def _reads_back(expr: syntax.Expr, text: str) -> bool:

@@ -83,7 +83,7 @@ def explain_failure(error: ProgramError, parsed: ParsedProgram | None, checks_as
     ours = None if parsed is None else next(
         (s.expr for s in parsed.statements if s.expr is not None and s.span.line == error.span.line),
         None)
-    if hahn is None or (parsed is not None and (ours is None or ours == hahn)):
+    if hahn is None or (parsed is not None and (ours is None or syntax.same_structure(ours, hahn))):
         return error
     return ProgramError(error.message, source=error.source, filename=error.filename,
                         span=error.span, expected=error.expected,

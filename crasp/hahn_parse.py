@@ -71,8 +71,8 @@ _COMPARISONS = ("<", ">", "==", "!=", "<=", ">=")   # in the order of bool_expr'
 _AND, _OR, _NOT = 7, 6, 5
 _PLUS, _MINUS, _TIMES, _IF = 7, 6, 5, 2
 MAX_NESTING = 400
-"""Deeper expressions are refused with an error (Hahn's own recursive parser and evaluator stop
-with a Python recursion error far earlier)."""
+"""More nested rule calls are refused with an error (Hahn's own recursive parser and evaluator
+stop with a Python recursion error on such expressions too)."""
 
 
 @dataclass(frozen=True)
@@ -154,8 +154,8 @@ class _StatementParser:
         if key not in self.memo:
             self.depth += 1
             if self.depth > MAX_NESTING:
-                raise self.error_at(start, f"the expression is nested more than {MAX_NESTING} "
-                                           "deep, too deep for Hahn's parser")
+                raise self.error_at(start, "the expression is nested too deeply for Hahn's "
+                                           f"parser (more than {MAX_NESTING} rule calls)")
             step = self._bool_step if rule == "bool" else self._count_step
             results: dict[int, syntax.Expr] = {}
             for end, tree in primaries(start):
@@ -312,7 +312,7 @@ class _StatementParser:
 
 def parse_expression_tokens(tokens: list[Token], source: str, filename: str) -> syntax.Expr:
     """The reading of one bare expression (used to compare a crasp line with Hahn's reading)."""
-    return _StatementParser(tokens, source, filename).expression(0)
+    return _run_deep(lambda: _StatementParser(tokens, source, filename).expression(0))
 
 
 def parse_statement_tokens(tokens: list[Token], source: str, filename: str) -> Statement:

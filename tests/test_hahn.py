@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import crasp
-from crasp import canonical, hahn_parse
+from crasp import canonical, hahn_parse, syntax
 from crasp.errors import ProgramError
 from crasp.hahn import precedence_warnings
 from strategies import program_asts, token_strings
@@ -150,3 +150,33 @@ def test_redefinition_and_names_in_hahns_dialect():
     assert [d.name for d in program.definitions] == ["pred", "x", "pos_even", "x_2", "alphabet"]
     # position 0 is even: x is a at 0; pos_even is now !a; x_2 = x || !a
     assert answers(program, [["a"], ["b"], ["a", "a"], ["b", "a"]]) == ["1", "1", "10", "10"]
+DEEP = {
+    "&& chain": " && ".join(['"a"'] * 10_000),
+    "+ chain": " + ".join(['#"a"'] * 10_000) + " > 0",
+    "! nesting": "!" * 10_000 + '"a"',
+    "- nesting": "-" * 10_000 + '#"a" > 0',
+    "# nesting": "#(" * 10_000 + '"a"' + ") > 0" * 10_000,
+    "min nesting": 'min(#"a", ' * 10_000 + "1" + ")" * 10_000 + " > 0",
+    "if nesting": '(#"a" if "a" else ' * 10_000 + "1" + ")" * 10_000 + " > 0",
+}
+
+
+@pytest.mark.parametrize("name", DEEP)
+def test_deep_programs_are_read_formatted_and_compared_without_recursion(name):
+    program = crasp.parse_program(f"x = {DEEP[name]}\n")
+    assert program.answer.type == "bool"
+    precedence_warnings(program)
+    formatted = crasp.format_source(program)
+    again = crasp.parse_program(formatted)
+    assert syntax.same_structure(again.answer.expr, program.answer.expr)
+    assert crasp.format_source(again) == formatted
+
+
+@pytest.mark.parametrize("name", DEEP)
+def test_deep_programs_in_hahns_dialect_are_read_or_refused_clearly(name):
+    try:
+        program = crasp.parse_program(f"x = {DEEP[name]}\n", dialect="hahn")
+    except ProgramError as error:
+        assert "nested too deeply for Hahn's parser" in str(error) or "-" in name
+    else:
+        assert name.endswith("chain") and program.answer.type == "bool"
