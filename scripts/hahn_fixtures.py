@@ -1,6 +1,7 @@
 """Make tests/fixtures/hahn/programs.json: generated programs and Hahn's interpreter's answers.
 
     python scripts/hahn_fixtures.py --hahn-dir /tmp/hahn > tests/fixtures/hahn/programs.json
+    PYTHONPATH=. python scripts/hahn_fixtures.py --summarize tests/fixtures/hahn/programs.json
 
 ``--hahn-dir`` is a checkout of m-hahn/c-rasp (its code never enters this repository; only its
 outputs do). Each program is a fixed header of Boolean and count definitions followed by one
@@ -150,13 +151,57 @@ def run_hahn(text: str, hahn_dir: str, scratch: str) -> list[str] | None:
     return rows
 
 
+def summarize(path: str) -> None:
+    """Count, over a fixture file, crasp's agreement with Hahn's answers and its warnings."""
+    import crasp
+    from crasp.hahn import precedence_warnings
+
+    fixtures = json.loads(open(path).read())
+    inputs = [line.split() for line in fixtures["inputs"]]
+
+    def answers(program) -> list[str]:
+        output = crasp.evaluate(program, inputs).output
+        return ["".join("1" if v else "0" for v in output[row, :len(tokens)])
+                for row, tokens in enumerate(inputs)]
+
+    programs = fixtures["programs"]
+    agree = both = differ = warned = differ_and_warned = rejected = explained = 0
+    for fixture in programs:
+        agree += answers(crasp.parse_program(fixture["program"], dialect="hahn")) == \
+            fixture["outputs"]
+        try:
+            program = crasp.parse_program(fixture["program"])
+        except crasp.ProgramError as error:
+            rejected += 1
+            explained += "--dialect hahn" in error.render() and "reads this line as" in \
+                error.render()
+            continue
+        both += 1
+        differs = answers(program) != fixture["outputs"]
+        warns = bool(precedence_warnings(program))
+        differ, warned, differ_and_warned = (differ + differs, warned + warns,
+                                             differ_and_warned + (differs and warns))
+    print(f"{len(programs)} programs; --dialect hahn gives Hahn's answers for {agree}")
+    print(f"{both} read by both dialects: {differ} answer differently, {warned} warned, "
+          f"{differ_and_warned} both")
+    print(f"{rejected} rejected conventionally, {explained} of them with Hahn's reading and "
+          f"--dialect hahn in the error")
+
+
 def main() -> None:
     arguments = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    arguments.add_argument("--hahn-dir", required=True)
+    arguments.add_argument("--summarize", metavar="FIXTURES",
+                           help="instead of making fixtures, count crasp's agreement with them")
+    arguments.add_argument("--hahn-dir")
     arguments.add_argument("--count", type=int, default=300)
     arguments.add_argument("--seed", type=int, default=10)
     arguments.add_argument("--scratch", default="/tmp/hahn_fixture_program.cr")
     options = arguments.parse_args()
+    if options.summarize:
+        summarize(options.summarize)
+        return
+    if not options.hahn_dir:
+        arguments.error("--hahn-dir is required to make fixtures")
     fixtures = []
     for text in programs(4 * options.count, options.seed):
         outputs = run_hahn(text, options.hahn_dir, options.scratch)
