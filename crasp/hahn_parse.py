@@ -174,7 +174,11 @@ class _StatementParser:
     def _bool_primaries(self, i: int):
         kind = self.kind(i)
         if kind == "STRING":
-            yield i + 1, syntax.TokenTest(self.tokens[i].text[1:-1], span=self.tokens[i].span)
+            text = self.tokens[i].text[1:-1]
+            if not text or any(c.isspace() for c in text):   # never equal to an input token
+                raise self.error_at(i, "a token literal must be non-empty and contain no "
+                                       "whitespace", expected='a token such as "a" or "("')
+            yield i + 1, syntax.TokenTest(text, span=self.tokens[i].span)
         for op in _COMPARISONS:
             for left_end, left in self.count_expr(0, i):
                 if self.accept(left_end, op):

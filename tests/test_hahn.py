@@ -180,3 +180,40 @@ def test_deep_programs_in_hahns_dialect_are_read_or_refused_clearly(name):
         assert "nested too deeply for Hahn's parser" in str(error) or "-" in name
     else:
         assert name.endswith("chain") and program.answer.type == "bool"
+
+
+# ------------------------------------------------------------------ compiled models
+
+def test_compiled_models_answer_on_tokens_outside_the_alphabet_as_the_interpreter_does():
+    import random
+
+    from crasp.compiler import compile_program, execute
+
+    rng = random.Random(0)
+    for path in EXAMPLES:
+        program = crasp.load_program(path)
+        try:
+            model = compile_program(program)
+        except ProgramError:   # positional predicates: not compilable
+            continue
+        symbols = [*program.alphabet, "z", "other"]
+        strings = [[rng.choice(symbols) for _ in range(rng.randint(0, 12))] for _ in range(200)]
+        got, expected = execute(model, strings), crasp.evaluate(program, strings)
+        assert np.array_equal(got.output, expected.output), path
+        assert np.array_equal(got.accept, expected.accept), path
+
+
+def test_a_version_1_model_still_loads_and_refuses_a_token_outside_its_vocabulary(tmp_path):
+    from crasp.compiler import compile_program, execute, load_model
+    from crasp.compiler.model_format import CompiledModel
+    from crasp.errors import InputError
+
+    model = compile_program(crasp.load_program("examples/majority.crasp"))
+    config = {key: value for key, value in model.config.items() if key != "other_id"}
+    # a version 1 model has no embedding row for tokens outside the vocabulary
+    tensors = dict(model.tensors, embed=model.tensors["embed"][:-1])
+    CompiledModel({**config, "version": 1}, tensors).save(tmp_path / "v1")
+    old = load_model(tmp_path / "v1")
+    assert execute(old, [["a", "b", "a"]]).accept.tolist() == [True]
+    with pytest.raises(InputError, match="token 'z' at position 1"):
+        execute(old, [["a", "z"]])
