@@ -89,12 +89,15 @@ def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
     return evaluate
 
 
-def _compiled(model_dir: str) -> tuple[Evaluator, tuple[str, ...]]:
+def _compiled(model_dir: str, strict_alphabet: bool) -> tuple[Evaluator, tuple[str, ...]]:
     from crasp import compiler
 
     model = compiler.load_model(model_dir)
+    vocabulary = crasp.Program((), tuple(model.config["vocab"]))
 
     def evaluate(inputs):
+        if strict_alphabet:   # the interpreter's error for a token outside the vocabulary
+            crasp.interpret.encode(vocabulary, inputs, strict_alphabet=True)
         evaluation = compiler.execute(model, inputs)
         return evaluation.accept, evaluation.output
     return evaluate, tuple(model.config["vocab"])
@@ -153,7 +156,7 @@ def run_command(args, model_dir, as_json, trace_path, extra_alphabet, strict_alp
         if trace_path:
             raise CraspError("--trace needs a program: traces show definitions, which a "
                              "compiled model does not keep")
-        evaluate, alphabet = _compiled(model_dir)
+        evaluate, alphabet = _compiled(model_dir, strict_alphabet)
         token_args = list(args)
         program = None
     else:

@@ -155,6 +155,9 @@ def test_compile_reads_the_hahn_dialect(runner, tmp_path):
     result = crasp(runner, "compile", "--dialect", "hahn", program, "-o",
                    str(tmp_path / "model"))
     assert result.exit_code == 0, result.output
-    for word in ["b", "a b b", "a"]:
+    for word in ["b", "a b b", "a", "c a b"]:
         assert (crasp(runner, "run", "--model", str(tmp_path / "model"), word).output
                 == crasp(runner, "run", "--dialect", "hahn", program, word).output)
+    strict = crasp(runner, "run", "--model", str(tmp_path / "model"), "--strict-alphabet", "a c")
+    assert strict.exit_code == 2 and "token 'c' at position 1 is not in the alphabet" in \
+        strict.output
