@@ -91,69 +91,52 @@ def _atom_text(expr: syntax.Expr) -> str | None:
 
 def format_expr(expr: syntax.Expr) -> str:
     """The conventional text with the parentheses both parsers need (without recursion)."""
-    return syntax.fold(expr, _format_node)
+    def node(expr: syntax.Expr, texts: list[str]) -> str:
+        kids = syntax.children(expr)
 
-
-def _format_node(expr: syntax.Expr, texts: list[str]) -> str:
-    """``expr`` printed, given the printed text of each of its children."""
-    atom = _atom_text(expr)
-    if atom is not None:
-        return atom
-    kids = syntax.children(expr)
-
-    def wrap(index: int, minimum: int, followed_by: str = "") -> str:
-        kid, text = kids[index], texts[index]
-        if _precedence(kid) < minimum or (followed_by and followed_by in _swallowed(kid, minimum)):
-            return f"({text})"
-        return text
-
-    if isinstance(expr, syntax.Not):
-        return "!" + wrap(0, PREFIX)
-    if isinstance(expr, syntax.Count):
-        guard = f"[{_relation(expr.relation)}] " if expr.relation else ""
-        return "#" + guard + wrap(0, PREFIX)
-    if isinstance(expr, (syntax.Min, syntax.Max)):
-        name = "min" if isinstance(expr, syntax.Min) else "max"
-        return f"{name}({texts[0]}, {texts[1]})"
-    if isinstance(expr, syntax.Scale):
-        return f"{expr.factor} * {wrap(0, PREFIX)}"
-    if isinstance(expr, syntax.Compare):
-        return f"{wrap(0, SUM)} {expr.op} {wrap(1, SUM)}"
-    if isinstance(expr, syntax.Conditional):
-        return f"{wrap(1, OR)} if {wrap(0, OR)} else {wrap(2, CONDITIONAL)}"
-    symbol, level = _BINARY[type(expr)]
-    left = wrap(0, level, symbol)
-    if isinstance(expr, syntax.Add) and isinstance(expr.left, syntax.Sub):
-        left = f"({texts[0]})"   # Hahn: a - b + c is a - (b + c)
-    return f"{left} {symbol} {wrap(1, level + 1)}"
+        def operand(index: int, minimum: int, followed_by: str = "") -> str:
+            kid, text = kids[index], texts[index]
+            swallows = followed_by and followed_by in _swallowed(kid, minimum)
+            hahn_sum = followed_by == "+" and isinstance(kid, syntax.Sub)   # a - b + c
+            return f"({text})" if _precedence(kid) < minimum or swallows or hahn_sum else text
+        return _print(expr, texts, operand)
+    return syntax.fold(expr, node)
 
 
 def format_parenthesized(expr: syntax.Expr) -> str:
     """Every operand that is not an atom in parentheses: one reading in any parser."""
-    return syntax.fold(expr, _parenthesized_node)
+    def node(expr: syntax.Expr, texts: list[str]) -> str:
+        kids = syntax.children(expr)
+
+        def operand(index: int, minimum: int = ATOM, followed_by: str = "") -> str:
+            return texts[index] if _precedence(kids[index]) == ATOM else f"({texts[index]})"
+        return _print(expr, texts, operand)
+    return syntax.fold(expr, node)
 
 
-def _parenthesized_node(expr: syntax.Expr, texts: list[str]) -> str:
+def _print(expr: syntax.Expr, texts: list[str], operand) -> str:
+    """``expr`` printed, given its children's texts; ``operand(index, minimum, followed_by)``
+    is child ``index`` as an operand that must bind at least as tightly as ``minimum`` and is
+    followed by the operator ``followed_by`` (parenthesized as the caller decides)."""
     atom = _atom_text(expr)
     if atom is not None:
         return atom
-    operands = [text if _atom_text(kid) is not None or isinstance(kid, (syntax.Min, syntax.Max))
-                else f"({text})" for kid, text in zip(syntax.children(expr), texts)]
     if isinstance(expr, syntax.Not):
-        return "!" + operands[0]
+        return "!" + operand(0, PREFIX)
     if isinstance(expr, syntax.Count):
         guard = f"[{_relation(expr.relation)}] " if expr.relation else ""
-        return "#" + guard + operands[0]
+        return "#" + guard + operand(0, PREFIX)
     if isinstance(expr, (syntax.Min, syntax.Max)):
         name = "min" if isinstance(expr, syntax.Min) else "max"
         return f"{name}({texts[0]}, {texts[1]})"
     if isinstance(expr, syntax.Scale):
-        return f"{expr.factor} * {operands[0]}"
+        return f"{expr.factor} * {operand(0, PREFIX)}"
     if isinstance(expr, syntax.Compare):
-        return f"{operands[0]} {expr.op} {operands[1]}"
+        return f"{operand(0, SUM)} {expr.op} {operand(1, SUM)}"
     if isinstance(expr, syntax.Conditional):
-        return f"{operands[1]} if {operands[0]} else {operands[2]}"
-    return f"{operands[0]} {_BINARY[type(expr)][0]} {operands[1]}"
+        return f"{operand(1, OR)} if {operand(0, OR)} else {operand(2, CONDITIONAL)}"
+    symbol, level = _BINARY[type(expr)]
+    return f"{operand(0, level, symbol)} {symbol} {operand(1, level + 1)}"
 
 
 def _reads_back(expr: syntax.Expr, text: str) -> bool:
