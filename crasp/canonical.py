@@ -31,9 +31,9 @@ from typing import Hashable, Mapping
 
 from crasp import syntax
 
-MAX_TABLE_ATOMS = 12
+MAX_TABLE_ATOMS = 10
 MAX_NESTING = 100
-MAX_INLINED_NODES = 2000
+MAX_INLINED_NAMES = 64
 Linear = tuple[tuple[tuple[Hashable, int], ...], int]   # sorted (atom, coefficient), constant
 _BOOLEAN = (syntax.TokenTest, syntax.BoolConst, syntax.PositionTest, syntax.Not, syntax.And,
             syntax.Or, syntax.Compare)
@@ -57,6 +57,8 @@ def same_meaning(first: syntax.Expr, second: syntax.Expr,
     definitions inlined) are not put in one: those compare by structure (same structure, same
     meaning; a different structure is then taken as a different meaning).
     """
+    if syntax.same_structure(first, second):
+        return True
     if max(syntax.nesting(first), syntax.nesting(second)) <= MAX_NESTING:
         try:
             return canonical(first, definitions) == canonical(second, definitions)
@@ -76,14 +78,14 @@ def _shifted(form: Linear, by: int) -> Linear:
 class _Canonical:
     def __init__(self, definitions: Mapping[str, syntax.Expr]):
         self.definitions = definitions
-        self.inlined_nodes = 0
+        self.inlined_names = 0
 
     def definition(self, node: syntax.Expr) -> syntax.Expr | None:
         """The expression a name stands for, while the inlining stays small."""
         if not isinstance(node, syntax.Ref) or node.name not in self.definitions:
             return None
-        self.inlined_nodes += 1
-        return self.definitions[node.name] if self.inlined_nodes < MAX_INLINED_NODES else None
+        self.inlined_names += 1
+        return self.definitions[node.name] if self.inlined_names <= MAX_INLINED_NAMES else None
 
     def is_boolean(self, expr: syntax.Expr) -> bool:
         if isinstance(expr, syntax.Conditional):
@@ -135,11 +137,17 @@ class _Canonical:
         tree = self.connectives(expr, atoms)
         if len(atoms) > MAX_TABLE_ATOMS:
             return ("tree", tree)
-        relevant = sorted((a for a in atoms if _depends_on(tree, atoms, a)), key=repr)
-        rows = [values for values in itertools.product((False, True), repeat=len(relevant))
-                if _possible(dict(zip(relevant, values)))]
-        table = tuple(_evaluate(tree, dict(zip(relevant, values))) for values in rows)
-        return ("table", tuple(relevant), table)
+        full = {values: _evaluate(tree, dict(zip(atoms, values)))
+                for values in itertools.product((False, True), repeat=len(atoms))
+                if _possible(dict(zip(atoms, values)))}
+        relevant = sorted((a for k, a in enumerate(atoms) if _depends_on(full, k)), key=repr)
+        table = []
+        for values in itertools.product((False, True), repeat=len(relevant)):
+            chosen = dict(zip(relevant, values))
+            row = tuple(chosen.get(atom, False) for atom in atoms)
+            if row in full:   # the irrelevant atoms false: a possible row if any is
+                table.append(full[row])
+        return ("table", tuple(relevant), tuple(table))
 
     def connectives(self, expr: syntax.Expr, atoms: list) -> Hashable:
         """A tree of ("and"/"or"/"not"/"test", ...) over atoms and constants; collects atoms."""
@@ -224,13 +232,11 @@ def _evaluate(tree: Hashable, values: dict) -> bool:
     return _evaluate(tree[1], values) or _evaluate(tree[2], values)
 
 
-def _depends_on(tree: Hashable, atoms: list, atom: Hashable) -> bool:
-    others = [a for a in atoms if a != atom]
-    for values in itertools.product((False, True), repeat=len(others)):
-        assignment = dict(zip(others, values))
-        if not _possible({**assignment, atom: True}):
-            continue
-        if (_evaluate(tree, {**assignment, atom: False})
-                != _evaluate(tree, {**assignment, atom: True})):
-            return True
+def _depends_on(full: dict[tuple[bool, ...], bool], index: int) -> bool:
+    """Whether flipping atom ``index`` changes the value in some pair of possible rows."""
+    for values, value in full.items():
+        if not values[index]:
+            flipped = values[:index] + (True,) + values[index + 1:]
+            if flipped in full and full[flipped] != value:
+                return True
     return False

@@ -217,3 +217,39 @@ def test_a_version_1_model_still_loads_and_refuses_a_token_outside_its_vocabular
     assert execute(old, [["a", "b", "a"]]).accept.tolist() == [True]
     with pytest.raises(InputError, match="token 'z' at position 1"):
         execute(old, [["a", "z"]])
+
+
+# ------------------------------------------------------------------ canonical forms
+
+def _boolean_formulas():
+    leaves = st.sampled_from(['"a"', '"b"', "true", "false"])
+    return st.recursive(leaves, lambda inner: st.one_of(
+        inner.map(lambda p: f"!({p})"),
+        st.tuples(inner, inner).map(lambda pq: f"({pq[0]}) && ({pq[1]})"),
+        st.tuples(inner, inner).map(lambda pq: f"({pq[0]}) || ({pq[1]})")), max_leaves=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_boolean_formulas(), _boolean_formulas())
+def test_canonical_forms_decide_token_formulas_exactly(first, second):
+    """Equal forms iff equal values on every one-token input (a, b, and a token in neither)."""
+    program = crasp.parse_program(f"p = {first}\nq = {second}\n", extra_alphabet=("c",))
+    values = crasp.evaluate(program, [["a"], ["b"], ["c"]]).trace
+    agree = np.array_equal(values["p"], values["q"])
+    p, q = (d.expr for d in program.definitions)
+    assert canonical.same_meaning(p, q) == agree
+
+
+@pytest.mark.parametrize("first, second, same", [
+    ('#"a" - #"b" + 0 > 1', '#"a" > #"b" + 1', True),
+    ('!(#"a" < #"b")', '#"a" >= #"b"', True),
+    ('#"a" != 2', '!(2 == #"a")', True),
+    ('#[pred] "a" < 3', "true", True),
+    ('min(#"a", #"b") > 0', 'min(#"b", #"a") > 0', True),
+    ('#"a" - #"b" + 1 > 0', '#"a" - (#"b" + 1) > 0', False),
+    ('2 * #"a" - 1 > 0', '2 * (#"a" - 1) > 0', False),
+])
+def test_canonical_forms_fold_arithmetic_and_comparisons(first, second, same):
+    program = crasp.parse_program(f'#import pred\np = {first}\nq = {second}\n')
+    p, q = (d.expr for d in program.definitions)
+    assert canonical.same_meaning(p, q) == same
