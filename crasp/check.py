@@ -11,9 +11,10 @@ Names. A predicate name (``pos_even``, ``pred``, ``pred4``) is special only once
 ``mod`` and ``offset`` are built in. In the conventional dialect a name is defined once and
 cannot be an imported predicate's. In Hahn's dialect (``dialect="hahn"``) his interpreter's
 environment is reproduced: a definition may reuse any name, and from then on the name means the
-new definition (an imported ``pos_even`` included). A redefinition gets a fresh internal name
-(``x_2``, the first such name the program does not use) so that every later pass sees distinct
-definitions, and the uses after it are renamed with it.
+new definition (an imported ``pos_even`` included). A redefinition, or a definition of an
+imported predicate's name, gets a fresh internal name (``x_2``, the first such name the program
+does not use) so that every later pass sees distinct definitions and ``fmt`` prints a valid
+conventional file; the uses after it are renamed with it.
 """
 
 from __future__ import annotations
@@ -109,8 +110,8 @@ class _Checker:
         expr, type_ = self.expr(statement.expr)
         source_name = statement.name if statement.kind == "assign" else syntax.ANSWER_NAME
         name = source_name
-        if source_name in self.internal:   # Hahn's dialect: a redefinition
-            name = self.fresh_name(source_name)
+        if source_name in self.internal or source_name in self.imports:
+            name = self.fresh_name(source_name)   # Hahn's dialect: a redefinition
         self.internal[source_name] = name
         self.defined[name] = (type_, statement.name_span or statement.span)
         return syntax.Definition(name, expr, type_, bare=statement.kind == "bare",

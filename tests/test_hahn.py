@@ -147,7 +147,9 @@ def test_redefinition_and_names_in_hahns_dialect():
     source = ('#import pos_even\npred = "a"\nx = pred && pos_even\npos_even = !pred\n'
               'x = x || pos_even\nalphabet = x\n')
     program = crasp.parse_program(source, dialect="hahn")
-    assert [d.name for d in program.definitions] == ["pred", "x", "pos_even", "x_2", "alphabet"]
+    assert [d.name for d in program.definitions] == ["pred", "x", "pos_even_2", "x_2",
+                                                     "alphabet"]
+    assert crasp.parse_program(crasp.format_source(program)).definitions == program.definitions
     # position 0 is even: x is a at 0; pos_even is now !a; x_2 = x || !a
     assert answers(program, [["a"], ["b"], ["a", "a"], ["b", "a"]]) == ["1", "1", "10", "10"]
 DEEP = {
