@@ -67,6 +67,8 @@ _LEXEMES = re.compile(r"""
   | (?P<WS>[ \t]+)
 """, re.VERBOSE)
 _COMPARISONS = ("<", ">", "==", "!=", "<=", ">=")   # in the order of bool_expr's alternatives
+_COUNT_STARTS = frozenset({"#", "VARIABLE", "INT", "MAX", "MIN", "("})
+_BOOL_STARTS = _COUNT_STARTS | {"STRING", "!", "TRUE", "FALSE"}
 # ANTLR precedences (alternative k of n has n - k + 1); see the module docstring.
 _AND, _OR, _NOT = 7, 6, 5
 _PLUS, _MINUS, _TIMES, _IF = 7, 6, 5, 2
@@ -127,10 +129,7 @@ class _StatementParser:
         self.depth = 0
 
     def kind(self, index: int) -> str:
-        if index >= len(self.tokens):
-            self._note(index, "the end of the line")
-            return "END"
-        return self.tokens[index].kind
+        return self.tokens[index].kind if index < len(self.tokens) else "END"
 
     def accept(self, index: int, kind: str) -> bool:
         if self.kind(index) == kind:
@@ -173,6 +172,8 @@ class _StatementParser:
 
     def _bool_primaries(self, i: int):
         kind = self.kind(i)
+        if kind not in _BOOL_STARTS:
+            self._note(i, "a Boolean expression")
         if kind == "STRING":
             text = self.tokens[i].text[1:-1]
             if not text or any(c.isspace() for c in text):   # never equal to an input token
@@ -195,10 +196,11 @@ class _StatementParser:
             for end, inner in self.bool_expr(0, i + 1):
                 if self.accept(end, ")"):
                     yield end + 1, inner
-        self._note(i, "an expression")
 
     def _count_primaries(self, i: int):
         kind = self.kind(i)
+        if kind not in _COUNT_STARTS:
+            self._note(i, "a count")
         if kind == "#" and self.kind(i + 1) != "[":
             for end, body in self.bool_expr(0, i + 1):
                 yield end, syntax.Count(body, span=self.span(i, end))
@@ -232,7 +234,6 @@ class _StatementParser:
             for end, inner in self.count_expr(0, i + 1):
                 if self.accept(end, ")"):
                     yield end + 1, inner
-        self._note(i, "an expression")
 
     def _loop(self, step, precedence: int, start: int, end: int, tree):
         """Every way the operator loop can go on from (end, tree): continuing before exiting.
@@ -297,7 +298,7 @@ class _StatementParser:
             for end, tree in rule(0, start):
                 if end == len(self.tokens):
                     return tree
-        self._note(len(self.tokens), "the end of the line")
+                self._note(end, "an operator or the end of the line")
         raise self.syntax_error()
 
     def statement(self) -> Statement:

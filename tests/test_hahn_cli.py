@@ -161,3 +161,18 @@ def test_compile_reads_the_hahn_dialect(runner, tmp_path):
     strict = crasp(runner, "run", "--model", str(tmp_path / "model"), "--strict-alphabet", "a c")
     assert strict.exit_code == 2 and "token 'c' at position 1 is not in the alphabet" in \
         strict.output
+
+
+@pytest.mark.parametrize("text, place, message", [
+    ("x = a b", "1:7", "unexpected 'b' (read as in Hahn's grammar)"),
+    ("x = (a", "1:7", "unexpected end of the line (read as in Hahn's grammar)"),
+    ('x = "a" < 3', "1:9", "unexpected '<'"),
+    ("x = #[foo] a", "1:7", "unknown positional relation 'foo'"),
+    ('x = ""', "1:5", "a token literal must be non-empty"),
+    ("x = !" * 1 + "!" * 2000 + '"a"', "1:", "nested too deeply for Hahn's parser"),
+])
+def test_hahn_dialect_errors_have_a_place_and_no_traceback(runner, tmp_path, text, place,
+                                                          message):
+    result = crasp(runner, "run", "--dialect", "hahn", write(tmp_path, text + "\n"), "a")
+    assert result.exit_code == 2
+    assert f"p.cr:{place}" in result.output and message in result.output
