@@ -150,7 +150,8 @@ def run_command(args, model_dir, as_json, trace_path, extra_alphabet, strict_alp
 
     Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position).
     Inputs with spaces are token lists; inputs without are split into characters when every
-    symbol of the alphabet is one character. An empty argument is the empty input.
+    symbol of the alphabet is one character (with --dialect hahn, as in Hahn's interpreter,
+    they are one token). An empty argument is the empty input.
     """
     if model_dir is not None:
         if trace_path:
@@ -165,14 +166,15 @@ def run_command(args, model_dir, as_json, trace_path, extra_alphabet, strict_alp
         program = load_program_argument(args[0], split_tokens(extra_alphabet), dialect)
         evaluate, alphabet = _interpreter(program, strict_alphabet), program.alphabet
         token_args = list(args[1:])
+    split_characters = dialect != "hahn"   # his interpreter splits inputs on whitespace only
     if token_args:
         shown = " ".join(token_args)
-        inputs = [(shown, tokenize(shown, alphabet))]
+        inputs = [(shown, tokenize(shown, alphabet, split_characters))]
     elif args and args[0] == STDIN_NAME and model_dir is None:
         raise click.UsageError("the program was read from stdin (-), so give the input tokens "
                                "as arguments")
     else:
-        inputs = read_lines(sys.stdin, alphabet)
+        inputs = read_lines(sys.stdin, alphabet, split_characters)
     if trace_path:
         collected = list(inputs)
         token_lists = [tokens for _, tokens in collected]

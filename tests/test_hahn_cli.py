@@ -63,6 +63,8 @@ def test_a_token_outside_the_programs_literals_is_read_as_hahn_does(runner, tmp_
     assert result.exit_code == 0
     assert result.output.splitlines() == ["1 b a: False", "2 a b: True", "3 c: False",
                                           "4 a c c: True"]
+    assert crasp(runner, "run", "--dialect", "hahn", program, "ab").output == "1 ab: False\n"
+    assert crasp(runner, "run", program, "ab").output == "1 ab: True\n"   # split: a b
     strict = crasp(runner, "run", "--strict-alphabet", program, "a c")
     assert strict.exit_code == 2 and "token 'c' at position 1 is not in the alphabet" in \
         strict.output
