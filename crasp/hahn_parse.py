@@ -47,7 +47,6 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
