@@ -20,7 +20,8 @@ from crasp.syntax import Program
 
 __all__ = [
     "CraspError", "Evaluation", "InputError", "Program", "ProgramError", "analyze", "depth_of",
-    "evaluate", "format_program", "format_source", "load_program", "parse_program", "read_program_text",
+    "evaluate", "format_program", "format_source", "load_program", "parse_program",
+    "read_program_text",
 ]
 
 PROGRAM_SUFFIXES = (".crasp", ".cr")

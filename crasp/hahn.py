@@ -80,9 +80,9 @@ def explain_failure(error: ProgramError, parsed: ParsedProgram | None, checks_as
     if not checks_as_hahn or error.span is None:
         return error
     hahn = hahn_readings(error.source, error.filename).get(error.span.line)
+    line = error.span.line
     ours = None if parsed is None else next(
-        (s.expr for s in parsed.statements if s.expr is not None and s.span.line == error.span.line),
-        None)
+        (s.expr for s in parsed.statements if s.expr is not None and s.span.line == line), None)
     if hahn is None or (parsed is not None and (ours is None or syntax.same_structure(ours, hahn))):
         return error
     return ProgramError(error.message, source=error.source, filename=error.filename,

@@ -3,8 +3,9 @@
 A line with whitespace is split on it. A line without whitespace is split into characters when
 every symbol of the alphabet is one character long (so ``aabb`` means a a b b), and is a single
 token otherwise. Hahn's interpreter only splits on whitespace (``aabb`` is one token there):
-``split_characters=False`` reads inputs as it does. Like Hahn's tool, empty lines and lines starting with ``//`` are skipped when
-reading a stream; an empty command-line argument is the empty input.
+``split_characters=False`` reads inputs as it does. Like Hahn's tool, empty lines and lines
+starting with ``//`` are skipped when reading a stream; an empty command-line argument is the
+empty input.
 """
 
 from __future__ import annotations

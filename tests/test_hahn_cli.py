@@ -139,7 +139,8 @@ def test_byte_order_mark_stdin_and_any_file_name(runner, tmp_path):
     piped = crasp(runner, "run", "-", "a b", input='x = #"b" > 0\n')
     assert piped.exit_code == 0 and piped.output == "1 a b: True\n"
     assert crasp(runner, "fmt", "-", input='x=#"b">0 // c\n').output == 'x = #"b" > 0  // c\n'
-    assert "<stdin>:1:6: error: unexpected end of the line" in crasp(runner, "depth-check", "-", input="x = #\n").output
+    broken = crasp(runner, "depth-check", "-", input="x = #\n")
+    assert "<stdin>:1:6: error: unexpected end of the line" in broken.output
     no_tokens = crasp(runner, "run", "-", input='x = "a"\n')
     assert no_tokens.exit_code == 2 and "give the input tokens as arguments" in no_tokens.output
 
