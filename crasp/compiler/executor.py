@@ -283,8 +283,8 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
 
 def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "exact",
             uniform_shortcut: bool = True) -> ModelEvaluation:
-    """Run ``model`` on token lists (an unknown token raises ``InputError`` naming it and its
-    position). ``mode`` is "exact" (fixed precision) or "float" (float64, no rounding; then
+    """Run ``model`` on token lists (a token outside the vocabulary reads as the interpreter
+    reads it; a version 1 model raises ``InputError`` naming it and its position). ``mode`` is "exact" (fixed precision) or "float" (float64, no rounding; then
     ``disagreement`` reports the first place it decides differently from exact)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
