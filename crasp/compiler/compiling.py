@@ -41,7 +41,7 @@ def compile_program(program: syntax.Program) -> CompiledModel:
     plan = schedule(linearize(program))
     layout = allocate(plan)
     weights = emit(plan, layout)
-    precision = choose_precision(weights.bounds)
+    precision = choose_precision(weights.bounds, program.filename)
     circuit = plan.linearized.circuit
     report = analyze(program)
     layer_table = [{

@@ -12,7 +12,8 @@ A p-bit number with s fractional bits is m * 2^-s for an integer m with
   R is the identity except the floors that compute the tests. The bounds hold at every input
   length (a count grows with the length, but it only ever enters a value through its average,
   which stays within the per-position range). At least p = 2, so that 1 (the attention weight
-  R(exp(0)) and every true bit) is representable.
+  R(exp(0)) and every true bit) is representable. At most p = 53 (``MAX_TOTAL_BITS``): a
+  program that needs more is refused, naming the quantity and its range.
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from crasp.compiler.emit_weights import Bound
+from crasp.compiler.model_format import MAX_TOTAL_BITS, MIN_TOTAL_BITS
+from crasp.errors import CraspError
 
-MIN_TOTAL_BITS = 2
+
+class PrecisionError(CraspError):
+    """A program whose exact model needs more bits than the model format allows."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,14 @@ def bits_for(low: int, high: int) -> int:
     return max(MIN_TOTAL_BITS, below.bit_length() + 1, max(high, 0).bit_length() + 1)
 
 
-def choose_precision(bounds: Iterable[Bound]) -> Precision:
+def choose_precision(bounds: Iterable[Bound], filename: str = "the program") -> Precision:
+    """The precision, or a ``PrecisionError`` naming the quantity that needs more than
+    ``MAX_TOTAL_BITS`` (float64 holds every p-bit grid value exactly only up to p = 53)."""
     widest = max(bounds, key=lambda b: bits_for(b.low, b.high))
-    return Precision(bits_for(widest.low, widest.high), 0, widest)
+    total_bits = bits_for(widest.low, widest.high)
+    if total_bits > MAX_TOTAL_BITS:
+        raise PrecisionError(
+            f"{filename}: its exact model needs {total_bits}-bit precision, more than the "
+            f"{MAX_TOTAL_BITS} bits the model format allows: {widest.what} ranges over "
+            f"[{widest.low}, {widest.high}]; use smaller constants")
+    return Precision(total_bits, 0, widest)
