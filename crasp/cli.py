@@ -21,6 +21,7 @@ from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.inputs import read_lines, tokenize
 from crasp.loading import load_program_argument, split_tokens
+from crasp.outputs import writing
 from crasp.trace import write_trace
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
@@ -70,6 +71,10 @@ class CraspGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except OSError as error:  # a writer not yet wrapped by crasp.outputs.writing
+            where = f" ({error.filename})" if error.filename else ""
+            click.echo(f"error: {error.strerror or error}{where}", err=True)
+            ctx.exit(CraspError.exit_code)
 
 
 @click.group(cls=CraspGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -129,10 +134,11 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
               help='One JSON object per input: {"id", "tokens", "accept", "output"}.')
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
               help="Write every definition's per-position values to FILE.txt or FILE.html.")
+@click.option("--force", is_flag=True, help="--trace: replace an earlier crasp trace FILE.")
 @click.option("--alphabet", "extra_alphabet", multiple=True,
               help="Extra tokens (space-separated) for the alphabet of a program that declares "
                    "none.")
-def run_command(args, model_dir, as_json, trace_path, extra_alphabet):
+def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet):
     """Run PROG (a .crasp/.cr file) on TOKENS, or on every line of stdin.
 
     \b
@@ -167,7 +173,7 @@ def run_command(args, model_dir, as_json, trace_path, extra_alphabet):
         collected = list(inputs)
         token_lists = [tokens for _, tokens in collected]
         evaluation = crasp.evaluate(program, token_lists)
-        write_trace(trace_path, evaluation, token_lists)
+        write_trace(trace_path, evaluation, token_lists, force)
         _report(collected, 1, lambda _: (evaluation.accept, evaluation.output), as_json)
         click.echo(f"Trace written to {trace_path}", err=True)
         return
@@ -253,7 +259,8 @@ def fmt_command(program_path, write):
     """Print PROG in canonical form (parses back to the same program; comments are dropped)."""
     text = crasp.format_program(load_program_argument(program_path))
     if write:
-        write_text_atomic(program_path, text)
+        with writing(program_path, "formatted program"):
+            write_text_atomic(program_path, text)
     else:
         click.echo(text, nl=False)
 

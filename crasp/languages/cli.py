@@ -65,6 +65,8 @@ def languages_command(as_json):
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="Directory; the dataset goes into OUTPUT/NAME/.")
+@click.option("--force", is_flag=True,
+              help="Replace a crasp dataset already at OUTPUT/NAME (never anything else).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="paper", show_default=True,
               help="paper: {lo}_to_{hi}_src.txt / _tgt.txt files; jsonl: one file per split.")
 @click.option("--train-bin", help="The training bin LO:HI; then every bin of --bins is a test "
@@ -78,7 +80,7 @@ def languages_command(as_json):
 @click.option("--strings-from", metavar="NAME",
               help="For a program: draw strings from NAME's generator instead of uniformly "
                    "over the program's alphabet.")
-def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fraction, negatives,
+def generate_command(language, bins, n, seed, output, force, fmt, train_bin, val_fraction, negatives,
                      distinct, strings_from):
     """Write a length-binned dataset of NAME (or of the program PROG.crasp) with a manifest.
 
@@ -113,7 +115,7 @@ def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fracti
         words += ["--negatives", f"{negatives:g}"]
     if distinct:
         words.append("--distinct")
-    manifest = write_task(task, directory, fmt, command=shlex.join(words))
+    manifest = write_task(task, directory, fmt, command=shlex.join(words), force=force)
     for split in task.splits:
         note = f", {split.duplicates} duplicates" if split.duplicates else ""
         click.echo(f"{split.name:>10}  {format_bin((split.lo, split.hi)):>9}  "
