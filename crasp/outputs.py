@@ -63,7 +63,7 @@ DATASET = OutputKind(
     and value["format"] in ("paper", "jsonl"))
 TRAINING_RUN = OutputKind(
     "training run", "config.json", _has("language", "depth", "posenc", "preset", "seed"))
-SWEEP = OutputKind("sweep", "sweep.json", _has("cells"))
+SWEEP = OutputKind("sweep", "sweep.json", _has("version", "specs"))
 TRACE_MARKERS = (b"# crasp trace", b"<!DOCTYPE html><html><head><meta name='generator' "
                                    b"content='crasp trace'>")
 TRACE = OutputKind("trace", None,
