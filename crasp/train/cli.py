@@ -222,9 +222,14 @@ def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig,
         path = Path(resume_dir) / CONFIG_FILE
         if not path.is_file():
             raise CraspError(f"--resume {resume_dir}: no run there (missing {CONFIG_FILE})")
+        from crasp.train.run import read_json
+
+        stored = read_json(path)
+        if not isinstance(stored, dict):
+            raise CraspError(f"{path}: a run's config must be a JSON object")
         try:
-            config = TrainConfig.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except ValueError as error:
+            config = TrainConfig.from_dict(stored)
+        except (ValueError, TypeError) as error:
             raise CraspError(f"{path}: unreadable config ({error})") from None
         return config.validate(), Path(resume_dir), True
     config = resolve_preset(preset, **_overrides(params, ctx))
