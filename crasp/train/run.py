@@ -21,6 +21,7 @@ import io
 import json
 import signal
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,9 @@ def load_state(path: Path) -> dict[str, Any]:
 
     data = read_bytes_file(path, MAX_STATE_BYTES)
     try:
-        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about pickle protocols it then refuses
+            warnings.simplefilter("ignore", UserWarning)
+            state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as error:  # truncated, random, or holding objects weights_only refuses
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise CraspError(f"{path} is not a crasp resume state (truncated, corrupt, or holding "
