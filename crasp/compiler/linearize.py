@@ -171,9 +171,10 @@ class _Linearizer:
                     self.circuit.names.setdefault(ident, definition.name)
                 else:
                     self.counts[definition.name] = self.term(definition.expr)
-            except RecursionError:  # a term tree (say, a chain of if-else) hundreds deep
-                raise self.error(f"'{definition.name}' nests min, max or if-else too deeply for "
-                                 f"the compiler", definition.expr) from None
+            except RecursionError:  # an expression tree thousands deep
+                raise self.error(f"'{definition.name}' nests its expression too deeply for the "
+                                 f"compiler (beyond Python's recursion limit)", definition.expr,
+                                 note="split it into several definitions") from None
         return Linearized(self.program, self.circuit, dict(self.booleans),
                           self.booleans[self.program.answer.name])
 
