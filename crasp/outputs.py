@@ -64,11 +64,12 @@ DATASET = OutputKind(
 TRAINING_RUN = OutputKind(
     "training run", "config.json", _has("language", "depth", "posenc", "preset", "seed"))
 SWEEP = OutputKind("sweep", "sweep.json", _has("version", "specs"))
+REPORT = OutputKind("report", "report.json", _has("sources", "threshold", "tables"))
 TRACE_MARKERS = (b"# crasp trace", b"<!DOCTYPE html><html><head><meta name='generator' "
                                    b"content='crasp trace'>")
 TRACE = OutputKind("trace", None,
                    lambda head: isinstance(head, bytes) and head.startswith(TRACE_MARKERS))
-DIRECTORY_KINDS = (COMPILED_MODEL, DATASET, TRAINING_RUN, SWEEP)
+DIRECTORY_KINDS = (COMPILED_MODEL, DATASET, TRAINING_RUN, SWEEP, REPORT)
 
 
 def holds(path: Path, kind: OutputKind) -> bool:
@@ -122,6 +123,16 @@ def claim(path: str | Path, kind: OutputKind, force: bool) -> bool:
         raise OutputError(f"refusing to write the {kind.name} to {path}: it holds {what}, "
                           f"which crasp does not replace (not even with --force); choose an "
                           f"absent or empty place")
+
+
+def claim_updatable(path: str | Path, kind: OutputKind) -> None:
+    """For a result that a command updates in place by design (a sweep resumes in its
+    directory, a report is refreshed): the place must be absent, empty, or hold ``kind``."""
+    path = Path(path)
+    if os.path.lexists(path) and not _is_empty_directory(path) and not holds(path, kind):
+        raise OutputError(f"refusing to write the {kind.name} to {path}: it holds "
+                          f"{describe(path)}, which crasp does not touch; choose an absent or "
+                          f"empty directory")
 
 
 @contextmanager

@@ -200,3 +200,50 @@ def test_a_replaced_model_is_whole_and_loads(tmp_path):
                                       "--force"])
     assert result.exit_code == 0, result.output
     assert load_model(place).config["vocab"] == ["(", ")"]
+
+
+# ---------------------------------------------------------------- sweep and report
+
+
+
+@pytest.mark.parametrize("folder", ["unrelated", "huggingface", "compiled model"])
+def test_sweep_and_report_refuse_a_foreign_folder(tmp_path, folder):
+    from test_report import synthetic
+
+    place = tmp_path / "place"
+    FOLDERS[folder](place)
+    before = snapshot(place)
+    sweep = CliRunner().invoke(cli, ["sweep", "--depths", "1", "--languages", "L3",
+                                     "--seeds", "1", "-o", str(place)])
+    synthetic(tmp_path / "sweep")
+    report = CliRunner().invoke(cli, ["report", str(tmp_path / "sweep"), "--no-compiled",
+                                      "-o", str(place)])
+    for result in (sweep, report):
+        assert result.exit_code == 2, result.output
+        assert "refusing" in result.output and "Traceback" not in result.output
+    assert snapshot(place) == before
+
+
+def test_sweep_and_report_under_a_file_are_clear_errors(tmp_path):
+    from test_report import synthetic
+
+    (tmp_path / "file").write_text("a file")
+    synthetic(tmp_path / "sweep")
+    for arguments in (["sweep", "--depths", "1", "--languages", "L3", "--seeds", "1",
+                       "-o", str(tmp_path / "file" / "s")],
+                      ["report", str(tmp_path / "sweep"), "--no-compiled",
+                       "-o", str(tmp_path / "file" / "r")]):
+        result = CliRunner().invoke(cli, arguments)
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output
+    assert (tmp_path / "file").read_text() == "a file"
+
+
+def test_a_report_is_refreshed_in_place(tmp_path):
+    from test_report import synthetic
+
+    synthetic(tmp_path / "sweep")
+    arguments = ["report", str(tmp_path / "sweep"), "--no-compiled", "-o", str(tmp_path / "r")]
+    assert CliRunner().invoke(cli, arguments).exit_code == 0
+    again = CliRunner().invoke(cli, arguments)
+    assert again.exit_code == 0, again.output
