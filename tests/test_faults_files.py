@@ -70,7 +70,7 @@ MODEL_CASES = {
     "NaN": write("config.json", b'{"version": NaN}'),
     "config is a list": write("config.json", b"[1, 2]"),
     "version is true": edit_config(lambda config: config.update(version=True)),
-    "version is 2": edit_config(lambda config: config.update(version=2)),
+    "version is 99": edit_config(lambda config: config.update(version=99)),
     "d_model is a string": edit_config(lambda config: config.update(d_model="4")),
     "n_layers is true": edit_config(lambda config: config.update(n_layers=True)),
     "total_bits = 1": set_precision(total_bits=1),
