@@ -373,7 +373,7 @@ def test_generate_command(tmp_path):
     assert set(manifest["duplicates"]) == {"train", "val", "31:40"}
     task = read_task(tmp_path / "L8")
     assert_same_task(task, build_task("L8", (8, 30), [(31, 40)], 100, 100, 0.2, seed=0))
-    result = CliRunner().invoke(generate_command, args + ["--format", "jsonl"])
+    result = CliRunner().invoke(generate_command, args + ["--format", "jsonl", "--force"])
     assert result.exit_code == 0 and (tmp_path / "L8" / "test_31_to_40.jsonl").exists()
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages.datasets import Split, Task, format_bin
+from crasp.outputs import DATASET, replace_directory
 
 MANIFEST = "manifest.json"
 FORMATS = ("paper", "jsonl")
@@ -39,32 +40,43 @@ def dataset_directory(root: str | Path, language: str) -> Path:
 
 
 def write_task(task: Task, directory: str | Path, fmt: str = "paper",
-               command: str | None = None) -> Path:
-    """Write ``task`` into ``directory`` (files, then the manifest); returns the manifest path."""
+               command: str | None = None, force: bool = False) -> Path:
+    """Write ``task`` into ``directory`` (files, then the manifest); returns the manifest path.
+
+    The directory is written as a whole (``crasp.outputs.replace_directory``): it must be absent
+    or empty, or, with ``force``, hold a crasp dataset, which is then replaced atomically (no
+    stale bins beside the new manifest; a failure leaves the old dataset whole)."""
     directory = Path(directory)
     if fmt not in FORMATS:
         raise CraspError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     repeated = {format_bin(b) for b in task.test_bins if task.test_bins.count(b) > 1}
     if repeated:
         raise CraspError(f"test bin {', '.join(sorted(repeated))} listed twice")
-    placements = (_write_paper if fmt == "paper" else _write_jsonl)(task, directory)
-    manifest = {
-        "language": task.language, "alphabet": list(task.vocab), "format": fmt,
-        "seed": task.seed, "train_bin": format_bin(task.train_bin),
-        "bins": [format_bin(task.train_bin)] + [format_bin(b) for b in task.test_bins],
-        "val_fraction": task.val_fraction, "negative_rate": task.negative_rate,
-        "distinct": task.distinct,
-        "counts": {split.name: len(split) for split in task.splits},
-        "duplicates": {split.name: split.duplicates for split in task.splits},
-        "splits": [{"name": split.name, "bin": format_bin((split.lo, split.hi)),
-                    "count": len(split), "duplicates": split.duplicates, **placement}
-                   for split, placement in zip(task.splits, placements)],
-    }
-    if command:
-        manifest["command"] = command
-    path = directory / MANIFEST
-    write_text_atomic(path, json.dumps(manifest, indent=2) + "\n")
-    return path
+    long_tokens = [t for t in task.vocab if len(t) != 1]
+    if fmt == "paper" and long_tokens:
+        raise CraspError(f"the paper layout concatenates tokens, so every token must be one "
+                         f"character; {task.language} has {', '.join(map(repr, long_tokens))}. "
+                         "Use --format jsonl")
+    def write(staging: Path) -> None:
+        placements = (_write_paper if fmt == "paper" else _write_jsonl)(task, staging)
+        manifest = {
+            "language": task.language, "alphabet": list(task.vocab), "format": fmt,
+            "seed": task.seed, "train_bin": format_bin(task.train_bin),
+            "bins": [format_bin(task.train_bin)] + [format_bin(b) for b in task.test_bins],
+            "val_fraction": task.val_fraction, "negative_rate": task.negative_rate,
+            "distinct": task.distinct,
+            "counts": {split.name: len(split) for split in task.splits},
+            "duplicates": {split.name: split.duplicates for split in task.splits},
+            "splits": [{"name": split.name, "bin": format_bin((split.lo, split.hi)),
+                        "count": len(split), "duplicates": split.duplicates, **placement}
+                       for split, placement in zip(task.splits, placements)],
+        }
+        if command:
+            manifest["command"] = command
+        write_text_atomic(staging / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+
+    replace_directory(directory, DATASET, force, write)
+    return directory / MANIFEST
 
 
 def _labels_text(labels: np.ndarray) -> str:
@@ -72,11 +84,6 @@ def _labels_text(labels: np.ndarray) -> str:
 
 
 def _write_paper(task: Task, directory: Path) -> list[dict]:
-    long_tokens = [t for t in task.vocab if len(t) != 1]
-    if long_tokens:
-        raise CraspError(f"the paper layout concatenates tokens, so every token must be one "
-                         f"character; {task.language} has {', '.join(map(repr, long_tokens))}. "
-                         "Use --format jsonl")
     train_stem = _paper_stem(task.train_bin)
     groups = {train_stem: [task.train, task.val]}
     for split in task.tests:

@@ -19,6 +19,7 @@ resumed or not.
 from __future__ import annotations
 
 import math
+import os
 import platform
 import time
 from pathlib import Path
@@ -158,7 +159,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
                              f"{', '.join(changed)}); use another run directory")
         if (run_dir / files.RESULTS_FILE).is_file():
             return files.read_json(run_dir / files.RESULTS_FILE)
-        if (run_dir / files.STATE_FILE).is_file():
+        if os.path.lexists(run_dir / files.STATE_FILE):  # a FIFO or symlink: refused, not skipped
             state = files.load_state(run_dir / files.STATE_FILE)
     else:
         for name in files.RUN_FILES:
@@ -228,10 +229,15 @@ class _Trainer:
             config = self.trials[trial]
             model, optimizer, scheduler = self._new_trial(trial)
             if resumed and state["epoch"] > 0:  # mid-trial: continue exactly where it stopped
-                model.load_state_dict(state["model"])
-                optimizer.load_state_dict(state["optimizer"])
-                scheduler.load_state_dict(state["scheduler"])
-                _set_rng_state(state["rng"], self.device)
+                try:
+                    model.load_state_dict(state["model"])
+                    optimizer.load_state_dict(state["optimizer"])
+                    scheduler.load_state_dict(state["scheduler"])
+                    _set_rng_state(state["rng"], self.device)
+                except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
+                    raise CraspError(f"{self.run_dir / files.STATE_FILE} does not fit this "
+                                     f"run's model: {str(error).splitlines()[0][:200]}; start "
+                                     f"over with --force") from None
             resumed = False
             for key in ("model", "optimizer", "scheduler", "rng"):
                 state.pop(key, None)

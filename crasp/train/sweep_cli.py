@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
+from crasp.outputs import REPORT, SWEEP, claim_updatable
 
 
 def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,
@@ -88,6 +89,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
     entries = [item for entry in list(grid) + list(grid_args) for item in entry.split()]
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
                             shard)
+    claim_updatable(out, SWEEP)
     sweep.record_spec(out, spec, cells, command)
     status = sweep.sweep_status(out, mine)
     click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
@@ -135,6 +137,7 @@ def report_command(dirs, out_dir, threshold, select, compiled):
     if not report.data.cells:
         raise CraspError(f"report: no finished cells in {', '.join(dirs)}")
     out = Path(out_dir) if out_dir else Path(dirs[0]) / "report"
+    claim_updatable(out, REPORT)
     paths = report_module.write_report(report, out)
     for line in report_module.report_lines(report):
         click.echo(line)
