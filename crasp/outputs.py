@@ -43,11 +43,14 @@ class OutputKind:
 
     ``marker`` is the file (inside a directory) whose JSON object ``recognise`` accepts; for a
     single-file output (``marker`` is None) ``recognise`` gets the file's first bytes.
+    ``own_entries`` are entries crasp makes before the marker (a sweep's ``locks/``): a
+    directory holding only those counts as empty.
     """
 
     name: str
     marker: str | None
     recognise: Callable[[object], bool]
+    own_entries: tuple[str, ...] = ()
 
 
 def _has(*keys: str) -> Callable[[object], bool]:
@@ -63,7 +66,7 @@ DATASET = OutputKind(
     and value["format"] in ("paper", "jsonl"))
 TRAINING_RUN = OutputKind(
     "training run", "config.json", _has("language", "depth", "posenc", "preset", "seed"))
-SWEEP = OutputKind("sweep", "sweep.json", _has("version", "specs"))
+SWEEP = OutputKind("sweep", "sweep.json", _has("version", "specs"), own_entries=("locks",))
 REPORT = OutputKind("report", "report.json", _has("sources", "threshold", "tables"))
 TRACE_MARKERS = (b"# crasp trace", b"<!DOCTYPE html><html><head><meta name='generator' "
                                    b"content='crasp trace'>")
@@ -101,8 +104,9 @@ def describe(path: Path) -> str:
     return f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} ({shown}{more})"
 
 
-def _is_empty_directory(path: Path) -> bool:
-    return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
+def _is_empty_directory(path: Path, kind: OutputKind) -> bool:
+    return (path.is_dir() and not path.is_symlink()
+            and all(entry.name in kind.own_entries for entry in path.iterdir()))
 
 
 def claim(path: str | Path, kind: OutputKind, force: bool) -> bool:
@@ -112,7 +116,7 @@ def claim(path: str | Path, kind: OutputKind, force: bool) -> bool:
     with writing(path, kind):
         if not os.path.lexists(path):
             return False
-        if kind.marker is not None and _is_empty_directory(path):
+        if kind.marker is not None and _is_empty_directory(path, kind):
             return False
         if holds(path, kind):
             if force:
@@ -129,7 +133,7 @@ def claim_updatable(path: str | Path, kind: OutputKind) -> None:
     """For a result that a command updates in place by design (a sweep resumes in its
     directory, a report is refreshed): the place must be absent, empty, or hold ``kind``."""
     path = Path(path)
-    if os.path.lexists(path) and not _is_empty_directory(path) and not holds(path, kind):
+    if os.path.lexists(path) and not _is_empty_directory(path, kind) and not holds(path, kind):
         raise OutputError(f"refusing to write the {kind.name} to {path}: it holds "
                           f"{describe(path)}, which crasp does not touch; choose an absent or "
                           f"empty directory")

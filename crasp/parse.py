@@ -31,6 +31,10 @@ if 0 < sys.get_int_max_str_digits() < MAX_LITERAL_DIGITS:
     sys.set_int_max_str_digits(MAX_LITERAL_DIGITS)
 
 
+def literal_too_long(digits: int) -> str:
+    return f"an integer literal of {digits:,} digits (at most {MAX_LITERAL_DIGITS:,})"
+
+
 @dataclass(frozen=True)
 class Statement:
     kind: StatementKind
@@ -168,8 +172,7 @@ class _ToSyntax(Transformer_NonRecursive):
     def int(self, children):
         (tok,) = children
         if len(tok) > MAX_LITERAL_DIGITS:
-            raise self._error(f"an integer literal of {len(tok):,} digits (at most "
-                              f"{MAX_LITERAL_DIGITS:,})", _span_of(tok))
+            raise self._error(literal_too_long(len(tok)), _span_of(tok))
         return syntax.IntConst(int(tok), span=_span_of(tok))
 
     def true(self, children):

@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
+from crasp.train.sweep_lock import watch_parent
 
 SWEEP_FILE = "sweep.json"
 CELLS_DIR = "cells"
@@ -562,8 +563,10 @@ def parse_bin(name: str) -> tuple[int, int] | None:
 
 # --------------------------------------------------------------------------- workers
 
-def _init_worker() -> None:
-    """Runs first in each spawned worker: ignore Ctrl-C (the parent handles it), one thread."""
+def _init_worker(parent_pid: int) -> None:
+    """Runs first in each spawned worker: die with the parent, ignore Ctrl-C (the parent
+    handles it), one thread."""
+    watch_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["MKL_NUM_THREADS"] = "1"
@@ -746,7 +749,8 @@ def _run_pool(pending: Sequence[Cell], out: Path, jobs: int, train_fn: TrainFn |
     context = multiprocessing.get_context("spawn")
     with _OneThreadEnvironment():  # workers are spawned on submit and inherit os.environ
         executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(jobs, len(pending)), mp_context=context, initializer=_init_worker)
+            max_workers=min(jobs, len(pending)), mp_context=context, initializer=_init_worker,
+            initargs=(os.getpid(),))
         try:
             futures = {executor.submit(run_cell, train_fn, _config_for(cell),
                                        str(cell_dir(out, cell))): cell for cell in pending}

@@ -10,6 +10,7 @@ import click
 
 from crasp.errors import CraspError
 from crasp.outputs import REPORT, SWEEP, claim_updatable
+from crasp.train.sweep_lock import SweepLock
 
 
 def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,
@@ -90,15 +91,16 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
                             shard)
     claim_updatable(out, SWEEP)
-    sweep.record_spec(out, spec, cells, command)
-    status = sweep.sweep_status(out, mine)
-    click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
-               f"{len(mine)}; done {len(status['done'])}, to run "
-               f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) -> {out}",
-               err=True)
     try:
-        outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
-                                  shard=shard_index, echo=lambda m: click.echo(m, err=True))
+        with SweepLock(out, shard_index, command):
+            sweep.record_spec(out, spec, cells, command)
+            status = sweep.sweep_status(out, mine)
+            click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
+                       f"{len(mine)}; done {len(status['done'])}, to run "
+                       f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) -> "
+                       f"{out}", err=True)
+            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
+                                      shard=shard_index, echo=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:
         click.echo("interrupted: finished cells are kept and cells in flight resume from their "
                    "last checkpoint; run the same command again to continue", err=True)
