@@ -31,6 +31,7 @@ import torch
 from crasp.errors import CraspError
 from crasp.train import run as files
 from crasp.train.batching import EncodedSplit, encode_split
+from crasp.train.budget import improvement_record
 from crasp.train.config import TrainConfig
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.model import build_model, count_parameters
@@ -170,23 +171,25 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     if device.type == "cpu":
         torch.set_num_threads(config.threads)
     vocab, data, train_split, val_split, tests = build_splits(config, language)
-    trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, progress)
+    trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, tests, progress)
     with files.SignalGuard() as guard:
         finished = trainer.run(state, guard, max_epochs_this_session)
     if not finished:
         return None
-    return trainer.finish(language, data, tests)
+    return trainer.finish(language, data)
 
 
 class _Trainer:
     def __init__(self, config: TrainConfig, run_dir: Path, device: torch.device, vocab,
-                 train_split: EncodedSplit, val_split: EncodedSplit, progress: bool):
+                 train_split: EncodedSplit, val_split: EncodedSplit,
+                 tests: list[EncodedSplit], progress: bool):
         self.config = config
         self.run_dir = run_dir
         self.device = device
         self.vocab = vocab
         self.train_split = train_split
         self.val_split = val_split
+        self.tests = tests
         self.progress = progress
         self.trials = config.trials()
 
@@ -194,7 +197,7 @@ class _Trainer:
     def _fresh_state(self) -> dict[str, Any]:
         return {"version": 1, "trial": 0, "epoch": 0, "step": 0, "history": [],
                 "trial_summaries": [], "best": None, "trial_best": None,
-                "since_improvement": 0, "elapsed": 0.0, "done": False}
+                "since_improvement": 0, "elapsed": 0.0, "done": False, "improvements": []}
 
     def _new_trial(self, trial: int):
         config = self.trials[trial]
@@ -345,6 +348,8 @@ class _Trainer:
                                    "val_exact_match": val.exact_match,
                                    "val_token_accuracy": val.token_accuracy}
             state["since_improvement"] = 0
+            state.setdefault("improvements", []).append(
+                improvement_record(trial, line, val, self._test_bins(model, config)))
         else:
             state["since_improvement"] += 1
         if state["best"] is None or key > state["best"]["key"]:
@@ -362,6 +367,16 @@ class _Trainer:
             return "max_epochs"
         return None
 
+    def _test_bins(self, model, config) -> dict[str, dict[str, float]]:
+        """Every test bin scored by ``model`` (the trainer's metrics), keyed by split name."""
+        bins = {}
+        for split in self.tests:
+            metrics = evaluate(model, split, self.device, config.eval_batch_tokens)
+            bins[split.name] = {"exact_match": metrics.exact_match,
+                                "token_accuracy": metrics.token_accuracy, "n": metrics.n,
+                                "loss": metrics.loss}
+        return bins
+
     def _end_trial(self, trial, config, reason) -> None:
         state = self.state
         best = state["trial_best"] or {}
@@ -377,7 +392,7 @@ class _Trainer:
             state.update(trial=trial + 1, epoch=0, step=0, trial_best=None, since_improvement=0)
 
     # ------------------------------------------------------------------ results
-    def finish(self, language, data, tests) -> dict[str, Any]:
+    def finish(self, language, data) -> dict[str, Any]:
         state = self.state
         best = state["best"]
         trial = best["trial"]
@@ -387,12 +402,7 @@ class _Trainer:
         files.load_weights(self.run_dir / files.BEST_FILE, model)
         model.to(self.device)
         val = evaluate(model, self.val_split, self.device, config.eval_batch_tokens)
-        bins = {}
-        for split in tests:
-            metrics = evaluate(model, split, self.device, config.eval_batch_tokens)
-            bins[split.name] = {"exact_match": metrics.exact_match,
-                                "token_accuracy": metrics.token_accuracy, "n": metrics.n,
-                                "loss": metrics.loss}
+        bins = self._test_bins(model, config)
         eval_time = time.perf_counter() - start
         summary = state["trial_summaries"][trial]
         results = {
@@ -408,6 +418,7 @@ class _Trainer:
             "best_trial": trial,
             "selected": _overrides(self.config, trial),
             "trials": state["trial_summaries"],
+            "improvements": state.get("improvements", []),
             "wall_time_s": state["elapsed"] + eval_time,
             "train_time_s": state["elapsed"],
             "eval_time_s": eval_time,
