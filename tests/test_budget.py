@@ -73,3 +73,17 @@ def test_a_run_cannot_answer_for_a_budget_it_did_not_train():
     stopped_early = {**ran_out, "stopped": "patience"}
     assert results_at_budget(stopped_early, 50)["best_epoch"] == 1
     assert results_at_budget({"epochs": 2, "config": {"epochs": 2}}, 1) is None  # no records
+
+
+def test_test_distributions_reach_results_and_the_csv(tmp_path):
+    from crasp.train import report as rep
+
+    config = tiny(language="L5", epochs=1, test_bins="25:32,25:32@skewed,25:32@extreme")
+    assert config.test_bins == [(25, 32), (25, 32, "skewed"), (25, 32, "extreme")]
+    results = train(config, tmp_path / "sweep" / "cells" / "one", progress=False)
+    assert set(results["bins"]) == {"25:32", "25:32@skewed", "25:32@extreme"}
+    assert set(results["improvements"][0]["bins"]) == set(results["bins"])
+    rows, columns = rep.csv_rows([rep.CellResult("one", "sweep", 0, results["config"], {},
+                                                 results)])
+    assert {"exact_match_25_32_skewed", "exact_match_25_32_extreme"} <= set(columns)
+    assert rows[0]["long_bin"] == "25:32"  # the uniform bin is the one the tables read

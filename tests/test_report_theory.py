@@ -125,3 +125,19 @@ def test_cli_budget_and_select(tmp_path):
     data = json.loads((tmp_path / "r" / "report.json").read_text())
     assert data["budget"] == 1 and data["select"] == "val"
     assert data["tables"]["nope"]["L4"]["2"]["mean"] == pytest.approx(0.3)
+
+
+def test_distribution_bins_get_their_own_table(tmp_path):
+    for seed in range(2):
+        identifier = write_cell(tmp_path, "L5", 3, seed, 1.0)
+        path = tmp_path / "cells" / identifier / "results.json"
+        results = json.loads(path.read_text())
+        results["bins"]["351:400@skewed"] = {"exact_match": 0.5 + 0.25 * seed,
+                                             "token_accuracy": 0.9, "n": 8}
+        path.write_text(json.dumps(results))
+    report = rep.build_report([tmp_path], compiled=False)
+    assert report.table["nope"]["L5"][3].bin == "351:400"  # the uniform bin stays the main one
+    markdown = rep.markdown_report(report)
+    assert "Exact match (%) on the test bin `351:400@skewed`" in markdown
+    assert "| L5 | 62.5 ± 17.7 (n=2) |" in markdown
+    assert "exact_match_351_400_skewed" in report.columns

@@ -14,7 +14,8 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
-from crasp.train.config import TrainConfig, config_fields, parse_bin, parse_bins
+from crasp.languages.datasets import parse_test_bins
+from crasp.train.config import TrainConfig, config_fields, parse_bin
 from crasp.train.presets import preset_names, resolve_preset
 
 # option name -> config field, for the options that map one-to-one onto a field
@@ -72,7 +73,7 @@ def _overrides(params: dict, ctx: click.Context) -> dict:
         if option == "train_bin":
             value = parse_bin(value)
         elif option == "test_bins":
-            value = parse_bins(value)
+            value = parse_test_bins(value)
         elif option == "alibi_slopes":
             value = _parse_floats(value)
         overrides[field] = value
@@ -137,7 +138,9 @@ def _summary(results: dict, run_dir: Path) -> str:
 @click.option("--patience", type=int,
               help="Stop after this many epochs without a better validation score (0: never).")
 @click.option("--train-bin", help="Training lengths LO:HI (validation is a split of it).")
-@click.option("--test-bins", help="Comma-separated test length bins, e.g. 101:150,151:200.")
+@click.option("--test-bins", help="Comma-separated test length bins, e.g. 101:150,151:200; "
+                                  "LO:HI@NAME draws that bin from a test distribution (L_k, "
+                                  "E_k: uniform, skewed, extreme), e.g. 351:400,351:400@skewed.")
 @click.option("--n-train", type=int, help="Strings drawn in the train bin (before the split).")
 @click.option("--n-test", type=int, help="Strings per test bin.")
 @click.option("--val-fraction", type=float, help="Fraction of the train bin held out.")

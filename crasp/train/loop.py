@@ -32,7 +32,7 @@ from crasp.errors import CraspError
 from crasp.train import run as files
 from crasp.train.batching import EncodedSplit, encode_split
 from crasp.train.budget import improvement_record
-from crasp.train.config import TrainConfig
+from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.model import build_model, count_parameters
 
@@ -64,17 +64,19 @@ def build_splits(config: TrainConfig, language) -> tuple[tuple[str, ...], dict[s
                                                          EncodedSplit, EncodedSplit,
                                                          list[EncodedSplit]]:
     from crasp.languages import build_task
+    from crasp.languages.datasets import parse_test_bin
 
     seed = config.seed if config.data_seed is None else config.data_seed
     task = build_task(language, train_bin=tuple(config.train_bin),
-                      test_bins=[tuple(b) for b in config.test_bins], n_train=config.n_train,
+                      test_bins=[parse_test_bin(test_bin_name(b)) for b in config.test_bins],
+                      n_train=config.n_train,
                       n_test=config.n_test, val_fraction=config.val_fraction, seed=seed)
     vocab = tuple(task.vocab)
     train_split = encode_split(task.train, vocab)
     val_split = encode_split(task.val, vocab)
     tests = [encode_split(split, vocab) for split in task.tests]
-    for split, (lo, hi) in zip(tests, config.test_bins):
-        split.name = f"{lo}:{hi}"
+    for split, test_bin in zip(tests, config.test_bins):
+        split.name = test_bin_name(test_bin)
     if train_split.n == 0 or val_split.n == 0:
         raise CraspError(f"language {config.language} gave no training or no validation "
                          f"strings in the bin {config.train_bin[0]}:{config.train_bin[1]}")

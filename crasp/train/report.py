@@ -368,10 +368,10 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
     """
     import crasp
 
-    try:
-        from crasp.languages import build_task, get_language
-    except ImportError as error:
-        return {"status": f"error: language library unavailable ({error})"}
+    from crasp.languages import build_task, get_language
+    from crasp.languages.datasets import parse_test_bin
+    from crasp.train.config import test_bin_name
+
     try:
         lang = get_language(language)
     except Exception as error:
@@ -395,7 +395,9 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
 
         model = compile_program(program)
         task = build_task(lang, train_bin=_bin_tuple(config["train_bin"]),
-                          test_bins=[_bin_tuple(b) for b in config["test_bins"]],
+                          test_bins=[parse_test_bin(b if isinstance(b, str) else
+                                                    test_bin_name(b))
+                                     for b in config["test_bins"]],
                           n_train=config["n_train"], n_test=config["n_test"],
                           val_fraction=config.get("val_fraction", 0.2),
                           seed=config["seed"] if config.get("data_seed") is None
@@ -403,7 +405,7 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
         bins = {}
         for split in task.tests:
             em = compiled_exact_match(model, split.strings, split.labels, program.alphabet)
-            bins[f"{split.lo}:{split.hi}"] = {"exact_match": em, "n": len(split.strings)}
+            bins[split.name] = {"exact_match": em, "n": len(split.strings)}
     except Exception as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         if "position" in message.lower():
@@ -673,6 +675,36 @@ def budget_png(posenc: str, curve: Mapping, depths: Sequence[int], threshold: fl
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     return buffer.getvalue()
+
+
+def distribution_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
+                       cells: Sequence[CellResult], depths: Sequence[int]) -> str:
+    """Exact match on every test bin drawn from a named distribution (``LO:HI@NAME``), for the
+    setting each cell of the main table selected: one Markdown table per such bin, or ''."""
+    chosen = {(language, depth): (a.hyper, set(a.seeds))
+              for language, by_depth in languages.items() for depth, a in by_depth.items()}
+    scores: dict[str, dict[tuple[str, int], list[float]]] = {}
+    for cell in cells:
+        if cell.posenc != posenc or (cell.language, cell.depth) not in chosen:
+            continue
+        hyper, seeds = chosen[cell.language, cell.depth]
+        if cell.hyper != hyper or cell.seed not in seeds:
+            continue
+        for name, metrics in (cell.results.get("bins") or {}).items():
+            if "@" in name and metrics.get("exact_match") is not None:
+                scores.setdefault(name, {}).setdefault((cell.language, cell.depth), []).append(
+                    float(metrics["exact_match"]))
+    parts = []
+    for name in sorted(scores):
+        parts += [f"Exact match (%) on the test bin `{name}` (same settings and seeds as above):",
+                  "", "| language | " + " | ".join(f"depth {d}" for d in depths) + " |",
+                  "|---|" + "---:|" * len(depths)]
+        for language in languages:
+            row = [seeds_text(scores[name][language, d]) if (language, d) in scores[name]
+                   else "–" for d in depths]
+            parts.append(f"| {language} | " + " | ".join(row) + " |")
+        parts.append("")
+    return "\n".join(parts)
 
 
 def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
@@ -1167,6 +1199,9 @@ def markdown_report(report: Report) -> str:
                 "Y operator of TL[◁#]^pos), which in theory brings L_k down to depth 1, and the "
                 "E_k theorems under positional encodings are about recognition.\n")
         parts.append(f"![{posenc} heatmap](heatmap_{posenc}.png)\n")
+        extra = distribution_table(posenc, languages, data.cells, depths)
+        if extra:
+            parts.append(extra)
         parts.append("Smallest depth that length-generalizes, against theory and the compiled "
                      "program:\n")
         parts += [f"- {summary_text(line)}" for line in report.summary
