@@ -96,24 +96,35 @@ def parse_bins(text: str) -> list[Bin]:
     return bins
 
 
-def check_bin(bin_: Sequence[int]) -> Bin:
+def check_bin(bin_: Sequence[int] | str) -> Bin:
+    """A bin given as ``"11:20"`` or ``(11, 20)`` -> (11, 20), checked."""
+    if isinstance(bin_, str):
+        return parse_bin(bin_)
     lo, hi = (int(v) for v in bin_)
     if not 0 <= lo <= hi:
         raise CraspError(f"bad bin {lo}:{hi}: a bin LO:HI needs 0 <= LO <= HI")
     return lo, hi
 
 
-def build_task(language: Language | str, train_bin: Sequence[int],
-               test_bins: Sequence[Sequence[int]], n_train: int, n_test: int,
+def build_task(language: Language | str, train_bin: Sequence[int] | str,
+               test_bins: Sequence[Sequence[int] | str] | str, n_train: int, n_test: int,
                val_fraction: float = 0.2, seed: int = 0, *, negative_rate: float = 0.0,
                distinct: bool = False) -> Task:
-    """Draw and label the train, validation and test splits (see the module docstring)."""
+    """Draw and label the train, validation and test splits (see the module docstring).
+
+    Bins are ``"11:20"`` or ``(11, 20)``; ``test_bins`` may also be one string ``"21:40,41:80"``.
+
+    >>> task = build_task("L3", "11:20", "21:40,41:80", n_train=50, n_test=20, seed=0)
+    >>> len(task.train.strings) + len(task.val.strings), [s.name for s in task.tests]
+    (50, ['21:40', '41:80'])
+    """
     if isinstance(language, str):
         from crasp.languages.registry import get_language
 
         language = get_language(language)
     train_bin = check_bin(train_bin)
-    test_bins = [check_bin(b) for b in test_bins]
+    test_bins = parse_bins(test_bins) if isinstance(test_bins, str) else [
+        check_bin(b) for b in test_bins]
     _check_request(n_train, n_test, val_fraction, seed, negative_rate)
     drawer = _Drawer(language, negative_rate, distinct)
     drawn = drawer.draw(train_bin, n_train, _rng(seed, TRAIN_ROLE, train_bin), set(),
