@@ -138,7 +138,12 @@ _FAMILY = re.compile(r"(?P<family>[LE])(?P<k>\d+)(?:@(?P<rate>.+))?")
 
 
 def get_language(name: str) -> Language:
-    """The language called ``name``; see the module docstring for the names."""
+    """The language called ``name``; see the module docstring for the names.
+
+    >>> language = get_language("dyck1")
+    >>> language.alphabet, language.recognition_depth, language.contains(list("(())"))
+    (('(', ')'), 2, True)
+    """
     name = str(name).strip()
     base, _, parameter = name.partition("@")
     if base.endswith(PROGRAM_SUFFIXES):

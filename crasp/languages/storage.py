@@ -40,7 +40,14 @@ def dataset_directory(root: str | Path, language: str) -> Path:
 
 def write_task(task: Task, directory: str | Path, fmt: str = "paper",
                command: str | None = None) -> Path:
-    """Write ``task`` into ``directory`` (files, then the manifest); returns the manifest path."""
+    """Write ``task`` into ``directory`` (files, then the manifest); returns the manifest path.
+
+    >>> import tempfile
+    >>> from crasp.languages import build_task
+    >>> task = build_task("L3", "3:8", "9:12", n_train=20, n_test=5)
+    >>> write_task(task, tempfile.mkdtemp()).name
+    'manifest.json'
+    """
     directory = Path(directory)
     if fmt not in FORMATS:
         raise CraspError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
