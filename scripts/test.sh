@@ -15,9 +15,10 @@ python3 -m venv "$work/venv"
 # torch first and pinned to the CPU build, as in scripts/setup.sh; crasp itself asks torch>=2.2.
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check torch==2.13.0
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[test]"
-# The tests, the example copies and the docs they check; no crasp/ directory beside them.
+# The checkout without crasp/ (the tests, the example copies, the docs and scripts they check),
+# so that `import crasp` finds only the installed wheel.
 mkdir "$work/suite"
-cp -r tests examples docs README.md "$work/suite/"
+git ls-files -z | grep -zv '^crasp/' | xargs -0 cp --parents -t "$work/suite"
 cd "$work/suite"
 "$work/venv/bin/python" -c 'import crasp, sys; sys.exit(0 if "site-packages" in crasp.__file__ else f"crasp imported from {crasp.__file__}, not the installed wheel")'
 CRASP_WHEEL="$wheel" "$work/venv/bin/python" -m pytest -p no:cacheprovider -m "not slow" "$@" tests
