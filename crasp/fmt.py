@@ -79,6 +79,12 @@ def format_expr(expr: syntax.Expr) -> str:
 
 
 def format_program(program: syntax.Program) -> str:
+    """The program in canonical form, as ``crasp fmt`` prints it.
+
+    >>> import crasp
+    >>> print(format_program(crasp.parse_program('x = (#"a") > (#"b" + 1)')), end="")
+    x = #"a" > #"b" + 1
+    """
     lines = [f"#import {name}" for name in program.imports]
     if program.declared_alphabet:
         lines.append("alphabet " + " ".join(f'"{t}"' for t in program.alphabet))

@@ -16,12 +16,12 @@ DOCTESTED_MODULES = ["crasp", "crasp.api_inputs", "crasp.depth", "crasp.compiler
                      "crasp.compiler.executor", "crasp.compiler.model_format",
                      "crasp.languages.datasets", "crasp.languages.programs",
                      "crasp.languages.registry", "crasp.languages.storage",
-                     "crasp.compiler.verification", "crasp.train.api"]
+                     "crasp.compiler.verification", "crasp.fmt", "crasp.train.api"]
 
 SHOWN = {"crasp": ["parse_program", "load_program", "example", "depth_of", "analyze",
-                   "evaluate", "format_trace"],
+                   "evaluate", "format_trace", "format_program"],
          "crasp.compiler": ["compile_program", "execute", "verify", "load_model"],
-         "crasp.languages": ["get_language", "build_task", "write_task"],
+         "crasp.languages": ["get_language", "build_task", "write_task", "read_task"],
          "crasp.train": ["train", "load_run", "train_sweep", "load_sweep"]}
 
 

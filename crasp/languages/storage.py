@@ -130,7 +130,14 @@ def _write_jsonl(task: Task, directory: Path) -> list[dict]:
 # ---------------------------------------------------------------------------- reading
 
 def read_task(directory: str | Path) -> Task:
-    """The Task written by ``write_task`` into ``directory``."""
+    """The Task written by ``write_task`` into ``directory``.
+
+    >>> import tempfile
+    >>> from crasp.languages import build_task
+    >>> task = build_task("L3", "3:8", "9:12", n_train=20, n_test=5)
+    >>> read_task(write_task(task, tempfile.mkdtemp()).parent).train.strings == task.train.strings
+    True
+    """
     directory = Path(directory)
     try:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
