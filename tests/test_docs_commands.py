@@ -140,6 +140,34 @@ def test_the_readme_python_api_section_runs(scratch):
     assert len(namespace["load_sweep"]("runs/api-sweep")) == 4   # 2 cells x 2 test bins
 
 
+PYTHON_BLOCKS_NOT_RUN = {
+    "docs/languages.md": "a reference listing with placeholders (length, rng, tokens)",
+    "docs/train.md": "trains the default preset on L5 (minutes); docs/api.md runs train tiny",
+    "docs/api.md": "runs as a doctest in test_api_docs.py",
+}
+
+
+def python_blocks(document: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", document.read_text(encoding="utf-8"), re.S)
+
+
+def test_python_blocks_in_the_docs_run_as_written(scratch):
+    """In document order, in one directory: docs/compiler.md saves dyck1.model, which the
+    standalone executor of docs/model-format.md then runs."""
+    namespace: dict = {}
+    ran = []
+    for document in DOCUMENTS[1:]:
+        name = str(document.relative_to(CHECKOUT))
+        if name in PYTHON_BLOCKS_NOT_RUN:
+            continue
+        for code in python_blocks(document):
+            exec(compile(code, name, "exec"), namespace)
+            ran.append(name)
+    assert {"docs/compiler.md", "docs/model-format.md"} <= set(ran)
+    expected = crasp.evaluate(crasp.load_program("examples/dyck1.crasp"), "(()))(").output[0]
+    assert namespace["run"]("dyck1.model", list("(()))("))[1:].tolist() == expected.tolist()
+
+
 CITED = re.compile(r"(?<![\w/.-])((?:docs|examples|scripts|benchmarks|tests|crasp)/"
                    r"[\w./-]*\w)(?![\w{])")   # not templates such as examples/L{k}.crasp
 
