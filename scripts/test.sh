@@ -20,5 +20,6 @@ python3 -m venv "$work/venv"
 mkdir "$work/suite"
 git ls-files -z | grep -zv '^crasp/' | xargs -0 cp --parents -t "$work/suite"
 cd "$work/suite"
-"$work/venv/bin/python" -c 'import crasp, sys; sys.exit(0 if "site-packages" in crasp.__file__ else f"crasp imported from {crasp.__file__}, not the installed wheel")'
+"$work/venv/bin/python" -c 'import crasp, sys; "site-packages" in crasp.__file__ or sys.exit(
+    f"crasp imported from {crasp.__file__}, not from the installed wheel")'
 CRASP_WHEEL="$wheel" "$work/venv/bin/python" -m pytest -p no:cacheprovider -m "not slow" "$@" tests

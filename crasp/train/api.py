@@ -1,4 +1,5 @@
-"""The trainer from Python: train a model, load a finished run, run a sweep, load a sweep as a table.
+"""The trainer from Python: train a model, load a finished run, run a sweep, load a sweep as a
+table.
 
 Built on the same functions as ``crasp train``, ``crasp sweep`` and ``crasp report``, so a run
 or sweep made here is one the command line resumes, reports and compares, and the reverse.
@@ -81,8 +82,8 @@ def train(config: TrainConfig | None = None, run_dir: str | Path | None = None, 
 
     Give a ``TrainConfig``, or the preset's fields to change as keywords (bins as ``"11:20"``
     or ``(11, 20)``). ``run_dir`` defaults to ``crasp train``'s
-    ``runs/<language>-d<depth>-<posenc>-s<seed>``. ``resume=True`` continues an interrupted run in ``run_dir`` and returns
-    a finished one without training again.
+    ``runs/<language>-d<depth>-<posenc>-s<seed>``. ``resume=True`` continues an interrupted
+    run in ``run_dir`` and returns a finished one without training again.
 
     >>> import tempfile
     >>> result = train(language="L3", depth=1, train_bin="4:8", test_bins=["9:16"],
