@@ -114,6 +114,14 @@ def _critical_path(program: syntax.Program, depths: dict[str, int]) -> tuple[str
 
 
 def analyze(program: syntax.Program) -> DepthReport:
+    """The depth of the program and of every definition (the nesting of counting operators,
+    Knee-Deep's C-RASP depth), the critical path and the unused definitions.
+
+    >>> import crasp
+    >>> report = analyze(crasp.parse_program('x = #"a" > 0\\ny = #x >= 1'))
+    >>> report.depth, [(d.name, d.depth) for d in report.definitions], report.critical_path
+    (2, [('x', 1), ('y', 2)], ('y', 'x'))
+    """
     depths = definition_depths(program)
     graph = dependency_graph(program)
     answer = program.answer.name
@@ -133,4 +141,10 @@ def analyze(program: syntax.Program) -> DepthReport:
 
 
 def depth_of(program: syntax.Program) -> int:
+    """The depth of the program's answer (its last definition).
+
+    >>> import crasp
+    >>> depth_of(crasp.load_program(crasp.example("L3")))
+    3
+    """
     return definition_depths(program)[program.answer.name]

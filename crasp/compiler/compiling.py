@@ -38,7 +38,13 @@ def d_model_bound(program: syntax.Program) -> int:
 
 def compile_program(program: syntax.Program) -> CompiledModel:
     """Compile a checked program (raises ``ProgramError`` for constructs the construction
-    cannot handle: positional predicates and guarded counts)."""
+    cannot handle: positional predicates and guarded counts).
+
+    >>> import crasp
+    >>> model = compile_program(crasp.load_program(crasp.example("majority")))
+    >>> model.config["vocab"], model.config["n_layers"]
+    (['a', 'b'], 1)
+    """
     plan = schedule(linearize(program))
     refuse_wide_constants(plan, program.filename)
     layout = allocate(plan)

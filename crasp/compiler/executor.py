@@ -31,6 +31,7 @@ import torch
 from torch.nn.functional import linear
 
 from crasp import syntax
+from crasp.api_inputs import Inputs, token_batch
 from crasp.compiler.model_format import CompiledModel
 from crasp.interpret import BOS_ID, PAD_ID, encode
 
@@ -312,13 +313,23 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
     return None
 
 
-def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "exact",
+def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
             uniform_shortcut: bool = True) -> ModelEvaluation:
-    """Run ``model`` on token lists (a token outside the vocabulary reads as the interpreter
-    reads it; a version 1 model raises ``InputError`` naming it and its position). ``mode`` is "exact" (fixed precision) or "float" (float64, no rounding; then
-    ``disagreement`` reports the first place it decides differently from exact)."""
+    """Run ``model`` on one input string, a list of them, or a list of token lists, read as
+    ``crasp run --model`` reads them (a token outside the vocabulary reads as the interpreter
+    reads it; a version 1 model raises ``InputError`` naming it and its position). ``mode`` is
+    "exact" (fixed precision) or "float" (float64, no rounding; then ``disagreement`` reports the
+    first place it decides differently from exact).
+
+    >>> import crasp
+    >>> from crasp.compiler import compile_program
+    >>> model = compile_program(crasp.load_program(crasp.example("dyck1")))
+    >>> execute(model, ["(())", "())("]).accept.tolist()
+    [True, False]
+    """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    inputs = token_batch(inputs, model.config["vocab"])
     ids, lengths = _encode(model, inputs)
     exact_scores, saturations = _scores(FixedPrecisionTransformer(model, True, uniform_shortcut),
                                         ids)

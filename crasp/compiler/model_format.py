@@ -177,7 +177,15 @@ def validate(config: dict, tensors: dict[str, np.ndarray], where: str) -> None:
 
 
 def load_model(directory: str | Path) -> CompiledModel:
-    """Read and check a model directory (raises ``ModelFormatError``)."""
+    """Read and check a model directory (raises ``ModelFormatError``).
+
+    >>> import crasp, tempfile
+    >>> from crasp.compiler import compile_program
+    >>> directory = f"{tempfile.mkdtemp()}/dyck1.model"
+    >>> compile_program(crasp.load_program(crasp.example("dyck1"))).save(directory)
+    >>> load_model(directory).config["vocab"]
+    ['(', ')']
+    """
     path = Path(directory)
     where = str(path)
     if not path.exists():

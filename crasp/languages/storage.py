@@ -45,7 +45,14 @@ def write_task(task: Task, directory: str | Path, fmt: str = "paper",
 
     The directory is written as a whole (``crasp.outputs.replace_directory``): it must be absent
     or empty, or, with ``force``, hold a crasp dataset, which is then replaced atomically (no
-    stale bins beside the new manifest; a failure leaves the old dataset whole)."""
+    stale bins beside the new manifest; a failure leaves the old dataset whole).
+
+    >>> import tempfile
+    >>> from crasp.languages import build_task
+    >>> task = build_task("L3", "3:8", "9:12", n_train=20, n_test=5)
+    >>> write_task(task, tempfile.mkdtemp()).name
+    'manifest.json'
+    """
     directory = Path(directory)
     if fmt not in FORMATS:
         raise CraspError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
@@ -130,7 +137,14 @@ def _write_jsonl(task: Task, directory: Path) -> list[dict]:
 # ---------------------------------------------------------------------------- reading
 
 def read_task(directory: str | Path) -> Task:
-    """The Task written by ``write_task`` into ``directory``."""
+    """The Task written by ``write_task`` into ``directory``.
+
+    >>> import tempfile
+    >>> from crasp.languages import build_task
+    >>> task = build_task("L3", "3:8", "9:12", n_train=20, n_test=5)
+    >>> read_task(write_task(task, tempfile.mkdtemp()).parent).train.strings == task.train.strings
+    True
+    """
     directory = Path(directory)
     try:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))

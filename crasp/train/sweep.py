@@ -586,7 +586,7 @@ def run_cell(train_fn: TrainFn | None, config: Any, run_dir: str) -> tuple[str, 
     run_path = Path(run_dir)
     try:
         if train_fn is None:
-            from crasp.train import train as train_fn
+            from crasp.train.loop import train as train_fn
         results = train_fn(config, run_path, progress=False, resume=True)
     except Exception:  # one broken cell must not stop the sweep; it is retried next time
         text = traceback.format_exc()
