@@ -130,7 +130,7 @@ def format_trace(program: Program, inputs: Inputs, html: bool = False) -> str:
     """Every definition at every position of every input, as the text ``crasp run --trace``
     prints (or, with ``html``, the page ``--trace FILE.html`` writes).
 
-    >>> print(format_trace(load_program(example("majority")), "ab").splitlines()[0])
+    >>> print(format_trace(load_program(example("majority")), "ab").splitlines()[1])
     input 1: accept = False
     """
     batch = token_batch(inputs, program.alphabet)

@@ -57,7 +57,9 @@ def test_token_lists_are_taken_as_given_and_mixtures_are_refused():
     with pytest.raises(crasp.InputError, match="mixes"):
         crasp.evaluate(DYCK, ["()", [")"]])
     with pytest.raises(crasp.InputError, match="not in the alphabet"):
-        crasp.evaluate(DYCK, "(a)")
+        crasp.evaluate(DYCK, "(a)", strict_alphabet=True)
+    # By default a token outside the alphabet reads as in Hahn's interpreter: no token test holds.
+    assert crasp.evaluate(DYCK, "(a)").trace["C_open"][0].tolist() == [1, 1, 1]
 
 
 def test_the_compiled_model_reads_inputs_like_the_interpreter():

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from crasp.train import run as run_files
-from crasp.train import train
+from crasp.train.loop import train
 from crasp.train.budget import at_budget, results_at_budget, trained_epochs
 
 from test_train import tiny

@@ -39,8 +39,13 @@ NOT_RUN = {
 }
 
 
+FILE_WRITE = re.compile(r"^\$ printf '([^']*)' > (\S+)$")
+"""A ``$ printf 'TEXT' > FILE`` line: the document makes a file that its next commands read."""
+
+
 def commands(document: Path) -> list[tuple[str, str | None]]:
-    """(command line, its stdin) of every crasp command in the document's code blocks."""
+    """(command line, its stdin) of every crasp command in the document's code blocks; a
+    ``printf 'TEXT' > FILE`` line comes as ("> FILE", TEXT)."""
     found, block, lines = [], False, document.read_text(encoding="utf-8").splitlines()
     joined: list[str] = []
     for line in lines:
@@ -50,15 +55,32 @@ def commands(document: Path) -> list[tuple[str, str | None]]:
         if not block:
             continue
         text = line.strip()
+        written = FILE_WRITE.match(text)
+        if written and not joined:
+            found.append((f"> {written[2]}", written[1].encode().decode("unicode_escape")))
+            continue
         if joined:
             joined.append(text)
-        elif re.match(r"^(\$ )?(crasp |printf .*\| *crasp )", text):
+        elif re.match(r"^(\$ )?(crasp |printf .*\| *crasp )", line):  # output is indented
             joined = [text]
         if joined and not text.endswith("\\"):
             whole = " ".join(part.rstrip("\\").strip() for part in joined)
             found.append(_command(whole.removeprefix("$ ")))
             joined = []
     return found
+
+
+def expected_failures(document: Path) -> set[str]:
+    """Commands the document shows failing: their output (up to the next ``$`` line) has an
+    ``error:`` line. They must exit with status 2, as the document shows."""
+    failing, current = set(), None
+    for line in document.read_text(encoding="utf-8").splitlines():
+        text = line.strip()
+        if text.startswith("$ "):
+            current = _command(text[2:])[0] if re.match(r"^\$ crasp ", text) else None
+        elif current and re.match(r"^(\S+: )?error: ", text):
+            failing.add(current)
+    return failing
 
 
 def _command(line: str) -> tuple[str, str | None]:
@@ -85,14 +107,19 @@ def all_commands() -> list[tuple[str, list[tuple[str, str | None]]]]:
     return [(str(d.relative_to(CHECKOUT)), commands(d)) for d in DOCUMENTS if commands(d)]
 
 
-def run_document(cwd: Path, document_commands) -> list[str]:
+def run_document(cwd: Path, document_commands, failing: set[str] = frozenset()) -> list[str]:
     runner = CliRunner()
     ran = []
     for line, stdin in document_commands:
         if line in NOT_RUN:
             continue
+        if line.startswith("> "):
+            (cwd / line[2:]).write_text(stdin, encoding="utf-8")
+            continue
         result = runner.invoke(cli, shrunk(line), input=stdin, catch_exceptions=False)
-        assert result.exit_code == 0, f"{line}\n{result.output}"
+        expected = 2 if line in failing else 0
+        assert result.exit_code == expected, f"{line}\n{result.output}"
+        assert "Traceback" not in result.output, f"{line}\n{result.output}"
         ran.append(line)
     return ran
 
@@ -105,7 +132,8 @@ def scratch(tmp_path, monkeypatch):
 
 
 def test_the_documents_have_the_commands_this_test_expects():
-    found = {name: [line for line, _ in cmds] for name, cmds in all_commands()}
+    found = {name: [line for line, _ in cmds if not line.startswith("> ")]
+             for name, cmds in all_commands()}
     assert len(found["README.md"]) == 13
     listed = {line for cmds in found.values() for line in cmds}
     assert set(NOT_RUN) <= listed
@@ -115,7 +143,7 @@ def test_the_documents_have_the_commands_this_test_expects():
 @pytest.mark.parametrize("document,document_commands", all_commands(),
                          ids=[name for name, _ in all_commands()])
 def test_every_crasp_command_in_the_docs_runs(document, document_commands, scratch):
-    assert run_document(scratch, document_commands)
+    assert run_document(scratch, document_commands, expected_failures(CHECKOUT / document))
 
 
 def test_the_readme_tour_writes_only_what_git_ignores(scratch):

@@ -155,7 +155,10 @@ def lengths_only(test_bin: BinSpec, text: str, what: str = "here a bin") -> Bin:
     return test_bin.bounds
 
 
-def check_bin(bin_: Sequence[int]) -> Bin:
+def check_bin(bin_: Sequence[int] | str) -> Bin:
+    """A bin of lengths given as ``"11:20"`` or ``(11, 20)`` -> (11, 20), checked."""
+    if isinstance(bin_, str):
+        return parse_bin(bin_)
     lo, hi = (int(v) for v in bin_)
     if not 0 <= lo <= hi:
         raise CraspError(f"bad bin {lo}:{hi}: a bin LO:HI needs 0 <= LO <= HI")
@@ -181,7 +184,7 @@ def build_task(language: Language | str, train_bin: Sequence[int] | str,
         from crasp.languages.registry import get_language
 
         language = get_language(language)
-    train_bin = parse_bin(train_bin) if isinstance(train_bin, str) else check_bin(train_bin)
+    train_bin = check_bin(train_bin)
     if isinstance(test_bins, str):
         test_bins = parse_test_bins(test_bins)
     test_specs = [as_test_bin(b) for b in test_bins]

@@ -189,6 +189,9 @@ _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
 
+_BIN_TEXT = r"\d+\s*:\s*\d+(@[\w-]+)?"
+
+
 def parse_value(text: str, annotation: Any = None) -> Any:
     """Parse one grid value with the type of its config field.
 
@@ -242,10 +245,12 @@ def parse_value(text: str, annotation: Any = None) -> Any:
         return text
     if origin in (tuple, list) or annotation in (tuple, list):
         item = args[0] if args else None
-        if origin is list and typing.get_origin(item) is tuple and re.fullmatch(
-                r"\d+\s*:\s*\d+(\s*\+\s*\d+\s*:\s*\d+)*", text):
-            # a list of bins: 251:300+301:350 (a comma would separate grid values)
-            return [parse_value(part, item) for part in text.split("+")]
+        if origin is list and (item is tuple or typing.get_origin(item) is tuple) and \
+                re.fullmatch(rf"{_BIN_TEXT}(\s*\+\s*{_BIN_TEXT})*", text):
+            # a list of bins: 251:300+301:350@skewed (a comma would separate grid values); a
+            # bin with a test distribution stays text, which the config parses
+            return [part.strip() if "@" in part else parse_value(part, tuple[int, int])
+                    for part in text.split("+")]
         pair = re.fullmatch(r"(-?\d+)\s*:\s*(-?\d+)", text)
         value = [int(pair.group(1)), int(pair.group(2))] if pair else json.loads(text)
         if not isinstance(value, list):
