@@ -16,7 +16,6 @@ could not be written, where and why.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from crasp.atomic import write_bytes_atomic
 from crasp.errors import CraspError
 from crasp.safe_read import SafeReadError, read_json_file
 
@@ -201,8 +201,6 @@ def _swap_in(staging: Path, path: Path, old_present: bool) -> None:
 
 def replace_file(path: str | Path, kind: OutputKind, force: bool, data: bytes) -> None:
     """Write one ``kind`` file atomically (temporary sibling, fsync, rename) after the claim."""
-    from crasp.atomic import write_bytes_atomic
-
     claim(path, kind, force)
     with writing(path, kind):
         write_bytes_atomic(path, data)
@@ -229,8 +227,7 @@ def restored_on_failure(path: str | Path, kind: OutputKind, force: bool) -> Iter
                 shutil.rmtree(path)
             os.rename(retired, path)
         raise
+    except BaseException:  # interrupted: the new result is resumable and replaces the old
+        shutil.rmtree(retired, ignore_errors=True)
+        raise
     shutil.rmtree(retired, ignore_errors=True)
-
-
-def json_bytes(value: object) -> bytes:
-    return (json.dumps(value, indent=2) + "\n").encode("utf-8")
