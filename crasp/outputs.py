@@ -145,21 +145,18 @@ def writing(path: str | Path, kind: OutputKind | str) -> Iterator[None]:
         reason = error.strerror or str(error)
         if isinstance(error, (NotADirectoryError, FileExistsError)) or _under_a_file(Path(path)):
             reason = f"{reason} (a part of the path is a file, not a directory)"
-        where = error.filename if error.filename else path
-        raise OutputError(f"cannot write the {what} to {path}: {reason} ({where})") from None
+        where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) \
+            else ""
+        raise OutputError(f"cannot write the {what} to {path}: {reason}{where}") from None
 
 
 def _under_a_file(path: Path) -> bool:
     return any(parent.is_file() for parent in path.parents)
 
 
-def _sibling(path: Path, suffix: str, directory: bool) -> Path:
-    make = tempfile.mkdtemp if directory else tempfile.mkstemp
-    made = make(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
-    if not directory:
-        os.close(made[0])
-        made = made[1]
-    return Path(made)
+def _sibling(path: Path, suffix: str) -> Path:
+    """A new hidden directory beside ``path`` (same file system, so renames are atomic)."""
+    return Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix))
 
 
 def replace_directory(path: str | Path, kind: OutputKind, force: bool,
@@ -173,7 +170,7 @@ def replace_directory(path: str | Path, kind: OutputKind, force: bool,
     replacing = claim(path, kind, force)
     with writing(path, kind):
         path.parent.mkdir(parents=True, exist_ok=True)
-        staging = _sibling(path, STAGING_SUFFIX, directory=True)
+        staging = _sibling(path, STAGING_SUFFIX)
         try:
             write(staging)
             _swap_in(staging, path, replacing or os.path.lexists(path))
@@ -217,7 +214,7 @@ def restored_on_failure(path: str | Path, kind: OutputKind, force: bool) -> Iter
         yield
         return
     with writing(path, kind):
-        retired = _sibling(path, RETIRED_SUFFIX, directory=True)
+        retired = _sibling(path, RETIRED_SUFFIX)
         os.rename(path, retired)
     try:
         yield
