@@ -73,9 +73,12 @@ DIRECTORY_KINDS = (COMPILED_MODEL, DATASET, TRAINING_RUN, SWEEP, REPORT)
 
 
 def holds(path: Path, kind: OutputKind) -> bool:
-    """Whether ``path`` holds crasp's own output of ``kind`` (judged by its marker)."""
+    """Whether ``path`` holds crasp's own output of ``kind`` (judged by its marker); a symbolic
+    link never does (replacing it would act on whatever it points to)."""
+    if path.is_symlink():
+        return False
     if kind.marker is None:
-        if not path.is_file() or path.is_symlink():
+        if not path.is_file():
             return False
         try:
             with open(path, "rb") as file:
@@ -90,8 +93,10 @@ def holds(path: Path, kind: OutputKind) -> bool:
 
 def describe(path: Path) -> str:
     """What is at ``path``, for a message: a kind crasp knows, or a few of the entries."""
-    if path.is_symlink() or not path.is_dir():
-        return "a file" if path.is_file() else "something that is not a directory"
+    if path.is_symlink():
+        return "a symbolic link"
+    if not path.is_dir():
+        return "a file" if path.is_file() else "something that is neither file nor directory"
     for kind in DIRECTORY_KINDS:
         if holds(path, kind):
             return f"a crasp {kind.name}"

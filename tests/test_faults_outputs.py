@@ -267,3 +267,13 @@ def test_a_forced_run_restores_the_old_one_on_failure_and_replaces_it_on_interru
             (place / "state.pt").write_bytes(b"resumable")
             raise KeyboardInterrupt
     assert snapshot(place) == {"state.pt": b"resumable"} and leftovers(tmp_path) == []
+
+
+def test_a_symbolic_link_to_a_model_is_not_replaced(tmp_path):
+    make_compiled_model(tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    before = snapshot(tmp_path / "real")
+    result = CliRunner().invoke(cli, ["compile", "examples/dyck1.crasp", "-o",
+                                      str(tmp_path / "link"), "--force"])
+    assert result.exit_code == 2 and "a symbolic link" in result.output
+    assert snapshot(tmp_path / "real") == before and (tmp_path / "link").is_symlink()
