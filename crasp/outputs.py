@@ -16,7 +16,6 @@ could not be written, where and why.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from crasp.atomic import write_bytes_atomic
 from crasp.errors import CraspError
 from crasp.safe_read import SafeReadError, read_json_file
 
@@ -76,9 +76,12 @@ DIRECTORY_KINDS = (COMPILED_MODEL, DATASET, TRAINING_RUN, SWEEP, REPORT)
 
 
 def holds(path: Path, kind: OutputKind) -> bool:
-    """Whether ``path`` holds crasp's own output of ``kind`` (judged by its marker)."""
+    """Whether ``path`` holds crasp's own output of ``kind`` (judged by its marker); a symbolic
+    link never does (replacing it would act on whatever it points to)."""
+    if path.is_symlink():
+        return False
     if kind.marker is None:
-        if not path.is_file() or path.is_symlink():
+        if not path.is_file():
             return False
         try:
             with open(path, "rb") as file:
@@ -93,8 +96,10 @@ def holds(path: Path, kind: OutputKind) -> bool:
 
 def describe(path: Path) -> str:
     """What is at ``path``, for a message: a kind crasp knows, or a few of the entries."""
-    if path.is_symlink() or not path.is_dir():
-        return "a file" if path.is_file() else "something that is not a directory"
+    if path.is_symlink():
+        return "a symbolic link"
+    if not path.is_dir():
+        return "a file" if path.is_file() else "something that is neither file nor directory"
     for kind in DIRECTORY_KINDS:
         if holds(path, kind):
             return f"a crasp {kind.name}"
@@ -149,21 +154,18 @@ def writing(path: str | Path, kind: OutputKind | str) -> Iterator[None]:
         reason = error.strerror or str(error)
         if isinstance(error, (NotADirectoryError, FileExistsError)) or _under_a_file(Path(path)):
             reason = f"{reason} (a part of the path is a file, not a directory)"
-        where = error.filename if error.filename else path
-        raise OutputError(f"cannot write the {what} to {path}: {reason} ({where})") from None
+        where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) \
+            else ""
+        raise OutputError(f"cannot write the {what} to {path}: {reason}{where}") from None
 
 
 def _under_a_file(path: Path) -> bool:
     return any(parent.is_file() for parent in path.parents)
 
 
-def _sibling(path: Path, suffix: str, directory: bool) -> Path:
-    make = tempfile.mkdtemp if directory else tempfile.mkstemp
-    made = make(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
-    if not directory:
-        os.close(made[0])
-        made = made[1]
-    return Path(made)
+def _sibling(path: Path, suffix: str) -> Path:
+    """A new hidden directory beside ``path`` (same file system, so renames are atomic)."""
+    return Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix))
 
 
 def replace_directory(path: str | Path, kind: OutputKind, force: bool,
@@ -177,7 +179,7 @@ def replace_directory(path: str | Path, kind: OutputKind, force: bool,
     replacing = claim(path, kind, force)
     with writing(path, kind):
         path.parent.mkdir(parents=True, exist_ok=True)
-        staging = _sibling(path, STAGING_SUFFIX, directory=True)
+        staging = _sibling(path, STAGING_SUFFIX)
         try:
             write(staging)
             _swap_in(staging, path, replacing or os.path.lexists(path))
@@ -205,8 +207,6 @@ def _swap_in(staging: Path, path: Path, old_present: bool) -> None:
 
 def replace_file(path: str | Path, kind: OutputKind, force: bool, data: bytes) -> None:
     """Write one ``kind`` file atomically (temporary sibling, fsync, rename) after the claim."""
-    from crasp.atomic import write_bytes_atomic
-
     claim(path, kind, force)
     with writing(path, kind):
         write_bytes_atomic(path, data)
@@ -223,7 +223,7 @@ def restored_on_failure(path: str | Path, kind: OutputKind, force: bool) -> Iter
         yield
         return
     with writing(path, kind):
-        retired = _sibling(path, RETIRED_SUFFIX, directory=True)
+        retired = _sibling(path, RETIRED_SUFFIX)
         os.rename(path, retired)
     try:
         yield
@@ -233,8 +233,7 @@ def restored_on_failure(path: str | Path, kind: OutputKind, force: bool) -> Iter
                 shutil.rmtree(path)
             os.rename(retired, path)
         raise
+    except BaseException:  # interrupted: the new result is resumable and replaces the old
+        shutil.rmtree(retired, ignore_errors=True)
+        raise
     shutil.rmtree(retired, ignore_errors=True)
-
-
-def json_bytes(value: object) -> bytes:
-    return (json.dumps(value, indent=2) + "\n").encode("utf-8")

@@ -171,3 +171,40 @@ def test_the_real_state_still_resumes(tmp_path, interrupted_run):
     result = CliRunner().invoke(cli, ["train", "--resume", str(run), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert (run / "results.json").is_file()
+
+
+# ---------------------------------------------------------------- dataset manifests
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("data")
+    result = CliRunner().invoke(cli, ["generate", "L3", "--bins", "1:6,7:8", "--n", "6",
+                                      "--val-fraction", "0", "-o", str(root)])
+    assert result.exit_code == 0, result.output
+    return root / "L3"
+
+
+DATASET_CASES = {
+    "manifest symlink to /dev/zero": replace_with("manifest.json",
+                                                  lambda p: p.symlink_to("/dev/zero")),
+    "manifest is a FIFO": replace_with("manifest.json", os.mkfifo),
+    "manifest is a list": write("manifest.json", b"[]"),
+    "manifest without splits": write("manifest.json", json.dumps(
+        {"language": "L3", "bins": [], "format": "paper"}).encode()),
+    "splits of the wrong shape": write("manifest.json", json.dumps(
+        {"language": "L3", "bins": ["1:6"], "format": "paper", "splits": [1, 2],
+         "alphabet": ["a"]}).encode()),
+    "a split file is a FIFO": replace_with("1_to_6_src.txt", os.mkfifo),
+}
+
+
+@pytest.mark.parametrize("case", DATASET_CASES)
+def test_a_broken_or_hostile_dataset_is_refused(tmp_path, dataset_dir, case):
+    from crasp.errors import CraspError
+    from crasp.languages import read_task
+
+    broken = tmp_path / "L3"
+    shutil.copytree(dataset_dir, broken)
+    DATASET_CASES[case](broken)
+    with pytest.raises(CraspError, match=str(broken)):
+        read_task(broken)

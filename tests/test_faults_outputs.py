@@ -247,3 +247,33 @@ def test_a_report_is_refreshed_in_place(tmp_path):
     assert CliRunner().invoke(cli, arguments).exit_code == 0
     again = CliRunner().invoke(cli, arguments)
     assert again.exit_code == 0, again.output
+
+
+def test_a_forced_run_restores_the_old_one_on_failure_and_replaces_it_on_interrupt(tmp_path):
+    from crasp.outputs import TRAINING_RUN, restored_on_failure
+
+    place = tmp_path / "run"
+    make_training_run(place)
+    before = snapshot(place)
+    with pytest.raises(OSError):
+        with restored_on_failure(place, TRAINING_RUN, force=True):
+            place.mkdir()
+            (place / "half.bin").write_bytes(b"partial")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert snapshot(place) == before and leftovers(tmp_path) == []
+    with pytest.raises(KeyboardInterrupt):
+        with restored_on_failure(place, TRAINING_RUN, force=True):
+            place.mkdir()
+            (place / "state.pt").write_bytes(b"resumable")
+            raise KeyboardInterrupt
+    assert snapshot(place) == {"state.pt": b"resumable"} and leftovers(tmp_path) == []
+
+
+def test_a_symbolic_link_to_a_model_is_not_replaced(tmp_path):
+    make_compiled_model(tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    before = snapshot(tmp_path / "real")
+    result = CliRunner().invoke(cli, ["compile", "examples/dyck1.crasp", "-o",
+                                      str(tmp_path / "link"), "--force"])
+    assert result.exit_code == 2 and "a symbolic link" in result.output
+    assert snapshot(tmp_path / "real") == before and (tmp_path / "link").is_symlink()

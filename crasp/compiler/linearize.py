@@ -45,6 +45,7 @@ from typing import Union
 from crasp import syntax
 from crasp.compiler import circuit
 from crasp.compiler.circuit import And, Circuit, Or
+from crasp.deep_stack import call_with_deep_stack
 from crasp.errors import ProgramError
 from crasp.fmt import format_expr
 
@@ -161,6 +162,12 @@ class _Linearizer:
                                      f"(local relation '{node.relation.name}')", node, note)
 
     def run(self) -> Linearized:
+        """The circuit; ``term`` and ``boolean`` follow the expression tree recursively, so
+        they run with a deep stack (``crasp.deep_stack``): nesting up to tens of thousands of
+        levels compiles, deeper nesting is refused."""
+        return call_with_deep_stack(self._run)
+
+    def _run(self) -> Linearized:
         self.reject_unsupported()
         for definition in self.program.definitions:
             self.origin = definition.name

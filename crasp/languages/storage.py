@@ -28,8 +28,10 @@ from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages.datasets import Split, Task, format_bin
 from crasp.outputs import DATASET, replace_directory
+from crasp.safe_read import read_bytes_file, read_json_file
 
 MANIFEST = "manifest.json"
+MAX_DATA_BYTES = 8 << 30
 FORMATS = ("paper", "jsonl")
 
 
@@ -137,7 +139,8 @@ def _write_jsonl(task: Task, directory: Path) -> list[dict]:
 # ---------------------------------------------------------------------------- reading
 
 def read_task(directory: str | Path) -> Task:
-    """The Task written by ``write_task`` into ``directory``.
+    """The Task written by ``write_task`` into ``directory``; a manifest that is not a regular
+    file, too large, or not of the shape ``write_task`` writes is a ``CraspError`` naming it.
 
     >>> import tempfile
     >>> from crasp.languages import build_task
@@ -146,18 +149,23 @@ def read_task(directory: str | Path) -> Task:
     True
     """
     directory = Path(directory)
+    manifest = read_json_file(directory / MANIFEST)
+    if not DATASET.recognise(manifest):
+        raise CraspError(f"{directory / MANIFEST} is not a crasp dataset manifest (it needs "
+                         f"'language', 'splits', 'bins' and 'format': paper or jsonl)")
     try:
-        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise CraspError(f"cannot read {directory / MANIFEST}: {error.strerror}") from None
-    vocab = tuple(manifest["alphabet"])
-    splits = [_read_split(directory, entry, manifest["format"], vocab)
-              for entry in manifest["splits"]]
-    bins = [tuple(int(v) for v in b.split(":")) for b in manifest["bins"]]
-    return Task(language=manifest["language"], vocab=vocab, train=splits[0], val=splits[1],
-                tests=splits[2:], seed=manifest["seed"], train_bin=bins[0],
-                val_fraction=manifest["val_fraction"], negative_rate=manifest["negative_rate"],
-                distinct=manifest["distinct"], test_bins=bins[1:])
+        vocab = tuple(manifest["alphabet"])
+        splits = [_read_split(directory, entry, manifest["format"], vocab)
+                  for entry in manifest["splits"]]
+        bins = [tuple(int(v) for v in b.split(":")) for b in manifest["bins"]]
+        return Task(language=manifest["language"], vocab=vocab, train=splits[0],
+                    val=splits[1], tests=splits[2:], seed=manifest["seed"], train_bin=bins[0],
+                    val_fraction=manifest["val_fraction"],
+                    negative_rate=manifest["negative_rate"], distinct=manifest["distinct"],
+                    test_bins=bins[1:])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        raise CraspError(f"{directory / MANIFEST}: malformed manifest ({type(error).__name__}: "
+                         f"{error})") from None
 
 
 def _read_split(directory: Path, entry: dict, fmt: str, vocab: tuple[str, ...]) -> Split:
@@ -200,9 +208,9 @@ def read_paper_bins(directory: str | Path) -> list[Split]:
 
 def _lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").split("\n")[:-1]
-    except OSError as error:
-        raise CraspError(f"cannot read {path}: {error.strerror}") from None
+        return read_bytes_file(path, MAX_DATA_BYTES).decode("utf-8").split("\n")[:-1]
+    except UnicodeDecodeError:
+        raise CraspError(f"{path} is not UTF-8 text") from None
 
 
 def _parse_labels(text: str) -> np.ndarray:
