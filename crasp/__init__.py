@@ -73,13 +73,21 @@ def parse_program(text: str, filename: str = "<string>", extra_alphabet: Sequenc
         raise hahn.explain_failure(error, parsed, checks_as_hahn) from None
 
 
+MAX_PROGRAM_BYTES = 1 << 30
+"""A program file larger than this is refused before it is read (a 10 MB program parses)."""
+
+
 def read_program_text(path: str | Path) -> str:
-    """The UTF-8 text of a program file (a byte-order mark is dropped by the parsers)."""
+    """The UTF-8 text of a program file (a byte-order mark is dropped by the parsers). Only a
+    regular file is read (a FIFO or a link to a device would block or never end: read such
+    input through ``-``, standard input), and only up to ``MAX_PROGRAM_BYTES``."""
+    from crasp.safe_read import SafeReadError, read_bytes_file
+
     path = Path(path)
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise CraspError(f"cannot read program {str(path)!r}: {error.strerror}") from None
+        return read_bytes_file(path, MAX_PROGRAM_BYTES).decode("utf-8")
+    except SafeReadError as error:
+        raise CraspError(f"cannot read program {str(path)!r}: {error}") from None
     except UnicodeDecodeError:
         raise CraspError(f"program {str(path)!r} is not UTF-8 text") from None
 

@@ -208,3 +208,19 @@ def test_a_broken_or_hostile_dataset_is_refused(tmp_path, dataset_dir, case):
     DATASET_CASES[case](broken)
     with pytest.raises(CraspError, match=str(broken)):
         read_task(broken)
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+@pytest.mark.parametrize("command", [["run"], ["depth-check"], ["fmt"], ["compile", "-o", "m"]])
+def test_a_program_that_is_not_a_regular_file_is_refused_at_once(tmp_path, monkeypatch, kind,
+                                                                  command):
+    monkeypatch.chdir(tmp_path)
+    program = tmp_path / "p.crasp"
+    if kind == "device":
+        program.symlink_to("/dev/zero")   # read to the end, it never ends
+    else:
+        os.mkfifo(program)                # opened for reading, it blocks forever
+    arguments = [command[0], str(program), *command[1:]] + (["a"] if command == ["run"] else [])
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 2, result.output
+    assert "not a regular file" in result.output and "Traceback" not in result.output
