@@ -26,6 +26,8 @@ from crasp.trace import write_trace
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
                 "Compile a program to the weights of an equivalent transformer."),
+    "decompile": ("crasp.compiler.decompile_cli:decompile_command",
+                  "Turn a fixed-precision transformer into a C-RASP program of the same depth."),
     "languages": ("crasp.languages.cli:languages_command",
                   "List the built-in languages, their depths and reference programs."),
     "generate": ("crasp.languages.cli:generate_command",

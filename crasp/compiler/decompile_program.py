@@ -50,6 +50,7 @@ from crasp.fmt import format_expr
 
 TRUE, FALSE = syntax.BoolConst(True), syntax.BoolConst(False)
 HEADER = "// Decompiled by crasp decompile"
+CHAIN = 32
 
 
 def _and(left: syntax.Expr, right: syntax.Expr) -> syntax.Expr:
@@ -67,8 +68,6 @@ def _or(left: syntax.Expr, right: syntax.Expr) -> syntax.Expr:
         return TRUE
     if left == FALSE or right == FALSE:
         return right if left == FALSE else left
-    if isinstance(right, syntax.Or):
-        return syntax.Or(_or(left, right.left), right.right)
     return syntax.Or(left, right)
 
 
@@ -79,8 +78,16 @@ def _not(operand: syntax.Expr) -> syntax.Expr:
 
 
 def _any(exprs) -> syntax.Expr:
+    """The disjunction: a flat chain when short, else a balanced tree (a chain of thousands
+    would be as deep as it is long, past the recursion limit of every reader)."""
+    terms = [expr for expr in exprs if expr != FALSE]
+    if TRUE in terms:
+        return TRUE
+    if len(terms) > CHAIN:
+        middle = len(terms) // 2
+        return _or(_any(terms[:middle]), _any(terms[middle:]))
     result = FALSE
-    for expr in exprs:
+    for expr in terms:
         result = _or(result, expr)
     return result
 
@@ -129,6 +136,7 @@ class _Writer:
     comparisons: dict[tuple, syntax.Ref] = field(default_factory=dict)
     layer_of: dict[str, int] = field(default_factory=dict)
     class_formulas: list[dict[int, syntax.Expr]] = field(default_factory=list)
+    thresholds: dict[tuple, syntax.Expr] = field(default_factory=dict)
 
     def define(self, name: str, expr: syntax.Expr, layer: int) -> syntax.Expr:
         if isinstance(expr, (syntax.BoolConst, syntax.TokenTest, syntax.Ref)):
@@ -154,24 +162,19 @@ class _Writer:
 
     # ------------------------------------------------------------- comparisons
 
-    def linear(self, layer: int, coefficients: dict[int, Fraction | int]) -> syntax.Expr:
-        """sum_t coefficient_t * n_t >= 0 over the keys of ``layer`` (the last is BOS)."""
-        level_classes = self.classes.of[layer - 1]
-        bos = len(level_classes)
-        scale = math.lcm(*(Fraction(c).denominator for c in coefficients.values()))
-        integral = {t: int(Fraction(c) * scale) for t, c in coefficients.items()}
-        per_class: dict[int, int] = {}
-        for t, c in integral.items():
-            if t != bos and c:
-                per_class[int(level_classes[t])] = c  # equal within a class
-        constant = integral.get(bos, 0)
-        divisor = math.gcd(*per_class.values()) if per_class else 0
+    def linear(self, layer: int, coefficients: np.ndarray) -> syntax.Expr:
+        """sum_t coefficients[t] * n_t >= 0 over the keys of ``layer`` (integers; the last
+        key is BOS, whose count is 1)."""
+        per_class = np.zeros(self.classes.count[layer - 1], np.int64)
+        per_class[self.classes.of[layer - 1]] = coefficients[:-1]  # equal within a class
+        constant = int(coefficients[-1])
+        divisor = int(np.gcd.reduce(np.abs(per_class))) if len(per_class) else 0
         if not divisor:
             return syntax.BoolConst(constant >= 0)
         bound = -(constant // divisor)  # ceil(-constant / divisor)
         grouped: dict[int, list[int]] = {}
-        for member, c in sorted(per_class.items()):
-            grouped.setdefault(c // divisor, []).append(member)
+        for member in np.flatnonzero(per_class):
+            grouped.setdefault(int(per_class[member]) // divisor, []).append(int(member))
         key = (layer, tuple(sorted((c, tuple(m)) for c, m in grouped.items())), bound)
         if key not in self.comparisons:
             terms = [(c, _any(self.class_formulas[layer - 1][m] for m in members))
@@ -188,17 +191,25 @@ class _Writer:
             return TRUE
         if k > high:
             return FALSE
+        cached = (layer, q, coordinate, k)
+        if cached not in self.thresholds:
+            self.thresholds[cached] = self._at_least(layer, tables, q, coordinate, k)
+        return self.thresholds[cached]
+
+    def _at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int
+                  ) -> syntax.Expr:
         head, e = divmod(coordinate, self.machine.d_head)
         scale = 2 ** self.machine.frac_bits
-        weights, summands = tables.weights[head, q], tables.summands[head, q, :, e]
-        keys = range(len(weights))
-        ratio = self.linear(layer, {t: scale * int(summands[t]) - k * int(weights[t])
-                                    for t in keys})
+        weights = tables.weights[head, q]
+        ratio = self.linear(layer, scale * tables.summands[head, q, :, e] - k * weights)
         if weights[-1] > 0:
             return ratio
-        empty = self.linear(layer, {t: -1 for t in keys if weights[t] > 0})  # D = 0
-        mean = self.linear(layer, {t: scale * Fraction(float(tables.values[head, t, e])) - k
-                                   for t in keys if weights[t] == 0})
+        empty = self.linear(layer, -(weights > 0).astype(np.int64))  # D = 0
+        distinct, index = np.unique(tables.values[head, :, e], return_inverse=True)
+        exact = [scale * Fraction(float(v)) - k for v in distinct]  # floats are binary fractions
+        common = math.lcm(*(c.denominator for c in exact))
+        integral = np.array([int(c * common) for c in exact], np.int64)[index.reshape(-1)]
+        mean = self.linear(layer, np.where(weights == 0, integral, 0))
         return _or(_and(_not(empty), ratio), _and(empty, mean))
 
     # ------------------------------------------------------------- state classes
@@ -276,9 +287,9 @@ def _used(definitions: dict[str, syntax.Expr], answer: syntax.Expr) -> set[str]:
 def _holds_at_bos(vocab: tuple[str, ...], definitions: dict[str, syntax.Expr],
                   answer: syntax.Expr) -> bool:
     """The interpreter's value of ``answer`` at BOS (token tests false, counts 0)."""
-    lines = ["alphabet " + " ".join(f'"{token}"' for token in vocab)]
-    lines += [f"{name} = {format_expr(expr)}" for name, expr in definitions.items()]
-    program = crasp.parse_program("\n".join(lines + [format_expr(answer)]) + "\n")
+    program = syntax.Program(
+        tuple(syntax.Definition(name, expr, syntax.BOOL)
+              for name, expr in [*definitions.items(), ("answer", answer)]), vocab, True)
     return bool(crasp.evaluate(program, [[]]).accept[0])
 
 
