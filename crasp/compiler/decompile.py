@@ -56,8 +56,12 @@ def decompile(model: CompiledModel, source: str = "a model",
 
 
 def format_decompile_summary(summary: dict) -> str:
+    depth = f"depth        {summary['depth']}"
+    if summary["depth"] < summary["layers"]:
+        depth += (f" (less than the {summary['layers']} layers: the answer provably does not "
+                  f"need the counts of the last {summary['layers'] - summary['depth']})")
     lines = [f"layers       {summary['layers']}",
-             f"depth        {summary['depth']}",
+             depth,
              f"definitions  {summary['definitions']} ({summary['comparisons']} comparisons)",
              "states       " + "; ".join(
                  ("embedding" if row["level"] == 0 else f"after layer {row['level']}")

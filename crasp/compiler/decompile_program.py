@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 
 import numpy as np
@@ -222,15 +222,19 @@ class _Writer:
         if not table.any():
             return FALSE
         low = int(tables.boxes[q, axis, 0])
-        result, start = FALSE, 0
+        runs = []  # maximal intervals [start, stop) of equal sub-tables, with their formulas
         for stop in range(1, len(table) + 1):
-            if stop < len(table) and np.array_equal(table[stop], table[start]):
-                continue
-            inside = _and(self.at_least(layer, tables, q, axis, low + start),
-                          _not(self.at_least(layer, tables, q, axis, low + stop)))
-            result = _or(result, _and(inside, self.tree(layer, tables, q, table[start],
-                                                        axis + 1)))
-            start = stop
+            start = runs[-1][1] if runs else 0
+            if stop == len(table) or not np.array_equal(table[stop], table[start]):
+                runs.append((start, stop, self.tree(layer, tables, q, table[start], axis + 1)))
+        result = FALSE
+        for index, (start, stop, below) in enumerate(runs):
+            # a bound is implied where every run beyond it holds throughout
+            lower = (TRUE if all(f == TRUE for _, _, f in runs[:index])
+                     else self.at_least(layer, tables, q, axis, low + start))
+            upper = (TRUE if all(f == TRUE for _, _, f in runs[index + 1:])
+                     else _not(self.at_least(layer, tables, q, axis, low + stop)))
+            result = _or(result, _and(_and(lower, upper), below))
         return result
 
     def level_formulas(self, level: int, wanted: list[int]) -> dict[int, syntax.Expr]:
@@ -293,10 +297,29 @@ def _holds_at_bos(vocab: tuple[str, ...], definitions: dict[str, syntax.Expr],
     return bool(crasp.evaluate(program, [[]]).accept[0])
 
 
+def _renamed(expr: syntax.Expr, names: dict[str, str]) -> syntax.Expr:
+    if isinstance(expr, syntax.Ref):
+        return syntax.Ref(names.get(expr.name, expr.name))
+    changes = {f.name: _renamed(getattr(expr, f.name), names) for f in fields(expr)
+               if isinstance(getattr(expr, f.name), syntax.Expr)}
+    return replace(expr, **changes) if changes else expr
+
+
+def _numbered(names: list[str]) -> dict[str, str]:
+    """Consecutive numbers for the generated names that survive (L2_cmp0, L2_cmp1, ...)."""
+    counters: dict[str, int] = {}
+    mapping = {}
+    for name in names:
+        generated = re.fullmatch(r"(L\d+_(?:cmp|state))\d+", name)
+        if generated:
+            mapping[name] = f"{generated[1]}{counters.setdefault(generated[1], 0)}"
+            counters[generated[1]] += 1
+    return mapping
+
+
 @dataclass(frozen=True)
 class ProgramText:
     text: str
-    layer_of: dict[str, int]   # the layer whose counts each definition reads (0: none)
 
 
 def write_program(machine: StateMachine, classes: StateClasses, labels: list[str],
@@ -310,6 +333,7 @@ def write_program(machine: StateMachine, classes: StateClasses, labels: list[str
     lines = [f"{HEADER} from {source}: {layers} layer{'s' * (layers != 1)}.",
              "// Each Lk_ definition reads the counts of layer k; its depth is k.",
              "alphabet " + " ".join(f'"{token}"' for token in machine.vocab)]
+    names = _numbered([name for name in definitions if name in used])
     current = None
     for name, expr in definitions.items():
         if name not in used:
@@ -319,7 +343,6 @@ def write_program(machine: StateMachine, classes: StateClasses, labels: list[str
             lines.append(f"// layer {layer}: counts of the states after "
                          + ("the embedding" if layer == 1 else f"layer {layer - 1}"))
         current = layer
-        lines.append(f"{name} = {format_expr(expr)}")
-    lines.append(f"answer = {format_expr(answer)}")
-    return ProgramText("\n".join(lines) + "\n",
-                       {name: writer.layer_of[name] for name in used})
+        lines.append(f"{names.get(name, name)} = {format_expr(_renamed(expr, names))}")
+    lines.append(f"answer = {format_expr(_renamed(answer, names))}")
+    return ProgramText("\n".join(lines) + "\n")
