@@ -58,8 +58,8 @@ def decompile(model: CompiledModel, source: str = "a model",
 def format_decompile_summary(summary: dict) -> str:
     depth = f"depth        {summary['depth']}"
     if summary["depth"] < summary["layers"]:
-        depth += (f" (less than the {summary['layers']} layers: the answer provably does not "
-                  f"need the counts of the last {summary['layers'] - summary['depth']})")
+        depth += (f" (less than the {summary['layers']} layer{'s' * (summary['layers'] != 1)}: the answer provably needs "
+                  f"only {summary['depth']} nested levels of counting)")
     lines = [f"layers       {summary['layers']}",
              depth,
              f"definitions  {summary['definitions']} ({summary['comparisons']} comparisons)",

@@ -137,6 +137,7 @@ class _Writer:
     layer_of: dict[str, int] = field(default_factory=dict)
     class_formulas: list[dict[int, syntax.Expr]] = field(default_factory=list)
     thresholds: dict[tuple, syntax.Expr] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def define(self, name: str, expr: syntax.Expr, layer: int) -> syntax.Expr:
         if isinstance(expr, (syntax.BoolConst, syntax.TokenTest, syntax.Ref)):
@@ -156,15 +157,20 @@ class _Writer:
                  for b, second in literals[i + 1:]]
         for base, column in literals + sorted(pairs, key=lambda pair: len(pair[0])):
             name = f"L{level}_{base}"
-            if np.array_equal(column, members) and name not in self.definitions:
+            if (np.array_equal(column, members) and name not in self.definitions
+                    and name not in self.aliases.values()):
                 return name
         return f"L{level}_state{number}"
 
     # ------------------------------------------------------------- comparisons
 
-    def linear(self, layer: int, coefficients: np.ndarray) -> syntax.Expr:
+    def linear(self, layer: int, coefficients: np.ndarray, holds: bool = True) -> syntax.Expr:
         """sum_t coefficients[t] * n_t >= 0 over the keys of ``layer`` (integers; the last
-        key is BOS, whose count is 1)."""
+        key is BOS, whose count is 1), or with ``holds=False`` its negation, which is again
+        such an inequality: sum_t -coefficients[t] * n_t - 1 >= 0."""
+        if not holds:
+            coefficients = -coefficients
+            coefficients[-1] -= 1
         per_class = np.zeros(self.classes.count[layer - 1], np.int64)
         per_class[self.classes.of[layer - 1]] = coefficients[:-1]  # equal within a class
         constant = int(coefficients[-1])
@@ -183,34 +189,34 @@ class _Writer:
             self.comparisons[key] = self.define(name, _comparison(terms, bound), layer)
         return self.comparisons[key]
 
-    def at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int
-                 ) -> syntax.Expr:
-        """The head output coordinate is >= k (grid units) at a position in state q."""
+    def at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int,
+                 holds: bool = True) -> syntax.Expr:
+        """The head output coordinate is >= k (grid units) at a position in state q (with
+        ``holds=False``: it is < k). Negations are written as comparisons, never with !."""
         low, high = tables.boxes[q, coordinate]
-        if k <= low:
-            return TRUE
-        if k > high:
-            return FALSE
-        cached = (layer, q, coordinate, k)
+        if k <= low or k > high:
+            return syntax.BoolConst((k <= low) == holds)
+        cached = (layer, q, coordinate, k, holds)
         if cached not in self.thresholds:
-            self.thresholds[cached] = self._at_least(layer, tables, q, coordinate, k)
+            self.thresholds[cached] = self._at_least(layer, tables, q, coordinate, k, holds)
         return self.thresholds[cached]
 
-    def _at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int
-                  ) -> syntax.Expr:
+    def _at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int,
+                  holds: bool) -> syntax.Expr:
         head, e = divmod(coordinate, self.machine.d_head)
         scale = 2 ** self.machine.frac_bits
         weights = tables.weights[head, q]
-        ratio = self.linear(layer, scale * tables.summands[head, q, :, e] - k * weights)
+        ratio = self.linear(layer, scale * tables.summands[head, q, :, e] - k * weights, holds)
         if weights[-1] > 0:
             return ratio
-        empty = self.linear(layer, -(weights > 0).astype(np.int64))  # D = 0
+        positive = -(weights > 0).astype(np.int64)  # >= 0 iff D = 0
         distinct, index = np.unique(tables.values[head, :, e], return_inverse=True)
         exact = [scale * Fraction(float(v)) - k for v in distinct]  # floats are binary fractions
         common = math.lcm(*(c.denominator for c in exact))
         integral = np.array([int(c * common) for c in exact], np.int64)[index.reshape(-1)]
-        mean = self.linear(layer, np.where(weights == 0, integral, 0))
-        return _or(_and(_not(empty), ratio), _and(empty, mean))
+        mean = self.linear(layer, np.where(weights == 0, integral, 0), holds)
+        return _or(_and(self.linear(layer, positive, False), ratio),
+                   _and(self.linear(layer, positive), mean))
 
     # ------------------------------------------------------------- state classes
 
@@ -233,7 +239,7 @@ class _Writer:
             lower = (TRUE if all(f == TRUE for _, _, f in runs[:index])
                      else self.at_least(layer, tables, q, axis, low + start))
             upper = (TRUE if all(f == TRUE for _, _, f in runs[index + 1:])
-                     else _not(self.at_least(layer, tables, q, axis, low + stop)))
+                     else self.at_least(layer, tables, q, axis, low + stop, holds=False))
             result = _or(result, _and(_and(lower, upper), below))
         return result
 
@@ -259,9 +265,18 @@ class _Writer:
                          _any(self.class_formulas[level - 1][Q] for Q in members), condition)
                     for condition, members in grouped.items())
         last = level == len(machine.states) - 1
-        return {c: body if last else
-                self.define(self.class_name(level, of[level] == c, c), body, level)
+        return {c: body if last else self.define_class(level, of[level] == c, c, body)
                 for c, body in bodies.items()}
+
+    def define_class(self, level: int, members: np.ndarray, number: int, body: syntax.Expr
+                     ) -> syntax.Expr:
+        """A class's definition; a class that is one comparison lends it its label name."""
+        name = self.class_name(level, members, number)
+        if (isinstance(body, syntax.Ref) and body.name.startswith(f"L{level}_cmp")
+                and body.name not in self.aliases and name != f"L{level}_state{number}"):
+            self.aliases[body.name] = name
+            return body
+        return self.define(name, body, level)
 
     def program(self) -> tuple[dict[str, syntax.Expr], syntax.Expr]:
         levels = len(self.machine.states)
@@ -333,7 +348,8 @@ def write_program(machine: StateMachine, classes: StateClasses, labels: list[str
     lines = [f"{HEADER} from {source}: {layers} layer{'s' * (layers != 1)}.",
              "// Each Lk_ definition reads the counts of layer k; its depth is k.",
              "alphabet " + " ".join(f'"{token}"' for token in machine.vocab)]
-    names = _numbered([name for name in definitions if name in used])
+    names = {**_numbered([name for name in definitions
+                          if name in used and name not in writer.aliases]), **writer.aliases}
     current = None
     for name, expr in definitions.items():
         if name not in used:
