@@ -7,7 +7,7 @@
    (query state, head output) pairs, definitions and depth against layers; models above the
    state limit are counted, not timed.
 
-    python benchmarks/bench_decompile.py [--random 30] [--max-states 1000000]
+    python benchmarks/bench_decompile.py [--random 30] [--max-states 250000]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import crasp  # noqa: E402
 from crasp import syntax  # noqa: E402
 from crasp.compiler import compile_program  # noqa: E402
 from crasp.compiler.decompile import decompile  # noqa: E402
-from crasp.compiler.decompile_states import StateLimitError  # noqa: E402
+from crasp.compiler.decompile_states import DEFAULT_MAX_STATES, StateLimitError  # noqa: E402
 from crasp.compiler.random_models import random_model  # noqa: E402
 from timing import best_of  # noqa: E402
 
@@ -77,7 +77,7 @@ def random_models(count: int, max_states: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--random", type=int, default=30)
-    parser.add_argument("--max-states", type=int, default=1_000_000)
+    parser.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES)
     args = parser.parse_args()
     torch.set_num_threads(1)
     examples(args.max_states)

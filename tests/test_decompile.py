@@ -151,8 +151,21 @@ def test_the_state_limit_is_measured_before_enumerating():
     with pytest.raises(StateLimitError) as error:
         decompile(model, max_states=10)
     message = str(error.value)
-    assert "layer 2 would enumerate 16 > --max-states 10" in message
-    assert "embedding: 2 states" in message and "layer 1: 8 candidate states" in message
+    assert "layer 2 would enumerate 16 (query state, head output) pairs > --max-states 10" in message
+    assert "embedding: 2 states" in message
+    assert "layer 1: 8 candidate (query state, head output) pairs -> 4 states" in message
+
+
+def test_the_attention_tables_are_measured_too():
+    """50 tokens, 50 embedding states: 50 x 51 (query, key) pairs > 40 x 60, refused before
+    any table is built."""
+    tokens = [f"t{i}" for i in range(50)]
+    text = "alphabet " + " ".join(f'"{t}"' for t in tokens) + '\nanswer = #"t0" > #"t1"\n'
+    model = compile_program(crasp.parse_program(text))
+    with pytest.raises(StateLimitError, match=r"layer 1 would hold 2,550 \(query state, key "
+                                              r"state\) pairs > 40 x --max-states 60"):
+        decompile(model, max_states=60)
+    assert crasp.depth_of(decompile(model, max_states=200).program) == 1
 
 
 # ---------------------------------------------------------------- the command line
@@ -210,7 +223,8 @@ def test_cli_state_limit_exits_2_with_the_counts(tmp_path):
                                       str(output), "--max-states", "10"])
     assert result.exit_code == 2
     assert "error: the model has too many states" in result.output
-    assert "layer 1: 8 candidate states" in result.output and "Traceback" not in result.output
+    assert "layer 1: 8 candidate (query state, head output) pairs -> 4 states" in result.output
+    assert "Traceback" not in result.output
     assert not output.exists()
 
 

@@ -26,7 +26,8 @@ The derivation (Knee-Deep, thm:rtfr_to_TLCl, made exact for the arithmetic of
   box shrinks to one value. The feed-forward sublayer then maps every (q, c) in the box to a
   state of the next level: a finite table (``finish_layer`` of the executor, so the rounding
   is the executor's). Measured before enumerating: the candidates of a layer are
-  sum_q prod(box sizes); above ``max_states`` we stop with the counts per layer.
+  sum_q prod(box sizes); above ``max_states`` we stop with the counts per layer, and likewise
+  before building a layer's tables, which grow with the square of its states.
 
 Precondition for exactness: the linear maps are computed exactly in float64 (integer or
 dyadic weights on grid activations: compiled models, the random test models). For arbitrary
@@ -46,7 +47,10 @@ from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
 from crasp.compiler.model_format import CompiledModel
 from crasp.errors import CraspError
 
-DEFAULT_MAX_STATES = 1_000_000
+DEFAULT_MAX_STATES = 250_000
+PAIRS_PER_STATE = 40
+"""The attention tables of a layer may hold this many (query, key) pairs per unit of
+``max_states`` (at the default, 10^7 pairs: a few hundred MB at most)."""
 CHUNK_ROWS = 1 << 15
 
 
@@ -192,21 +196,21 @@ def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTab
     return np.array(found_rows, np.int64).reshape(-1, states.shape[1])
 
 
-def _limit_message(candidates: list[int], layer: int, count: int, max_states: int,
-                   states: list[np.ndarray]) -> str:
-    lines = [f"layer {n + 1}: {c:,} candidate states" for n, c in enumerate(candidates)]
-    lines.append(f"layer {layer + 1}: {count:,} candidate states (query state x head outputs, "
-                 f"from {len(states[-1]):,} states after layer {layer})")
-    return (f"the model has too many states to decompile: layer {layer + 1} would enumerate "
-            f"{count:,} > --max-states {max_states:,}\n  embedding: {len(states[0]):,} states\n  "
-            + "\n  ".join(lines) + "\n(raise --max-states to try anyway; the program's size "
-            "grows with these counts)")
+def _limit_message(states: list[np.ndarray], candidates: list[int], excess: str) -> str:
+    lines = [f"embedding: {len(states[0]):,} states"]
+    lines += [f"layer {layer}: {count:,} candidate (query state, head output) pairs -> "
+              f"{len(after):,} states" for layer, (count, after)
+              in enumerate(zip(candidates, states[1:]), start=1)]
+    return (f"the model has too many states to decompile: {excess}\n  " + "\n  ".join(lines)
+            + "\n(raise --max-states to try anyway; time, memory and the program's size grow "
+            "with these counts)")
 
 
 def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
                      ) -> StateMachine:
     """The states and tables of every layer (raises ``StateLimitError`` above ``max_states``
-    candidates in a layer, before enumerating it)."""
+    candidates in a layer, or ``PAIRS_PER_STATE * max_states`` table entries, before
+    enumerating them)."""
     config = model.config
     arithmetic = _Model(model)
     bos_id = config["bos_id"]
@@ -217,6 +221,11 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
     first, token_states = _unique_rows(arithmetic.units(embedded[:bos_id]))
     states, layers, candidates = [first], [], []
     for layer in range(config["n_layers"]):
+        pairs = len(states[-1]) * (len(states[-1]) + 1)
+        if pairs > PAIRS_PER_STATE * max_states:
+            raise StateLimitError(_limit_message(states, candidates, (
+                f"the attention tables of layer {layer + 1} would hold {pairs:,} (query state, "
+                f"key state) pairs > {PAIRS_PER_STATE} x --max-states {max_states:,}")))
         keys = np.concatenate([states[-1], bos[layer][None]])
         tables = _tables(arithmetic, layer, keys)
         out_projection = model.tensors[f"layers.{layer}.attn.o"]
@@ -224,7 +233,9 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
         sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
         count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))
         if count > max_states:
-            raise StateLimitError(_limit_message(candidates, layer, count, max_states, states))
+            raise StateLimitError(_limit_message(states, candidates, (
+                f"layer {layer + 1} would enumerate {count:,} (query state, head output) pairs "
+                f"> --max-states {max_states:,}")))
         candidates.append(count)
         states.append(_transitions(arithmetic, layer, states[-1], tables))
         layers.append(tables)
