@@ -25,6 +25,7 @@ from crasp.compiler import compile_program, load_model, verify
 from crasp.compiler.decompile import decompile
 from crasp.compiler.decompile_states import StateLimitError
 from crasp.compiler.random_models import random_model
+from crasp.hahn import precedence_warnings
 from strategies import programs
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -48,10 +49,18 @@ def assert_same_answers(original: crasp.Program, decompiled: crasp.Program, max_
     assert np.array_equal(expected.accept, got.accept)  # the empty input: the answer at BOS
 
 
+def parses_back(result) -> None:
+    """The written text reads back as the program that was checked."""
+    assert (crasp.format_program(crasp.parse_program(result.text))
+            == crasp.format_program(result.program))
+    assert not precedence_warnings(result.program)  # Hahn's parser reads it the same way
+
+
 def round_trip(original: crasp.Program, max_length: int) -> int:
     """The decompiled program's depth, after checking it against the original and the model."""
     model = compile_program(original)
     result = decompile(model)
+    parses_back(result)
     assert_same_answers(original, result.program, max_length)
     checked = verify(result.program, 0, 500, 3, model=model)
     assert checked.ok, checked.describe()
@@ -90,6 +99,7 @@ def test_random_models_agree_with_the_executor(seed, tmp_path):
     random_model(seed).save(tmp_path / "model")
     model = load_model(tmp_path / "model")
     result = decompile(model)
+    parses_back(result)
     assert crasp.depth_of(result.program) <= model.n_layers
     checked = verify(result.program, 8, 2000, 4, seed=seed, model=model)
     assert checked.ok, checked.describe()

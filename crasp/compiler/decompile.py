@@ -38,7 +38,7 @@ def decompile(model: CompiledModel, source: str = "a model",
     machine = enumerate_states(model, max_states)
     classes = classify(machine)
     written = write_program(machine, classes, list(model.config["residual_labels"]), source)
-    program = crasp.parse_program(written.text, "<decompiled>")
+    program = written.program
     report = crasp.analyze(program)
     summary = {
         "layers": len(machine.layers),

@@ -333,13 +333,17 @@ def _numbered(names: list[str]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class ProgramText:
+class WrittenProgram:
+    """The program as text and as the checked AST it prints (``crasp.fmt`` prints a program
+    that parses back to the same one; the tests parse the text to confirm)."""
+
     text: str
+    program: syntax.Program
 
 
 def write_program(machine: StateMachine, classes: StateClasses, labels: list[str],
-                  source: str) -> ProgramText:
-    """The decompiled program as text (``source`` names the model in the header)."""
+                  source: str) -> WrittenProgram:
+    """The decompiled program (``source`` names the model in the header)."""
     writer = _Writer(machine, classes, labels)
     definitions, answer = writer.program()
     answer = writer.at_bos(answer, _holds_at_bos(machine.vocab, definitions, answer))
@@ -350,15 +354,17 @@ def write_program(machine: StateMachine, classes: StateClasses, labels: list[str
              "alphabet " + " ".join(f'"{token}"' for token in machine.vocab)]
     names = {**_numbered([name for name in definitions
                           if name in used and name not in writer.aliases]), **writer.aliases}
-    current = None
-    for name, expr in definitions.items():
-        if name not in used:
+    kept, current = [], None
+    for name, expr in [*definitions.items(), ("answer", answer)]:
+        if name not in used and name != "answer":
             continue
-        layer = writer.layer_of[name]
+        layer = writer.layer_of.get(name)
         if layer != current and layer:
             lines.append(f"// layer {layer}: counts of the states after "
                          + ("the embedding" if layer == 1 else f"layer {layer - 1}"))
         current = layer
-        lines.append(f"{names.get(name, name)} = {format_expr(_renamed(expr, names))}")
-    lines.append(f"answer = {format_expr(_renamed(answer, names))}")
-    return ProgramText("\n".join(lines) + "\n")
+        kept.append(syntax.Definition(names.get(name, name), _renamed(expr, names), syntax.BOOL))
+        lines.append(f"{kept[-1].name} = {format_expr(kept[-1].expr)}")
+    text = "\n".join(lines) + "\n"
+    return WrittenProgram(text, syntax.Program(tuple(kept), machine.vocab, True, source=text,
+                                               filename=source))
