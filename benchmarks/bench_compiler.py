@@ -3,7 +3,7 @@
 1. Compile time of a generated program of 1,000 definitions (goal: under 2 s), best of 3,
    next to its parse time.
 2. d_model of every compilable example against the bound #Boolean definitions + #comparisons
-   + |alphabet| + 2, with layers, heads, FFN widths, parameters and precision.
+   + |alphabet| + 3, with layers, heads, FFN widths, parameters and precision.
 3. Exact-executor throughput (tokens/s) on 1,000 random strings of length 1,000, next to the
    interpreter on the same strings (both include encoding), and the float mode (which also
    runs the exact model, to compare).

@@ -6,6 +6,15 @@ comparisons and ``! && ||``; counts come from ``#``, integer literals, ``+ -``, 
 only counts are compared or added, and the program's answer (its last line) is a Boolean.
 
 Each violation is a ``ProgramError`` pointing at the offending expression.
+
+Names. A predicate name (``pos_even``, ``pred``, ``pred4``) is special only once imported;
+``mod`` and ``offset`` are built in. In the conventional dialect a name is defined once and
+cannot be an imported predicate's. In Hahn's dialect (``dialect="hahn"``) his interpreter's
+environment is reproduced: a definition may reuse any name, and from then on the name means the
+new definition (an imported ``pos_even`` included). A redefinition, or a definition of an
+imported predicate's name, gets a fresh internal name (``x_2``, the first such name the program
+does not use) so that every later pass sees distinct definitions and ``fmt`` prints a valid
+conventional file; the uses after it are renamed with it.
 """
 
 from __future__ import annotations
@@ -21,11 +30,18 @@ from crasp.syntax import BOOL, COUNT, Span, Type
 _ARTICLE = {BOOL: "a Boolean", COUNT: "a count"}
 
 
+DIALECTS = ("crasp", "hahn")
+RESERVED_BUILTINS = (predicates.BUILTIN_UNARY_CALL, predicates.BUILTIN_RELATION_CALL)
+
+
 class _Checker:
-    def __init__(self, parsed: ParsedProgram):
+    def __init__(self, parsed: ParsedProgram, dialect: str):
         self.parsed = parsed
+        self.hahn = dialect == "hahn"
         self.imports: dict[str, Span] = {}
         self.defined: dict[str, tuple[Type, Span]] = {}
+        self.internal: dict[str, str] = {}   # source name -> its current definition's name
+        self.all_names = {s.name for s in parsed.statements if s.kind == "assign"}
         self.later_names = {s.name: s.name_span for s in parsed.statements if s.kind == "assign"}
         self.declared_alphabet: tuple[str, ...] | None = None
         self.literal_tokens: list[str] = []
@@ -89,19 +105,37 @@ class _Checker:
         self.declared_alphabet = tuple(seen)
 
     def definition(self, statement: Statement) -> syntax.Definition:
-        if statement.kind == "assign":
-            if statement.name in self.defined:
-                first = self.defined[statement.name][1]
-                raise self.error(f"'{statement.name}' is already defined on line {first.line}",
-                                 statement.name_span, expected="a new name")
-            if statement.name in predicates.IMPORTABLE:
-                raise self.error(f"'{statement.name}' is the name of a built-in predicate",
-                                 statement.name_span, expected="another name")
+        if statement.kind == "assign" and not self.hahn:
+            self.require_new_name(statement)
         expr, type_ = self.expr(statement.expr)
-        name = statement.name if statement.kind == "assign" else syntax.ANSWER_NAME
+        source_name = statement.name if statement.kind == "assign" else syntax.ANSWER_NAME
+        name = source_name
+        if source_name in self.internal or source_name in self.imports:
+            name = self.fresh_name(source_name)   # Hahn's dialect: a redefinition
+        self.internal[source_name] = name
         self.defined[name] = (type_, statement.name_span or statement.span)
         return syntax.Definition(name, expr, type_, bare=statement.kind == "bare",
                                  span=statement.span)
+
+    def require_new_name(self, statement: Statement) -> None:
+        name = statement.name
+        if name in self.defined:
+            first = self.defined[name][1]
+            raise self.error(f"'{name}' is already defined on line {first.line}",
+                             statement.name_span, expected="a new name",
+                             note="Hahn's interpreter allows a redefinition (the later one is "
+                                  "used from then on); read the file with --dialect hahn")
+        if name in self.imports or name in RESERVED_BUILTINS:
+            raise self.error(f"'{name}' is the name of a predicate", statement.name_span,
+                             expected="another name" + (" (or drop its #import)"
+                                                        if name in self.imports else ""))
+
+    def fresh_name(self, name: str) -> str:
+        suffix = 2
+        while f"{name}_{suffix}" in self.all_names:
+            suffix += 1
+        self.all_names.add(f"{name}_{suffix}")
+        return f"{name}_{suffix}"
 
     def _alphabet(self, extra: tuple[str, ...]) -> tuple[str, ...]:
         if self.declared_alphabet is not None:
@@ -121,8 +155,13 @@ class _Checker:
                              node.span, expected=expected)
 
     def expr(self, node: syntax.Expr) -> tuple[syntax.Expr, Type]:
+        """(the resolved node, its type); children first, without recursion (``syntax.fold``)."""
+        return syntax.fold(node, self._node)
+
+    def _node(self, node: syntax.Expr, parts: list[tuple[syntax.Expr, Type]]):
+        """``parts``: each child of ``node``, resolved, with its type."""
         method = getattr(self, "expr_" + type(node).__name__)
-        return method(node)
+        return method(node, *parts)
 
     def expr_TokenTest(self, node: syntax.TokenTest):
         if self.declared_alphabet is not None and node.token not in self.declared_alphabet:
@@ -141,8 +180,9 @@ class _Checker:
         return node, COUNT
 
     def expr_Ref(self, node: syntax.Ref):
-        if node.name in self.defined:
-            return node, self.defined[node.name][0]
+        if node.name in self.internal:
+            name = self.internal[node.name]
+            return replace(node, name=name), self.defined[name][0]
         if node.name in predicates.IMPORTABLE_UNARY:
             self.require_import(node.name, node.span)
             modulus, residue = predicates.IMPORTABLE_UNARY[node.name]
@@ -154,7 +194,7 @@ class _Checker:
             line = self.later_names[node.name].line
             raise self.error(f"'{node.name}' is used before its definition on line {line}",
                              node.span, expected="a name defined on an earlier line")
-        close = difflib.get_close_matches(node.name, list(self.defined), n=1)
+        close = difflib.get_close_matches(node.name, list(self.internal), n=1)
         note = f"did you mean '{close[0]}'?" if close else None
         raise self.error(f"undefined name '{node.name}'", node.span,
                          expected="a name defined on an earlier line, or a token literal in "
@@ -165,34 +205,32 @@ class _Checker:
             raise self.error(f"predicate '{name}' is used without its import", span,
                              expected=f"a line '#import {name}' before its use")
 
-    def expr_Not(self, node: syntax.Not):
-        operand, type_ = self.expr(node.operand)
+    def expr_Not(self, node: syntax.Not, checked):
+        operand, type_ = checked
         self.expect(node.operand, BOOL, type_, "'!'",
                     "a Boolean after '!'; prefix operators bind tightest, so write !(c < d) "
                     "to negate a comparison")
         return replace(node, operand=operand), BOOL
 
-    def _pair(self, node, type_: Type, symbol: str, expected: str):
-        left, left_type = self.expr(node.left)
-        right, right_type = self.expr(node.right)
+    def _pair(self, node, parts, type_: Type, symbol: str, expected: str):
+        (left, left_type), (right, right_type) = parts
         for side, side_type in ((node.left, left_type), (node.right, right_type)):
             self.expect(side, type_, side_type, symbol, expected)
         return replace(node, left=left, right=right), type_
 
-    def _boolean_pair(self, node, symbol: str):
-        return self._pair(node, BOOL, f"'{symbol}'",
+    def _boolean_pair(self, node, parts, symbol: str):
+        return self._pair(node, parts, BOOL, f"'{symbol}'",
                           f"Booleans on both sides of '{symbol}'; compare counts first, "
                           "for example c > 0")
 
-    def expr_And(self, node):
-        return self._boolean_pair(node, "&&")
+    def expr_And(self, node, *parts):
+        return self._boolean_pair(node, parts, "&&")
 
-    def expr_Or(self, node):
-        return self._boolean_pair(node, "||")
+    def expr_Or(self, node, *parts):
+        return self._boolean_pair(node, parts, "||")
 
-    def expr_Compare(self, node: syntax.Compare):
-        left, left_type = self.expr(node.left)
-        right, right_type = self.expr(node.right)
+    def expr_Compare(self, node: syntax.Compare, *parts):
+        (left, left_type), (right, right_type) = parts
         for side, type_ in ((node.left, left_type), (node.right, right_type)):
             if type_ == BOOL:
                 raise self.error(f"'{node.op}' compares counts, but this is a Boolean", side.span,
@@ -200,43 +238,42 @@ class _Checker:
                                           "&&, || and !")
         return replace(node, left=left, right=right), BOOL
 
-    def expr_Count(self, node: syntax.Count):
+    def expr_Count(self, node: syntax.Count, checked):
         if node.relation is not None and node.relation.name in predicates.IMPORTABLE_RELATIONS:
             self.require_import(node.relation.name, node.relation.span)
-        body, type_ = self.expr(node.body)
+        body, type_ = checked
         if type_ != BOOL:
             raise self.error("'#' counts positions where a Boolean holds, but this is a count",
                              node.body.span,
                              expected="a Boolean after '#'; counts cannot be counted")
         return replace(node, body=body), COUNT
 
-    def _count_pair(self, node, symbol: str):
-        return self._pair(node, COUNT, symbol, f"counts in {symbol}; to count a Boolean P write #P")
+    def _count_pair(self, node, parts, symbol: str):
+        return self._pair(node, parts, COUNT, symbol,
+                          f"counts in {symbol}; to count a Boolean P write #P")
 
-    def expr_Add(self, node):
-        return self._count_pair(node, "'+'")
+    def expr_Add(self, node, *parts):
+        return self._count_pair(node, parts, "'+'")
 
-    def expr_Sub(self, node):
-        return self._count_pair(node, "'-'")
+    def expr_Sub(self, node, *parts):
+        return self._count_pair(node, parts, "'-'")
 
-    def expr_Min(self, node):
-        return self._count_pair(node, "min()")
+    def expr_Min(self, node, *parts):
+        return self._count_pair(node, parts, "min()")
 
-    def expr_Max(self, node):
-        return self._count_pair(node, "max()")
+    def expr_Max(self, node, *parts):
+        return self._count_pair(node, parts, "max()")
 
-    def expr_Scale(self, node: syntax.Scale):
-        operand, type_ = self.expr(node.operand)
+    def expr_Scale(self, node: syntax.Scale, checked):
+        operand, type_ = checked
         self.expect(node.operand, COUNT, type_, "'*'",
                     "a count multiplied by an integer literal; to count a Boolean P write #P")
         return replace(node, operand=operand), COUNT
 
-    def expr_Conditional(self, node: syntax.Conditional):
-        condition, condition_type = self.expr(node.condition)
+    def expr_Conditional(self, node: syntax.Conditional, *parts):
+        (condition, condition_type), (if_true, true_type), (if_false, false_type) = parts
         self.expect(node.condition, BOOL, condition_type, "the condition of 'if'",
                     "a Boolean between 'if' and 'else'")
-        if_true, true_type = self.expr(node.if_true)
-        if_false, false_type = self.expr(node.if_false)
         if true_type != false_type:
             raise self.error(f"the branches of 'if' have different types: {_ARTICLE[true_type]} "
                              f"and {_ARTICLE[false_type]}", node.span,
@@ -244,6 +281,7 @@ class _Checker:
         return replace(node, condition=condition, if_true=if_true, if_false=if_false), true_type
 
 
-def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = ()) -> syntax.Program:
+def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = (),
+          dialect: str = "crasp") -> syntax.Program:
     """Resolve and type a parsed program; raise ``ProgramError`` on the first problem."""
-    return _Checker(parsed).program(tuple(extra_alphabet))
+    return _Checker(parsed, dialect).program(tuple(extra_alphabet))

@@ -20,7 +20,7 @@ import crasp
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.inputs import read_lines, tokenize
-from crasp.loading import load_program_argument, split_tokens
+from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
 from crasp.trace import write_trace
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
@@ -84,19 +84,22 @@ def cli():
 Evaluator = Callable[[list[list[str]]], tuple[np.ndarray, np.ndarray]]
 
 
-def _interpreter(program: crasp.Program) -> Evaluator:
+def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
     def evaluate(inputs):
-        evaluation = crasp.evaluate(program, inputs)
+        evaluation = crasp.evaluate(program, inputs, strict_alphabet)
         return evaluation.accept, evaluation.output
     return evaluate
 
 
-def _compiled(model_dir: str) -> tuple[Evaluator, tuple[str, ...]]:
+def _compiled(model_dir: str, strict_alphabet: bool) -> tuple[Evaluator, tuple[str, ...]]:
     from crasp import compiler
 
     model = compiler.load_model(model_dir)
+    vocabulary = crasp.Program((), tuple(model.config["vocab"]))
 
     def evaluate(inputs):
+        if strict_alphabet:   # the interpreter's error for a token outside the vocabulary
+            crasp.interpret.encode(vocabulary, inputs, strict_alphabet=True)
         evaluation = compiler.execute(model, inputs)
         return evaluation.accept, evaluation.output
     return evaluate, tuple(model.config["vocab"])
@@ -134,8 +137,12 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
 @click.option("--alphabet", "extra_alphabet", multiple=True,
               help="Extra tokens (space-separated) for the alphabet of a program that declares "
                    "none.")
-def run_command(args, model_dir, as_json, trace_path, extra_alphabet):
-    """Run PROG (a .crasp/.cr file) on TOKENS, or on every line of stdin.
+@click.option("--strict-alphabet", is_flag=True,
+              help="Reject an input token outside the alphabet (by default it is read as Hahn's "
+                   "interpreter does: every token test is false there).")
+@dialect_option
+def run_command(args, model_dir, as_json, trace_path, extra_alphabet, strict_alphabet, dialect):
+    """Run PROG (a program file, or - for stdin) on TOKENS, or on every line of stdin.
 
     \b
       crasp run examples/dyck1.crasp "( ( ) )"
@@ -145,30 +152,35 @@ def run_command(args, model_dir, as_json, trace_path, extra_alphabet):
 
     Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position).
     Inputs with spaces are token lists; inputs without are split into characters when every
-    symbol of the alphabet is one character. An empty argument is the empty input.
+    symbol of the alphabet is one character (with --dialect hahn, as in Hahn's interpreter,
+    they are one token). An empty argument is the empty input.
     """
     if model_dir is not None:
         if trace_path:
             raise CraspError("--trace needs a program: traces show definitions, which a "
                              "compiled model does not keep")
-        evaluate, alphabet = _compiled(model_dir)
+        evaluate, alphabet = _compiled(model_dir, strict_alphabet)
         token_args = list(args)
         program = None
     else:
         if not args:
             raise click.UsageError("missing PROG (a .crasp file), or --model DIR")
-        program = load_program_argument(args[0], split_tokens(extra_alphabet))
-        evaluate, alphabet = _interpreter(program), program.alphabet
+        program = load_program_argument(args[0], split_tokens(extra_alphabet), dialect)
+        evaluate, alphabet = _interpreter(program, strict_alphabet), program.alphabet
         token_args = list(args[1:])
+    split_characters = dialect != "hahn"   # his interpreter splits inputs on whitespace only
     if token_args:
         shown = " ".join(token_args)
-        inputs = [(shown, tokenize(shown, alphabet))]
+        inputs = [(shown, tokenize(shown, alphabet, split_characters))]
+    elif args and args[0] == STDIN_NAME and model_dir is None:
+        raise click.UsageError("the program was read from stdin (-), so give the input tokens "
+                               "as arguments")
     else:
-        inputs = read_lines(sys.stdin, alphabet)
+        inputs = read_lines(sys.stdin, alphabet, split_characters)
     if trace_path:
         collected = list(inputs)
         token_lists = [tokens for _, tokens in collected]
-        evaluation = crasp.evaluate(program, token_lists)
+        evaluation = crasp.evaluate(program, token_lists, strict_alphabet)
         write_trace(trace_path, evaluation, token_lists)
         _report(collected, 1, lambda _: (evaluation.accept, evaluation.output), as_json)
         click.echo(f"Trace written to {trace_path}", err=True)
@@ -205,15 +217,19 @@ def _depth_table(report: crasp.depth.DepthReport) -> str:
 @click.option("--random-count", type=click.IntRange(min=0), default=64, show_default=True,
               help="--verify: how many random strings.")
 @click.option("--seed", type=int, default=0, show_default=True, help="--verify: random seed.")
+@click.option("--alphabet", "extra_alphabet", multiple=True,
+              help="Extra tokens (space-separated) for the alphabet of a program that declares "
+                   "none (--verify then also tries strings with them).")
+@dialect_option
 def depth_check_command(program_path, max_depth, as_json, verify, max_length, random_length,
-                        random_count, seed):
+                        random_count, seed, extra_alphabet, dialect):
     """Report the counting depth of every definition of PROG and of the program.
 
     A token test or constant has depth 0, each count adds one level, everything else takes
     the maximum of its operands; the program's depth is its answer's. Exit status 1 when the
     depth exceeds --max-depth or when --verify finds a disagreement.
     """
-    program = load_program_argument(program_path)
+    program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
     report = crasp.analyze(program)
     result = report.as_dict()
     failed = False
@@ -251,9 +267,18 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 @cli.command("fmt")
 @click.argument("program_path", metavar="PROG")
 @click.option("--write", "-w", is_flag=True, help="Rewrite PROG in place (atomically).")
-def fmt_command(program_path, write):
-    """Print PROG in canonical form (parses back to the same program; comments are dropped)."""
-    text = crasp.format_program(load_program_argument(program_path))
+@dialect_option
+def fmt_command(program_path, write, dialect):
+    """Print PROG in canonical form, keeping its comments and blank lines.
+
+    The output means the same under crasp's and Hahn's parsers (parentheses wherever their
+    readings would differ) and is a fixed point of fmt. With --dialect hahn, PROG is read as
+    Hahn's interpreter reads it and rewritten as conventional text with the same meaning (a
+    redefined name x becomes x_2 from its redefinition on).
+    """
+    if write and program_path == STDIN_NAME:
+        raise click.UsageError("--write needs a file, not - (stdin)")
+    text = crasp.format_source(load_program_argument(program_path, dialect=dialect))
     if write:
         write_text_atomic(program_path, text)
     else:

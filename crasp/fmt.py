@@ -1,29 +1,40 @@
-"""Pass: Program -> text. The canonical form, which parses back to an equal program.
+"""Pass: Program -> text that means the same under crasp's and Hahn's parsers.
 
-Parentheses are printed only where the grammar's precedence needs them (see ``grammar.lark``):
-a left operand needs them when it binds looser than its operator, a right operand also when
-it binds equally (all binary operators are left-associative), and comparison operands always
-bind tighter (comparisons do not chain). Comments are not kept.
+``format_expr`` prints the conventional precedence of ``grammar.lark`` with the fewest
+parentheses, plus the ones Hahn's parser needs (see ``crasp.hahn_parse``): there a prefix
+operator (``!``, ``#``, ``INT *``) takes every ``&&``/``||`` (``+``/``-`` for ``INT *``) to
+its right, and ``+`` binds tighter than ``-``. So a left operand whose printed text ends in a
+prefix operator that would take the operator after it is parenthesized (``(!P) || Q``,
+``(2 * x) + 1``, ``(c < #P) && Q``), and so is a difference on the left of ``+``
+(``(a - b) + c``).
+
+Every printed definition is then read back with both parsers; if either reads a different
+meaning (``crasp.canonical``), the definition is printed fully parenthesized instead, which
+both parsers read alike. The output is therefore safe for both tools by construction, and
+``fmt`` is idempotent because it prints the same tree the same way.
+
+``format_source`` keeps the file's comments and blank lines: each statement's line is replaced
+by its canonical text, and every other line is kept.
 """
 
 from __future__ import annotations
 
-from crasp import syntax
+from crasp import canonical, syntax
+from crasp.errors import ProgramError
 
 CONDITIONAL, OR, AND, COMPARE, SUM, PRODUCT, PREFIX, ATOM = range(8)
+_BINARY = {syntax.Or: ("||", OR), syntax.And: ("&&", AND), syntax.Add: ("+", SUM),
+           syntax.Sub: ("-", SUM)}
+_PREFIX = (syntax.Not, syntax.Count, syntax.Scale)
 
 
 def _precedence(expr: syntax.Expr) -> int:
     if isinstance(expr, syntax.Conditional):
         return CONDITIONAL
-    if isinstance(expr, syntax.Or):
-        return OR
-    if isinstance(expr, syntax.And):
-        return AND
     if isinstance(expr, syntax.Compare):
         return COMPARE
-    if isinstance(expr, (syntax.Add, syntax.Sub)):
-        return SUM
+    if type(expr) in _BINARY:
+        return _BINARY[type(expr)][1]
     if isinstance(expr, syntax.Scale):
         return PRODUCT
     if isinstance(expr, (syntax.Not, syntax.Count)):
@@ -33,9 +44,29 @@ def _precedence(expr: syntax.Expr) -> int:
     return ATOM
 
 
-def _wrap(expr: syntax.Expr, minimum: int) -> str:
-    text = format_expr(expr)
-    return text if _precedence(expr) >= minimum else f"({text})"
+_BOOLEAN_LOOP, _COUNT_LOOP = frozenset({"&&", "||"}), frozenset({"+", "-"})
+
+
+def _swallowed(expr: syntax.Expr, minimum: int) -> frozenset[str]:
+    """The operators that Hahn's parser lets a prefix operator at the printed end of ``expr``
+    (an operand needing precedence ``minimum``) take from the text after it."""
+    operators: frozenset[str] = frozenset()
+    while _precedence(expr) >= minimum:
+        if isinstance(expr, (syntax.Not, syntax.Count)):
+            operators |= _BOOLEAN_LOOP
+            expr, minimum = (expr.operand if isinstance(expr, syntax.Not) else expr.body), PREFIX
+        elif isinstance(expr, syntax.Scale):
+            operators |= _COUNT_LOOP
+            expr, minimum = expr.operand, PREFIX
+        elif isinstance(expr, syntax.Conditional):
+            expr, minimum = expr.if_false, CONDITIONAL
+        elif isinstance(expr, syntax.Compare):
+            expr, minimum = expr.right, SUM
+        elif type(expr) in _BINARY:
+            expr, minimum = expr.right, _BINARY[type(expr)][1] + 1
+        else:
+            break
+    return operators
 
 
 def _relation(relation: syntax.LocalRelation) -> str:
@@ -44,7 +75,7 @@ def _relation(relation: syntax.LocalRelation) -> str:
     return relation.name
 
 
-def format_expr(expr: syntax.Expr) -> str:
+def _atom_text(expr: syntax.Expr) -> str | None:
     if isinstance(expr, syntax.TokenTest):
         return f'"{expr.token}"'
     if isinstance(expr, syntax.BoolConst):
@@ -54,35 +85,123 @@ def format_expr(expr: syntax.Expr) -> str:
     if isinstance(expr, syntax.Ref):
         return expr.name
     if isinstance(expr, syntax.PositionTest):
-        if expr.name == "mod":
-            return f"mod({expr.modulus}, {expr.residue})"
-        return expr.name
+        return f"mod({expr.modulus}, {expr.residue})" if expr.name == "mod" else expr.name
+    return None
+
+
+def format_expr(expr: syntax.Expr) -> str:
+    """The conventional text with the parentheses both parsers need (without recursion)."""
+    def node(expr: syntax.Expr, texts: list[str]) -> str:
+        kids = syntax.children(expr)
+
+        def operand(index: int, minimum: int, followed_by: str = "") -> str:
+            kid, text = kids[index], texts[index]
+            swallows = followed_by and followed_by in _swallowed(kid, minimum)
+            hahn_sum = followed_by == "+" and isinstance(kid, syntax.Sub)   # a - b + c
+            return f"({text})" if _precedence(kid) < minimum or swallows or hahn_sum else text
+        return _print(expr, texts, operand)
+    return syntax.fold(expr, node)
+
+
+def format_parenthesized(expr: syntax.Expr) -> str:
+    """Every operand that is not an atom in parentheses: one reading in any parser."""
+    def node(expr: syntax.Expr, texts: list[str]) -> str:
+        kids = syntax.children(expr)
+
+        def operand(index: int, minimum: int = ATOM, followed_by: str = "") -> str:
+            return texts[index] if _precedence(kids[index]) == ATOM else f"({texts[index]})"
+        return _print(expr, texts, operand)
+    return syntax.fold(expr, node)
+
+
+def _print(expr: syntax.Expr, texts: list[str], operand) -> str:
+    """``expr`` printed, given its children's texts; ``operand(index, minimum, followed_by)``
+    is child ``index`` as an operand that must bind at least as tightly as ``minimum`` and is
+    followed by the operator ``followed_by`` (parenthesized as the caller decides)."""
+    atom = _atom_text(expr)
+    if atom is not None:
+        return atom
     if isinstance(expr, syntax.Not):
-        return "!" + _wrap(expr.operand, PREFIX)
+        return "!" + operand(0, PREFIX)
     if isinstance(expr, syntax.Count):
         guard = f"[{_relation(expr.relation)}] " if expr.relation else ""
-        return "#" + guard + _wrap(expr.body, PREFIX)
+        return "#" + guard + operand(0, PREFIX)
     if isinstance(expr, (syntax.Min, syntax.Max)):
         name = "min" if isinstance(expr, syntax.Min) else "max"
-        return f"{name}({format_expr(expr.left)}, {format_expr(expr.right)})"
+        return f"{name}({texts[0]}, {texts[1]})"
     if isinstance(expr, syntax.Scale):
-        return f"{expr.factor} * {_wrap(expr.operand, PREFIX)}"
+        return f"{expr.factor} * {operand(0, PREFIX)}"
     if isinstance(expr, syntax.Compare):
-        return f"{_wrap(expr.left, SUM)} {expr.op} {_wrap(expr.right, SUM)}"
+        return f"{operand(0, SUM)} {expr.op} {operand(1, SUM)}"
     if isinstance(expr, syntax.Conditional):
-        return (f"{_wrap(expr.if_true, OR)} if {_wrap(expr.condition, OR)} "
-                f"else {_wrap(expr.if_false, CONDITIONAL)}")
-    binary = {syntax.Or: ("||", OR), syntax.And: ("&&", AND),
-              syntax.Add: ("+", SUM), syntax.Sub: ("-", SUM)}
-    symbol, level = binary[type(expr)]
-    return f"{_wrap(expr.left, level)} {symbol} {_wrap(expr.right, level + 1)}"
+        return f"{operand(1, OR)} if {operand(0, OR)} else {operand(2, CONDITIONAL)}"
+    symbol, level = _BINARY[type(expr)]
+    return f"{operand(0, level, symbol)} {symbol} {operand(1, level + 1)}"
+
+
+def _reads_back(expr: syntax.Expr, text: str) -> bool:
+    """Whether both parsers read ``text`` as ``expr`` (Hahn's only where his grammar can)."""
+    from crasp import hahn_parse
+    from crasp.parse import parse
+
+    try:
+        ours = parse(f"v = {text}\n").statements[0].expr
+    except ProgramError:
+        return False
+    try:
+        statements = hahn_parse.tokenize(text, "<fmt>")
+        theirs = hahn_parse.parse_expression_tokens(statements[0], text, "<fmt>")
+    except ProgramError:
+        theirs = ours   # crasp's extensions (mod, unary minus, ...) have no Hahn reading
+    return canonical.same_meaning(expr, ours) and canonical.same_meaning(expr, theirs)
+
+
+def format_definition_expr(expr: syntax.Expr) -> str:
+    text = format_expr(expr)
+    return text if _reads_back(expr, text) else format_parenthesized(expr)
+
+
+def _lines(program: syntax.Program) -> list[tuple[int | None, str]]:
+    """(source line or None, text) of every statement, in program order."""
+    lines: list[tuple[int | None, str]] = [(None, f"#import {name}") for name in program.imports]
+    if program.declared_alphabet:
+        lines.append((None, "alphabet " + " ".join(f'"{t}"' for t in program.alphabet)))
+    for definition in program.definitions:
+        text = format_definition_expr(definition.expr)
+        lines.append((definition.span.line if definition.span else None,
+                      text if definition.bare else f"{definition.name} = {text}"))
+    return lines
 
 
 def format_program(program: syntax.Program) -> str:
-    lines = [f"#import {name}" for name in program.imports]
-    if program.declared_alphabet:
-        lines.append("alphabet " + " ".join(f'"{t}"' for t in program.alphabet))
-    for definition in program.definitions:
-        text = format_expr(definition.expr)
-        lines.append(text if definition.bare else f"{definition.name} = {text}")
-    return "\n".join(lines) + "\n"
+    """The program's statements in canonical form, one per line (no comments)."""
+    return "\n".join(text for _, text in _lines(program)) + "\n"
+
+
+def format_source(program: syntax.Program) -> str:
+    """The program's source with each definition in canonical form; comments and blank lines,
+    ``#import`` and ``alphabet`` lines are kept where they are."""
+    if not program.source:
+        return format_program(program)
+    by_line = {line: text for line, text in _lines(program) if line is not None}
+    out = []
+    for number, line in enumerate(program.source.splitlines(), start=1):
+        if number not in by_line:
+            out.append(line.rstrip())
+            continue
+        comment = _trailing_comment(line)
+        out.append(by_line[number] + (f"  {comment}" if comment else ""))
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def _trailing_comment(line: str) -> str:
+    """The ``//`` comment at the end of a statement line ("" if none); quotes are skipped."""
+    in_string = False
+    for index, char in enumerate(line):
+        if char == '"':
+            in_string = not in_string
+        elif not in_string and line.startswith("//", index):
+            return line[index:].rstrip()
+    return ""

@@ -1,61 +1,92 @@
-"""Warnings for expressions that Hahn's interpreter reads differently.
+"""Warnings by construction: where Hahn's interpreter reads a definition differently.
 
-Hahn's ANTLR grammar lets a prefix operator take the whole binary expression after it (measured:
-``!P || Q`` is ``!(P || Q)``, ``2 * x - y`` is ``2 * (x - y)``) and binds ``+`` tighter than
-``-`` (``a - b + c`` is ``a - (b + c)``). crasp uses the conventional reading. Files written for
-his tool come to crasp unchanged, so every place where the two readings differ, and both type
-check, gets a warning that shows both.
+A program read in the conventional dialect is also read with Hahn's parser
+(``crasp.hahn_parse``), line by line. A definition gets a warning exactly when the two trees
+have different canonical forms (``crasp.canonical``: same form, same values everywhere; the
+earlier definitions are inlined for their names), and the warning shows both readings fully
+parenthesized. No other rule decides: a line that Hahn's
+grammar cannot read at all (crasp's extensions: ``alphabet``, ``mod``, unary minus, ``c * 2``,
+a bare last line is read as his right-hand side) has no Hahn reading to differ from.
 
-An operand is unparenthesized exactly when it starts where its parent expression starts (a
-left operand in parentheses starts one column after the parent's opening parenthesis).
+A file that fails to type-check conventionally but checks as Hahn reads it gets an error that
+shows his reading of the failing line and names ``--dialect hahn`` (``explain_failure``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crasp import syntax
-from crasp.fmt import format_expr
+from crasp import canonical, hahn_parse, syntax
+from crasp.errors import ProgramError
+from crasp.fmt import format_parenthesized
+from crasp.parse import ParsedProgram, without_byte_order_mark
 from crasp.syntax import Span
-
-_SYMBOL = {syntax.And: "&&", syntax.Or: "||", syntax.Add: "+", syntax.Sub: "-"}
 
 
 @dataclass(frozen=True)
 class PrecedenceWarning:
     span: Span
+    name: str
     crasp_reading: str
     hahn_reading: str
 
     def render(self, filename: str) -> str:
         return (f"{filename}:{self.span.line}:{self.span.column}: warning: Hahn's interpreter "
-                f"reads this differently\n    crasp reads: {self.crasp_reading}\n"
+                f"reads '{self.name}' differently\n"
+                f"    crasp reads: {self.crasp_reading}\n"
                 f"    Hahn reads:  {self.hahn_reading}\n"
-                f"    add parentheses to make the meaning explicit")
+                f"    add parentheses to make the meaning explicit (crasp fmt does), or read "
+                f"the file as Hahn does with --dialect hahn")
 
 
-def _hahn_reading(parent, left) -> str | None:
-    symbol = _SYMBOL.get(type(parent))
-    right = format_expr(parent.right)
-    if isinstance(parent, (syntax.And, syntax.Or)) and isinstance(left, syntax.Not):
-        return f"!({format_expr(left.operand)} {symbol} {right})"
-    if isinstance(parent, syntax.Add) and isinstance(left, syntax.Sub):
-        return f"{format_expr(left.left)} - ({format_expr(left.right)} + {right})"
-    if isinstance(parent, (syntax.Add, syntax.Sub)) and isinstance(left, syntax.Scale):
-        return f"{left.factor} * ({format_expr(left.operand)} {symbol} {right})"
-    return None
+def hahn_readings(source: str, filename: str) -> dict[int, syntax.Expr]:
+    """Line -> Hahn's reading of the right-hand side (or bare expression) that starts there."""
+    try:
+        statements = hahn_parse.tokenize(without_byte_order_mark(source), filename)
+    except ProgramError:
+        return {}
+    readings = {}
+    for tokens in statements:
+        assignment = len(tokens) > 2 and tokens[0].kind == "VARIABLE" and tokens[1].kind == "="
+        try:
+            readings[tokens[0].span.line] = hahn_parse.parse_expression_tokens(
+                tokens[2:] if assignment else tokens, source, filename)
+        except ProgramError:
+            continue
+    return readings
 
 
 def precedence_warnings(program: syntax.Program) -> list[PrecedenceWarning]:
+    readings = hahn_readings(program.source, program.filename)
+    earlier: dict[str, syntax.Expr] = {}
     warnings = []
     for definition in program.definitions:
-        for node in syntax.walk(definition.expr):
-            if type(node) not in _SYMBOL or node.span is None or node.left.span is None:
-                continue
-            same_start = (node.span.line, node.span.column) == (node.left.span.line,
-                                                               node.left.span.column)
-            hahn = _hahn_reading(node, node.left) if same_start else None
-            if hahn is not None:
-                ours = f"({format_expr(node.left)}) {_SYMBOL[type(node)]} {format_expr(node.right)}"
-                warnings.append(PrecedenceWarning(node.span, ours, hahn))
+        hahn = readings.get(definition.span.line) if definition.span else None
+        same = hahn is None or canonical.same_meaning(definition.expr, hahn, earlier)
+        earlier[definition.name] = definition.expr
+        if same:
+            continue
+        name = "the last line" if definition.bare else definition.name
+        warnings.append(PrecedenceWarning(definition.expr.span or definition.span, name,
+                                          format_parenthesized(definition.expr),
+                                          format_parenthesized(hahn)))
     return warnings
+
+
+def explain_failure(error: ProgramError, parsed: ParsedProgram | None, checks_as_hahn: bool
+                    ) -> ProgramError:
+    """``error`` with Hahn's reading of its line, when the file checks as Hahn reads it and his
+    reading of that line differs from crasp's (``parsed`` is None after a syntax error)."""
+    if not checks_as_hahn or error.span is None:
+        return error
+    hahn = hahn_readings(error.source, error.filename).get(error.span.line)
+    line = error.span.line
+    ours = None if parsed is None else next(
+        (s.expr for s in parsed.statements if s.expr is not None and s.span.line == line), None)
+    if hahn is None or (parsed is not None and (ours is None or syntax.same_structure(ours, hahn))):
+        return error
+    return ProgramError(error.message, source=error.source, filename=error.filename,
+                        span=error.span, expected=error.expected,
+                        note=f"Hahn's interpreter reads this line as {format_parenthesized(hahn)}"
+                             f", and the file type-checks that way; to read it as he does, use "
+                             f"--dialect hahn")

@@ -34,21 +34,24 @@ class EncodedBatch:
     lengths: np.ndarray
 
 
-def encode(program: syntax.Program, inputs: Sequence[Sequence[str]]) -> EncodedBatch:
-    """Map token strings to alphabet indices; reject a token outside the alphabet."""
+def encode(program: syntax.Program, inputs: Sequence[Sequence[str]],
+           strict_alphabet: bool = False) -> EncodedBatch:
+    """Map token strings to alphabet indices. A token outside the alphabet gets the id
+    ``len(alphabet)``, which no token test matches (Hahn's meaning: every token test is false
+    there); with ``strict_alphabet`` it is an ``InputError`` instead."""
     index = {token: i for i, token in enumerate(program.alphabet)}
+    other = len(program.alphabet)
     lengths = np.fromiter((len(tokens) for tokens in inputs), dtype=np.int64, count=len(inputs))
     width = int(lengths.max(initial=0)) + 1
     ids = np.full((len(inputs), width), PAD_ID, dtype=np.int64)
     ids[:, 0] = BOS_ID
     for row, tokens in enumerate(inputs):
-        try:
-            ids[row, 1:len(tokens) + 1] = [index[token] for token in tokens]
-        except KeyError:
+        if strict_alphabet and any(token not in index for token in tokens):
             position = next(i for i, token in enumerate(tokens) if token not in index)
             raise InputError(
                 f"input {row + 1}: token {tokens[position]!r} at position {position} is not in "
-                f"the alphabet {{{', '.join(repr(t) for t in program.alphabet)}}}") from None
+                f"the alphabet {{{', '.join(repr(t) for t in program.alphabet)}}}")
+        ids[row, 1:len(tokens) + 1] = [index.get(token, other) for token in tokens]
     return EncodedBatch(ids, lengths)
 
 
@@ -174,6 +177,7 @@ def evaluate_encoded(program: syntax.Program, batch: EncodedBatch) -> Evaluation
     return Evaluation(program, batch.lengths, columns)
 
 
-def evaluate(program: syntax.Program, inputs: Sequence[Sequence[str]]) -> Evaluation:
-    """Evaluate ``program`` on a batch of token lists (raises ``InputError`` on a bad token)."""
-    return evaluate_encoded(program, encode(program, inputs))
+def evaluate(program: syntax.Program, inputs: Sequence[Sequence[str]],
+             strict_alphabet: bool = False) -> Evaluation:
+    """Evaluate ``program`` on a batch of token lists (see ``encode`` for other tokens)."""
+    return evaluate_encoded(program, encode(program, inputs, strict_alphabet))

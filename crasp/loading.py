@@ -1,26 +1,38 @@
 """Loading a program named on a command line: every ``crasp`` command that takes PROG uses this.
 
-It checks the file suffix, parses and type-checks the program, and prints to stderr a warning
-for each expression that Hahn's interpreter would read differently (see ``crasp.hahn``).
+PROG is any file name, or ``-`` for standard input. The program is parsed and type-checked in
+the chosen dialect; in the conventional one, a warning goes to stderr for each definition that
+Hahn's interpreter reads differently (see ``crasp.hahn``).
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Sequence
 
+import click
+
 import crasp
-from crasp.errors import CraspError
+from crasp.check import DIALECTS
 from crasp.hahn import precedence_warnings
 
+STDIN_NAME = "-"
 
-def load_program_argument(path: str, extra_alphabet: Sequence[str] = ()) -> crasp.Program:
-    if Path(path).suffix not in crasp.PROGRAM_SUFFIXES:
-        raise CraspError(f"{path!r} is not a C-RASP program (expected a .crasp or .cr file)")
-    program = crasp.load_program(path, extra_alphabet)
-    for warning in precedence_warnings(program):
-        print(warning.render(program.filename), file=sys.stderr)
+dialect_option = click.option(
+    "--dialect", type=click.Choice(DIALECTS), default="crasp", show_default=True,
+    help="How to read PROG: crasp (conventional precedence) or hahn (exactly as Hahn's "
+         "interpreter m-hahn/c-rasp reads .cr files: his precedence, redefinitions allowed).")
+
+
+def load_program_argument(path: str, extra_alphabet: Sequence[str] = (),
+                          dialect: str = "crasp") -> crasp.Program:
+    if path == STDIN_NAME:
+        program = crasp.parse_program(sys.stdin.read(), "<stdin>", extra_alphabet, dialect)
+    else:
+        program = crasp.load_program(path, extra_alphabet, dialect)
+    if dialect == "crasp":
+        for warning in precedence_warnings(program):
+            print(warning.render(program.filename), file=sys.stderr)
     return program
 
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
                              VisitError)
 
@@ -48,7 +48,6 @@ TERMINAL_DESCRIPTIONS = {
     "TRUE": "true",
     "FALSE": "false",
     "IMPORT": "#import",
-    "ALPHABET": "alphabet",
     "CMP_OP": "a comparison (== != < > <= >=)",
     "_IF": "if",
     "_ELSE": "else",
@@ -90,7 +89,17 @@ def _binary(node_type):
     return build
 
 
-class _ToSyntax(Transformer):
+KEYWORDS = ("if", "else", "true", "false", "min", "max")
+"""Never names (in Hahn's grammar too). ``alphabet`` is a keyword only at the start of an
+alphabet declaration, so it can name a definition."""
+BYTE_ORDER_MARK = "\ufeff"
+
+
+def without_byte_order_mark(source: str) -> str:
+    return source[1:] if source.startswith(BYTE_ORDER_MARK) else source
+
+
+class _ToSyntax(Transformer_NonRecursive):
     """Builds ``crasp.syntax`` nodes from the parse tree; rejects malformed calls and products."""
 
     def __init__(self, source: str, filename: str):
@@ -110,14 +119,25 @@ class _ToSyntax(Transformer):
 
     @v_args(meta=True)
     def alphabet_decl(self, meta, children):
-        tokens = tuple((self._token_text(t), _span_of(t)) for t in children[1:])
+        keyword, *literals = children
+        if str(keyword) != "alphabet":
+            raise self._error(f"unexpected {str(literals[0])!r}", _span_of(literals[0]),
+                              expected=f"= after '{keyword}' (only an 'alphabet' line lists "
+                                       "tokens)")
+        tokens = tuple((self._token_text(t), _span_of(t)) for t in literals)
         return Statement("alphabet", _span_of(meta), tokens=tokens)
+
+    def _name(self, token: Token) -> str:
+        if str(token) in KEYWORDS:
+            raise self._error(f"'{token}' is a keyword, not a name", _span_of(token),
+                              expected="a name such as x or C_a")
+        return str(token)
 
     @v_args(meta=True)
     def assignment(self, meta, children):
         name, expr = children
-        return Statement("assign", _span_of(meta), name=str(name), name_span=_span_of(name),
-                         expr=expr)
+        return Statement("assign", _span_of(meta), name=self._name(name),
+                         name_span=_span_of(name), expr=expr)
 
     @v_args(meta=True)
     def bare(self, meta, children):
@@ -150,7 +170,7 @@ class _ToSyntax(Transformer):
 
     def ref(self, children):
         (tok,) = children
-        return syntax.Ref(str(tok), span=_span_of(tok))
+        return syntax.Ref(self._name(tok), span=_span_of(tok))
 
     @v_args(meta=True)
     def call(self, meta, children):
@@ -280,7 +300,8 @@ def _syntax_error(error: UnexpectedInput, source: str, filename: str) -> Program
 
 def parse(source: str, filename: str = "<string>") -> ParsedProgram:
     """Parse C-RASP source text into statements (raises ``ProgramError`` on a syntax error)."""
-    text = source if source.endswith("\n") else source + "\n"
+    text = without_byte_order_mark(source)
+    text = text if text.endswith("\n") else text + "\n"
     try:
         tree = _parser().parse(text)
     except (UnexpectedCharacters, UnexpectedToken, UnexpectedEOF) as error:

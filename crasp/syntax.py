@@ -211,6 +211,58 @@ def children(expr: Expr) -> tuple[Expr, ...]:
     return ()
 
 
+def fold(expr: Expr, combine):
+    """``combine(node, [result of each child])`` for every node, children first (left to
+    right), with an explicit stack: no recursion, however deep the tree."""
+    results: list = []
+    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    while stack:
+        node, children_done = stack.pop()
+        kids = children(node)
+        if children_done:
+            parts = results[len(results) - len(kids):]
+            del results[len(results) - len(kids):]
+            results.append(combine(node, parts))
+        else:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in reversed(kids))
+    return results[0]
+
+
+def nesting(expr: Expr) -> int:
+    """The number of nodes on the longest path from ``expr`` down to a leaf."""
+    return fold(expr, lambda node, depths: 1 + max(depths, default=0))
+
+
+def same_structure(first: Expr, second: Expr) -> bool:
+    """``first == second`` (spans ignored) without recursion."""
+    stack = [(first, second)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            return False
+        kids_a, kids_b = children(a), children(b)
+        if not kids_a:
+            if a != b:
+                return False
+            continue
+        if _own_fields(a) != _own_fields(b):
+            return False
+        stack.extend(zip(kids_a, kids_b))
+    return True
+
+
+def _own_fields(expr: Expr) -> tuple:
+    """The fields of a node that are not subexpressions (operator, factor, relation)."""
+    if isinstance(expr, Compare):
+        return (expr.op,)
+    if isinstance(expr, Scale):
+        return (expr.factor,)
+    if isinstance(expr, Count):
+        return (expr.relation,)
+    return ()
+
+
 def walk(expr: Expr):
     """Every node of ``expr``, parents before children."""
     stack = [expr]

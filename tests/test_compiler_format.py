@@ -40,7 +40,9 @@ def reference_scores(directory: Path, tokens: list[str]) -> np.ndarray:
         return np.clip(np.floor(np.asarray(x, dtype=np.float64) * 2 ** s),
                        -2 ** (p - 1), 2 ** (p - 1) - 1) / 2 ** s
 
-    ids = [config["bos_id"]] + [config["vocab"].index(token) for token in tokens]
+    vocab, other = config["vocab"], config.get("other_id")
+    ids = [config["bos_id"]] + [vocab.index(token) if token in vocab or other is None
+                                else other for token in tokens]
     h = R(t["embed"][ids])
     dh = config["d_head"]
     for layer in range(config["n_layers"]):
@@ -71,8 +73,7 @@ def reference_scores(directory: Path, tokens: list[str]) -> np.ndarray:
 def test_an_exported_model_runs_without_crasp(tmp_path, name):
     program = crasp.load_program(f"examples/{name}.crasp")
     compile_program(program).save(tmp_path / "model")
-    strings = list(all_strings(program.alphabet, 4)) + [list("aabbaabbab")]
-    strings = [s for s in strings if set(s) <= set(program.alphabet)]
+    strings = list(all_strings(program.alphabet, 4)) + [list("aabbaabbab"), ["z", "a", "?"]]
     expected = crasp.evaluate(program, strings)
     for row, tokens in enumerate(strings):
         decisions = reference_scores(tmp_path / "model", tokens) > 0
@@ -166,13 +167,15 @@ CORRUPTIONS = {
     "no-weights": (lambda d: (d / "model.safetensors").unlink(), r"model\.safetensors is missing"),
     "truncated-config": (_truncate("config.json"), r"config\.json is not valid JSON"),
     "truncated-weights": (_truncate("model.safetensors"), r"model\.safetensors is truncated"),
-    "version": (_corrupt_config(lambda c: c.update(version=2)),
-                r"format version 2 is not supported"),
+    "version": (_corrupt_config(lambda c: c.update(version=3)),
+                r"format version 3 is not supported"),
     "format": (_corrupt_config(lambda c: c.update(format="gpt2")), r"'format' is 'gpt2'"),
     "missing-key": (_corrupt_config(lambda c: c.pop("d_model")), r"missing key 'd_model'"),
     "bad-bos": (_corrupt_config(lambda c: c.update(bos_id=0)), r"'bos_id' must be len\(vocab\)"),
+    "bad-other": (_corrupt_config(lambda c: c.update(other_id=2)),
+                  r"'other_id' must be len\(vocab\) \+ 1 = 3"),
     "shape": (_corrupt_tensors(lambda t: t.update(embed=t["embed"][:, :-1].copy())),
-              r"tensor 'embed' has shape \[3, 7\], but config\.json implies \[3, 8\]"),
+              r"tensor 'embed' has shape \[4, 8\], but config\.json implies \[4, 9\]"),
     "missing-tensor": (_corrupt_tensors(lambda t: t.pop("layers.1.attn.v")),
                        r"missing tensor\(s\) layers\.1\.attn\.v"),
     "extra-tensor": (_corrupt_tensors(lambda t: t.update(extra=np.zeros(1, np.float32))),
@@ -222,7 +225,7 @@ def test_compile_prints_a_summary_and_writes_the_model(runner, tmp_path):
     out = tmp_path / "dyck1.model"
     result = runner.invoke(cli, ["compile", "examples/dyck1.crasp", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    for text in ("layers      2", "d_model     8", "p = 2 total bits, s = 0 fractional bits",
+    for text in ("layers      2", "d_model     9", "p = 2 total bits, s = 0 fractional bits",
                  "ffn widths", "parameters", "C_open, C_close, V, B"):
         assert text in result.output
     assert load_model(out).config["depth"] == 2

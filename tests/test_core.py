@@ -138,10 +138,10 @@ def test_empty_program_is_an_error():
             crasp.parse_program(source)
 
 
-def test_unknown_input_token_names_token_and_position():
+def test_unknown_input_token_names_token_and_position_with_strict_alphabet():
     program = crasp.load_program("examples/majority.crasp")
     with pytest.raises(InputError, match=r"token 'c' at position 2 is not in the alphabet"):
-        crasp.evaluate(program, [list("ab"), list("abc")])
+        crasp.evaluate(program, [list("ab"), list("abc")], strict_alphabet=True)
 
 
 # ------------------------------------------------------------------ interpreter

@@ -3,8 +3,10 @@
 In order:
 
 1. one coordinate per token of the alphabet: the one-hot token (0 at BOS);
-2. the BOS flag (1 at BOS only), so that the token coordinates and the flag sum to 1 at every
-   position: that sum is the model's constant 1 (``Layout.one``);
+2. the BOS flag (1 at BOS only), and the other-token flag (1 at a token outside the alphabet,
+   where every token test is false, as in the interpreter), so that the token coordinates and
+   the two flags sum to 1 at every position: that sum is the model's constant 1
+   (``Layout.one``);
 3. one coordinate per exported node (see ``schedule``) that does not fit in a scratch slot
    (below), by layer then node id: the node's 0/1 value, written by its layer's feed-forward
    sublayer into a coordinate that is 0 before and never changes after;
@@ -31,14 +33,15 @@ class Layout:
     d_model: int
     tokens: dict[str, int]
     bos: int
+    other: int
     bits: dict[int, int]
     scratch: tuple[int, ...]
     labels: tuple[str, ...]
 
     @property
     def one(self) -> tuple[int, ...]:
-        """Coordinates whose sum is 1 at every position (the tokens and the BOS flag)."""
-        return (*self.tokens.values(), self.bos)
+        """Coordinates whose sum is 1 at every position (the tokens and the two flags)."""
+        return (*self.tokens.values(), self.bos, self.other)
 
 
 def allocate(plan: Schedule) -> Layout:
@@ -47,7 +50,7 @@ def allocate(plan: Schedule) -> Layout:
     names: dict[int, list[str]] = {}
     for name, ident in linearized.definitions.items():
         names.setdefault(ident, []).append(name)
-    labels = [f'token "{token}"' for token in circuit.alphabet] + ["BOS"]
+    labels = [f'token "{token}"' for token in circuit.alphabet] + ["BOS", "other token"]
     tokens = {token: i for i, token in enumerate(circuit.alphabet)}
     counts = [len(layer.tests) for layer in plan.layers]
     width = max(counts, default=0)
@@ -84,4 +87,4 @@ def allocate(plan: Schedule) -> Layout:
                     bits[ident] = scratch[slot]
                     label += f"; then {describe(ident, layer.layer)}"
         labels.append(label)
-    return Layout(len(labels), tokens, len(tokens), bits, scratch, tuple(labels))
+    return Layout(len(labels), tokens, len(tokens), len(tokens) + 1, bits, scratch, tuple(labels))

@@ -12,7 +12,7 @@ import click
 
 from crasp.compiler.compiling import compile_program
 from crasp.compiler.summary import compile_summary, format_summary
-from crasp.loading import load_program_argument, split_tokens
+from crasp.loading import dialect_option, load_program_argument, split_tokens
 
 
 @click.command("compile")
@@ -27,7 +27,8 @@ from crasp.loading import load_program_argument, split_tokens
 @click.option("--alphabet", "extra_alphabet", multiple=True,
               help="Extra tokens (space-separated) for the vocabulary of a program that declares "
                    "no alphabet.")
-def compile_command(program_path, output, as_json, extra_alphabet):
+@dialect_option
+def compile_command(program_path, output, as_json, extra_alphabet, dialect):
     """Compile PROG to the weights of an equivalent transformer in DIR.
 
     The model has one layer per counting level (exactly the program's depth), one head per
@@ -41,7 +42,8 @@ def compile_command(program_path, output, as_json, extra_alphabet):
 
     Programs with positional predicates (pos_even, mod, #[pred] ...) are rejected.
     """
-    model = compile_program(load_program_argument(program_path, split_tokens(extra_alphabet)))
+    model = compile_program(load_program_argument(program_path, split_tokens(extra_alphabet),
+                                                  dialect))
     model.save(output)
     summary = {**compile_summary(model), "output": output}
     if as_json:

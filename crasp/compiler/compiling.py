@@ -27,12 +27,13 @@ from crasp.fmt import format_program
 
 
 def d_model_bound(program: syntax.Program) -> int:
-    """#Boolean definitions + #comparisons + |alphabet| + 2: the residual width the
-    construction of Knee-Deep App. B needs, for comparison with the compiled ``d_model``."""
+    """#Boolean definitions + #comparisons + |alphabet| + 3: the residual width the
+    construction of Knee-Deep App. B needs over the alphabet plus one symbol for every token
+    outside it (its + 2), for comparison with the compiled ``d_model``."""
     booleans = sum(d.type == syntax.BOOL for d in program.definitions)
     comparisons = sum(isinstance(node, syntax.Compare)
                       for d in program.definitions for node in syntax.walk(d.expr))
-    return booleans + comparisons + len(program.alphabet) + 2
+    return booleans + comparisons + len(program.alphabet) + 3
 
 
 def compile_program(program: syntax.Program) -> CompiledModel:
@@ -56,6 +57,7 @@ def compile_program(program: syntax.Program) -> CompiledModel:
         "version": VERSION,
         "vocab": list(program.alphabet),
         "bos_id": len(program.alphabet),
+        "other_id": len(program.alphabet) + 1,
         "d_model": layout.d_model,
         "n_layers": len(plan.layers),
         "n_heads": 1 if plan.layers else 0,

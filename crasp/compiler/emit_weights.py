@@ -23,6 +23,10 @@ from crasp.compiler.allocate import Layout
 from crasp.compiler.circuit import And, Constant, Not, Or, Test
 from crasp.compiler.schedule import LayerPlan, Schedule
 
+OTHER_TOKEN = ""
+"""Stands for any token outside the alphabet: no token literal is empty, so every token test
+is false on it."""
+
 
 @dataclass
 class Affine:
@@ -92,8 +96,9 @@ class Readouts:
     """Linear readouts of circuit nodes from the residual stream (no bias needed).
 
     * A depth-0 node is a function f of the current token: its readout is
-      ``sum_sigma f(sigma) e_sigma + f(BOS) e_BOS``, a lookup table on the one-hot coordinates
-      (this is how "depth-0 Booleans go straight into the embedding").
+      ``sum_sigma f(sigma) e_sigma + f(BOS) e_BOS + f(other) e_other``, a lookup table on the
+      one-hot coordinates (this is how "depth-0 Booleans go straight into the embedding");
+      f(other) is f where every token test is false.
     * An exported node x reads ``e_x`` once its layer has run.
     * ``!x`` for x of depth >= 1 reads ``ONE - readout(x)``.
 
@@ -106,6 +111,7 @@ class Readouts:
         self.circuit, self.layout = circuit, layout
         self.bos_values = circuit.values_at_bos()
         self.token_values = {t: circuit.values_on_token(t) for t in circuit.alphabet}
+        self.other_values = circuit.values_on_token(OTHER_TOKEN)
 
     def __call__(self, ident: int) -> Affine:
         circuit, layout = self.circuit, self.layout
@@ -113,6 +119,7 @@ class Readouts:
             table = {layout.tokens[token]: int(values[ident])
                      for token, values in self.token_values.items()}
             table[layout.bos] = int(self.bos_values[ident])
+            table[layout.other] = int(self.other_values[ident])
             return Affine({i: v for i, v in table.items() if v})
         node = circuit.nodes[ident]
         if isinstance(node, Not):
@@ -121,15 +128,17 @@ class Readouts:
 
 
 def embedding(layout: Layout) -> np.ndarray:
-    """Row sigma (a token) is e_sigma; the last row (BOS, id = |alphabet|) is e_BOS.
+    """Row sigma (a token) is e_sigma; row |alphabet| (BOS) is e_BOS; the last row (a token
+    outside the alphabet, id = |alphabet| + 1) is e_other.
 
     Every other coordinate starts at 0: the exported bits and the scratch slots are written
     later, each by exactly one sublayer.
     """
-    table = np.zeros((len(layout.tokens) + 1, layout.d_model))
+    table = np.zeros((len(layout.tokens) + 2, layout.d_model))
     for index in layout.tokens.values():
         table[index, index] = 1
     table[len(layout.tokens), layout.bos] = 1
+    table[len(layout.tokens) + 1, layout.other] = 1
     return table
 
 
@@ -183,8 +192,8 @@ def value_row(test: Test, read: Readouts) -> TestValue:
     bos_value = test.constant
     if not row.coefficients:
         row, bos_value = Affine({layout.bos: 1}), 1
-    tokens = set(layout.tokens.values())
-    on_token = [row.coefficients.get(i, 0) for i in tokens] or [0]
+    tokens = {*layout.tokens.values(), layout.other}
+    on_token = [row.coefficients.get(i, 0) for i in tokens]
     bits = [v for i, v in row.coefficients.items() if i not in tokens and i != layout.bos]
     return TestValue(row, bos_value, min(on_token) + sum(min(0, v) for v in bits),
                      max(on_token) + sum(max(0, v) for v in bits))

@@ -244,14 +244,20 @@ class ModelEvaluation:
 
 
 def _encode(model: CompiledModel, inputs: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
-    """Token ids [B, T + 1] with BOS in column 0 (the interpreter's encoding and errors)."""
-    batch = encode(syntax.Program((), tuple(model.config["vocab"])), inputs)
+    """Token ids [B, T + 1] with BOS in column 0 (the interpreter's encoding). A token outside
+    the vocabulary gets the row ``other_id``; a version 1 model has none and rejects it."""
+    vocab = tuple(model.config["vocab"])
+    other_id = model.config.get("other_id")
+    batch = encode(syntax.Program((), vocab), inputs, strict_alphabet=other_id is None)
+    is_other = batch.ids == len(vocab)   # the interpreter's id for a token outside the alphabet
     # The interpreter marks BOS (column 0) with -1 and the padding after each input with -2.
     # Padding becomes the first token (BOS if there is none; then every input is empty): never
     # read by the real positions (the mask is causal), and a real token keeps the padded
     # positions within the ranges the compiler planned for, so they cause no saturation.
     ids = np.where(batch.ids == BOS_ID, model.config["bos_id"], batch.ids)
     ids = np.where(ids == PAD_ID, 0 if model.config["vocab"] else model.config["bos_id"], ids)
+    if other_id is not None:
+        ids = np.where(is_other, other_id, ids)
     return ids, batch.lengths
 
 
@@ -283,8 +289,8 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
 
 def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "exact",
             uniform_shortcut: bool = True) -> ModelEvaluation:
-    """Run ``model`` on token lists (an unknown token raises ``InputError`` naming it and its
-    position). ``mode`` is "exact" (fixed precision) or "float" (float64, no rounding; then
+    """Run ``model`` on token lists (a token outside the vocabulary reads as the interpreter
+    reads it; a version 1 model raises ``InputError`` naming it and its position). ``mode`` is "exact" (fixed precision) or "float" (float64, no rounding; then
     ``disagreement`` reports the first place it decides differently from exact)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")

@@ -21,7 +21,10 @@ import safetensors.numpy
 from crasp.errors import CraspError
 
 FORMAT = "crasp-transformer"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+"""Version 2 added the embedding row ``other_id`` for tokens outside the vocabulary; a version 1
+model (without it) still loads, and rejects such tokens."""
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 
@@ -106,9 +109,9 @@ def _check_config(config, where: str) -> None:
         fail("is not a JSON object")
     if config.get("format") != FORMAT:
         fail(f"'format' is {config.get('format')!r}, expected {FORMAT!r} (not a crasp model?)")
-    if config.get("version") != VERSION:
+    if config.get("version") not in READABLE_VERSIONS:
         fail(f"format version {config.get('version')!r} is not supported (this crasp reads "
-             f"version {VERSION})")
+             f"versions {', '.join(map(str, READABLE_VERSIONS))})")
     minimum = {"bos_id": 0, "d_model": 1, "n_layers": 0, "n_heads": 0, "d_head": 0, "depth": 0}
     for key, low in minimum.items():
         if key not in config:
@@ -125,6 +128,9 @@ def _check_config(config, where: str) -> None:
     if config["bos_id"] != len(vocab):
         fail(f"'bos_id' must be len(vocab) = {len(vocab)} (the row after the tokens), got "
              f"{config['bos_id']}")
+    if config["version"] >= 2 and config.get("other_id") != len(vocab) + 1:
+        fail(f"'other_id' must be len(vocab) + 1 = {len(vocab) + 1} (the row after BOS), got "
+             f"{config.get('other_id')!r}")
     widths = config["ffn_widths"]
     if (not isinstance(widths, list) or len(widths) != config["n_layers"]
             or not all(isinstance(w, list) and w and all(_is_int(x) and x > 0 for x in w)
@@ -147,7 +153,8 @@ def _check_config(config, where: str) -> None:
 def expected_shapes(config: dict) -> dict[str, tuple[int, ...]]:
     """Every tensor's name and shape, as the config determines them."""
     d, inner = config["d_model"], config["n_heads"] * config["d_head"]
-    shapes = {"embed": (len(config["vocab"]) + 1, d)}
+    rows = len(config["vocab"]) + (2 if config["version"] >= 2 else 1)   # tokens, BOS, other
+    shapes = {"embed": (rows, d)}
     for layer, widths in enumerate(config["ffn_widths"]):
         prefix = f"layers.{layer}"
         for name in ("q", "k", "v"):

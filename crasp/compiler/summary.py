@@ -51,7 +51,7 @@ def format_summary(summary: dict) -> str:
         f" depth {summary['depth']})",
         f"layers      {summary['layers']}, {heads}",
         f"d_model     {summary['d_model']}"
-        + (f" (bound #Booleans + #comparisons + |alphabet| + 2 = {bound})" if bound else ""),
+        + (f" (bound #Booleans + #comparisons + |alphabet| + 3 = {bound})" if bound else ""),
         "ffn widths  " + ("; ".join(f"layer {i}: {' '.join(map(str, w))}"
                                     for i, w in enumerate(summary["ffn_widths"], start=1))
                           or "none"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -52,6 +53,18 @@ def sample_blocks(k: int, n: int, rng: np.random.Generator) -> Ids:
     return np.bitwise_xor.accumulate(starts)
 
 
+def blocks_of_lengths(lengths: np.ndarray) -> Ids:
+    """The string of L_k whose blocks have these lengths (a, b, a, ... repeated)."""
+    return np.repeat(np.arange(len(lengths), dtype=np.int8) % 2, lengths)
+
+
+def lengths_of_blocks(ids: Ids) -> np.ndarray:
+    """The lengths of the blocks (maximal runs) of the letters of a string, e's skipped."""
+    letters = ids[ids != E]
+    starts = np.flatnonzero(np.concatenate(([True], letters[1:] != letters[:-1])))
+    return np.diff(np.append(starts, len(letters)))
+
+
 @lru_cache(maxsize=None)
 def _blocks_regex(k: int) -> re.Pattern:
     return re.compile("".join("ab"[i % 2] + "+" for i in range(k)))
@@ -79,15 +92,23 @@ DEFAULT_INSERTION_RATE = 0.5
 """The default probability that a position of an E_k string holds the neutral letter e."""
 
 
-def neutral_support(k: int, rate: float, n: int) -> int:
+LettersSupport = Callable[[int, int], int]
+"""(k, m) -> the number of strings of L_k of length m a letters generator can produce."""
+LettersSampler = Callable[[int, int, np.random.Generator], Ids]
+"""(k, m, rng) -> a string of L_k of length m >= k."""
+
+
+def neutral_support(k: int, rate: float, n: int,
+                    letters_support: LettersSupport = blocks_support) -> int:
     """The number of strings of length n the E_k generator can produce.
 
-    With rate 0 it produces L_k only; otherwise every string of E_k: choose the r <= n - k
-    positions of e (C(n, r) ways) and a string of L_k on the other n - r (C(n-r-1, k-1) ways).
+    With rate 0 it produces the letters' strings only; otherwise every string made of them
+    and e's: choose the r <= n - k positions of e (C(n, r) ways) and a letters string on the
+    other n - r (``letters_support(k, n - r)`` ways; C(n-r-1, k-1) for all of L_k).
     """
     if rate == 0:
-        return blocks_support(k, n)
-    return sum(math.comb(n, r) * blocks_support(k, n - r) for r in range(n - k + 1))
+        return letters_support(k, n)
+    return sum(math.comb(n, r) * letters_support(k, n - r) for r in range(n - k + 1))
 
 
 @lru_cache(maxsize=4096)
@@ -103,22 +124,24 @@ def _e_count_cdf(k: int, rate: float, n: int) -> np.ndarray:
     return np.cumsum(pmf) / pmf.sum()
 
 
-def sample_neutral(k: int, rate: float, n: int, rng: np.random.Generator) -> Ids:
+def sample_neutral(k: int, rate: float, n: int, rng: np.random.Generator,
+                   sample_letters: LettersSampler = sample_blocks) -> Ids:
     """A random string of E_k of length n >= k.
 
     The distribution: every position is e independently with probability ``rate``,
-    conditioned on at least k positions being letters; the letters then form a uniform string
-    of L_k. Sampling: draw the number r of e's from that conditioned binomial; choose the
-    n - r letter positions uniformly (given r, every placement is equally likely under
-    independent insertions); fill them with ``sample_blocks(k, n - r)``. Given r, each string
-    of E_k with r e's therefore has the same probability, and rate 0 gives back L_k's generator.
+    conditioned on at least k positions being letters; the letters then form a string of L_k
+    drawn by ``sample_letters`` (by default uniform, the paper's). Sampling: draw the number r
+    of e's from that conditioned binomial; choose the n - r letter positions uniformly (given
+    r, every placement is equally likely under independent insertions); fill them with
+    ``sample_letters(k, n - r)``. With the default, each string of E_k with r e's therefore
+    has the same probability given r, and rate 0 gives back L_k's generator.
     """
     cdf = _e_count_cdf(k, rate, n)
     e_count = int(np.searchsorted(cdf, rng.random(), side="right"))
     e_count = min(e_count, n - k)  # guards the last bin against rounding of the cdf
     ids = np.full(n, E, dtype=np.int8)
     letter_positions = np.sort(rng.choice(n, size=n - e_count, replace=False))
-    ids[letter_positions] = sample_blocks(k, n - e_count, rng)
+    ids[letter_positions] = sample_letters(k, n - e_count, rng)
     return ids
 
 

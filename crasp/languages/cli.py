@@ -12,7 +12,9 @@ import shlex
 import click
 
 from crasp.errors import CraspError
-from crasp.languages.datasets import build_task, format_bin, parse_bin, parse_bins
+from crasp.languages.datasets import (build_task, by_distribution, format_bin, lengths_only,
+                                     parse_test_bin, parse_test_bins)
+from crasp.languages.language import UNIFORM
 from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
 
@@ -43,7 +45,8 @@ def languages_command(as_json):
                 "recognition_depth": language.recognition_depth,
                 "prediction_depth": language.prediction_depth, "source": language.source,
                 "prediction_program": language.prediction_source,
-                "description": language.description, "note": language.note}))
+                "description": language.description, "note": language.note,
+                "test_distributions": language.distribution_definitions}))
         return
     rows = [COLUMNS] + [
         (language.name, " ".join(language.alphabet), "yes" if language.expressible else "no",
@@ -59,7 +62,9 @@ def languages_command(as_json):
 @click.argument("language", metavar="NAME|PROG.crasp")
 @click.option("--bins", required=True,
               help="Length bins LO:HI,... (inclusive). The first is the training bin (split "
-                   "into train and validation), the others test bins; see --train-bin.")
+                   "into train and validation), the others test bins; see --train-bin. A test "
+                   "bin LO:HI@NAME draws from the test distribution NAME (L_k, E_k: uniform, "
+                   "skewed, extreme) and is written to OUTPUT/NAME@DISTRIBUTION/.")
 @click.option("--n", "n", type=int, default=1000, show_default=True,
               help="Strings per bin.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -96,15 +101,15 @@ def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fracti
             raise CraspError("give the string source once: PROG.crasp@NAME or --strings-from")
         language = f"{language}@{strings_from}"
     chosen = get_language(language)
-    bin_list = parse_bins(bins)
+    bin_list = parse_test_bins(bins)
     if train_bin is None:
-        training, tests = bin_list[0], bin_list[1:]
+        training, tests = lengths_only(bin_list[0], bins, "the training bin"), bin_list[1:]
     else:
-        training, tests = parse_bin(train_bin), bin_list
+        training = lengths_only(parse_test_bin(train_bin), train_bin, "the training bin")
+        tests = bin_list
     task = build_task(chosen, train_bin=training, test_bins=tests, n_train=n, n_test=n,
                       val_fraction=val_fraction, seed=seed, negative_rate=negatives,
                       distinct=distinct)
-    directory = dataset_directory(output, chosen.name)
     words = ["crasp", "generate", chosen.name, "--bins", bins, "--n", str(n), "--seed", str(seed),
              "-o", str(output), "--format", fmt, "--val-fraction", f"{val_fraction:g}"]
     if train_bin is not None:
@@ -113,12 +118,20 @@ def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fracti
         words += ["--negatives", f"{negatives:g}"]
     if distinct:
         words.append("--distinct")
-    manifest = write_task(task, directory, fmt, command=shlex.join(words))
+    # The layouts name a test file by its bounds alone, so each distribution's test bins go
+    # to their own dataset directory, with the same train and validation splits.
+    manifests = [
+        write_task(part, dataset_directory(
+            output, chosen.name if distribution == UNIFORM else f"{chosen.name}@{distribution}"),
+            fmt, command=shlex.join(words))
+        for distribution, part in by_distribution(task).items()]
+    width = max(10, *(len(split.name) for split in task.splits))
     for split in task.splits:
         note = f", {split.duplicates} duplicates" if split.duplicates else ""
-        click.echo(f"{split.name:>10}  {format_bin((split.lo, split.hi)):>9}  "
+        click.echo(f"{split.name:>{width}}  {format_bin((split.lo, split.hi)):>9}  "
                    f"{len(split)} strings{note}")
     if any(split.duplicates for split in task.splits):
         click.echo("note: duplicates come from short lengths that hold few distinct strings; "
                    "--distinct forbids them", err=True)
-    click.echo(f"wrote {manifest}")
+    for manifest in manifests:
+        click.echo(f"wrote {manifest}")

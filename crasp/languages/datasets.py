@@ -19,24 +19,50 @@ Guarantees:
   missing gives up after ``MAX_ATTEMPTS_PER_STRING`` tries per string instead of looping.
 - Each split has its own random stream, seeded by (seed, role, lo, hi): adding or removing a
   test bin changes no other split, and the same arguments give the same task.
+
+Test distributions: a test bin ``LO:HI@NAME`` draws its strings from the language's named
+test distribution NAME (``Language.under``; for L_k and E_k ``skewed`` and ``extreme``, see
+``crasp.languages.distributions``), labelled by the same oracle; its split is named
+``LO:HI@NAME`` and its stream is seeded by (seed, role, lo, hi, crc32(NAME)). ``LO:HI`` and
+``LO:HI@uniform`` are the language's own generator, with the stream and the name ``LO:HI``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Sequence
+import zlib
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from crasp.errors import CraspError
-from crasp.languages.language import Ids, Language
+from crasp.languages.language import UNIFORM, Ids, Language
 
 TRAIN_ROLE, TEST_ROLE, PARTITION_ROLE = 0, 1, 2
 MAX_ATTEMPTS_PER_STRING = 100
 ATTEMPTS_SLACK = 1000
 
 Bin = tuple[int, int]
+
+
+class BinSpec(NamedTuple):
+    """A test bin as written ``LO:HI[@NAME]``: inclusive lengths and the test distribution its
+    strings come from."""
+
+    lo: int
+    hi: int
+    distribution: str = UNIFORM
+
+    @property
+    def bounds(self) -> Bin:
+        return self.lo, self.hi
+
+    @property
+    def name(self) -> str:
+        """``LO:HI`` for the language's own generator, ``LO:HI@NAME`` otherwise."""
+        plain = format_bin(self.bounds)
+        return plain if self.distribution == UNIFORM else f"{plain}@{self.distribution}"
 
 
 @dataclass
@@ -54,10 +80,19 @@ class Split:
     def __len__(self) -> int:
         return len(self.strings)
 
+    @property
+    def distribution(self) -> str:
+        """The test distribution its strings come from, as its name says (``LO:HI@NAME``)."""
+        return self.name.partition("@")[2] or UNIFORM
+
 
 @dataclass
 class Task:
-    """A training bin split into ``train`` and ``val``, and one split per test bin."""
+    """A training bin split into ``train`` and ``val``, and one split per test bin.
+
+    ``test_bins`` holds the bounds of each test split, in order; a split's name says its
+    distribution.
+    """
 
     language: str
     vocab: tuple[str, ...]
@@ -80,20 +115,44 @@ def format_bin(bin_: Bin) -> str:
     return f"{bin_[0]}:{bin_[1]}"
 
 
-def parse_bin(text: str) -> Bin:
-    """``"201:250"`` -> (201, 250), inclusive; ``201_to_250`` (the paper's) and ``201-250`` too."""
-    match = re.fullmatch(r"\s*(\d+)\s*(?::|_to_|-)\s*(\d+)\s*", str(text))
+_BIN = re.compile(r"\s*(\d+)\s*(?::|_to_|-)\s*(\d+)\s*(?:@\s*([A-Za-z][\w-]*)\s*)?")
+
+
+def parse_test_bin(text: str) -> BinSpec:
+    """``"351:400@skewed"`` -> BinSpec(351, 400, "skewed"); ``"201:250"`` -> the uniform
+    BinSpec(201, 250); ``201_to_250`` (the paper's) and ``201-250`` too. The one bin parser."""
+    match = _BIN.fullmatch(str(text))
     if not match:
-        raise CraspError(f"bad bin {text!r}: write LO:HI with 0 <= LO <= HI, like 201:250")
-    return check_bin((int(match[1]), int(match[2])))
+        raise CraspError(f"bad bin {text!r}: write LO:HI with 0 <= LO <= HI, like 201:250, "
+                         "or LO:HI@DISTRIBUTION for a test bin, like 351:400@skewed")
+    return BinSpec(*check_bin((int(match[1]), int(match[2]))), match[3] or UNIFORM)
 
 
-def parse_bins(text: str) -> list[Bin]:
-    """``"1:50,51:100"`` -> [(1, 50), (51, 100)]."""
-    bins = [parse_bin(part) for part in text.split(",") if part.strip()]
+def parse_test_bins(text: str) -> list[BinSpec]:
+    """``"251:300,351:400@skewed"`` -> [BinSpec(251, 300), BinSpec(351, 400, "skewed")]."""
+    bins = [parse_test_bin(part) for part in text.split(",") if part.strip()]
     if not bins:
         raise CraspError(f"no bins in {text!r}: write LO:HI,LO:HI,..., like 1:50,51:100")
     return bins
+
+
+def parse_bin(text: str) -> Bin:
+    """``"201:250"`` -> (201, 250), inclusive: a bin of lengths alone (a training bin)."""
+    return lengths_only(parse_test_bin(text), text)
+
+
+def parse_bins(text: str) -> list[Bin]:
+    """``"1:50,51:100"`` -> [(1, 50), (51, 100)]: bins of lengths alone."""
+    return [lengths_only(test_bin, text) for test_bin in parse_test_bins(text)]
+
+
+def lengths_only(test_bin: BinSpec, text: str, what: str = "here a bin") -> Bin:
+    """The bounds of a bin that must not name a distribution (``text``: where it was
+    written; ``what``: the bin's role, for the message)."""
+    if test_bin.distribution != UNIFORM:
+        raise CraspError(f"bad bin {test_bin.name!r} in {text!r}: {what} takes no test "
+                         f"distribution (@{test_bin.distribution}); write LO:HI")
+    return test_bin.bounds
 
 
 def check_bin(bin_: Sequence[int]) -> Bin:
@@ -104,16 +163,22 @@ def check_bin(bin_: Sequence[int]) -> Bin:
 
 
 def build_task(language: Language | str, train_bin: Sequence[int],
-               test_bins: Sequence[Sequence[int]], n_train: int, n_test: int,
+               test_bins: Sequence[BinSpec | Sequence[int] | str], n_train: int, n_test: int,
                val_fraction: float = 0.2, seed: int = 0, *, negative_rate: float = 0.0,
                distinct: bool = False) -> Task:
-    """Draw and label the train, validation and test splits (see the module docstring)."""
+    """Draw and label the train, validation and test splits (see the module docstring).
+
+    A test bin is a ``BinSpec``, a pair (lo, hi) (the language's own generator), or its text
+    ``LO:HI[@NAME]``.
+    """
     if isinstance(language, str):
         from crasp.languages.registry import get_language
 
         language = get_language(language)
     train_bin = check_bin(train_bin)
-    test_bins = [check_bin(b) for b in test_bins]
+    test_specs = [as_test_bin(b) for b in test_bins]
+    test_drawers = {d: _Drawer(language.under(d), negative_rate, distinct)
+                    for d in dict.fromkeys(b.distribution for b in test_specs)}
     _check_request(n_train, n_test, val_fraction, seed, negative_rate)
     drawer = _Drawer(language, negative_rate, distinct)
     drawn = drawer.draw(train_bin, n_train, _rng(seed, TRAIN_ROLE, train_bin), set(),
@@ -122,16 +187,46 @@ def build_task(language: Language | str, train_bin: Sequence[int],
     train_rows, val_rows = _partition(drawn, n_val, _rng(seed, PARTITION_ROLE, train_bin),
                                       language, train_bin)
     seen = {ids.tobytes() for ids in drawn}
-    tests = [drawer.split(format_bin(b), b,
-                          drawer.draw(b, n_test, _rng(seed, TEST_ROLE, b), seen,
-                                      f"the test bin {format_bin(b)}"))
-             for b in test_bins]
+    tests = []
+    for spec in test_specs:
+        test_drawer = test_drawers[spec.distribution]
+        what = "the test bin" if spec.distribution == UNIFORM else \
+            f"the {spec.distribution} test bin"
+        strings = test_drawer.draw(spec.bounds, n_test, _test_rng(seed, spec), seen, what)
+        tests.append(test_drawer.split(spec.name, spec.bounds, strings))
     return Task(
         language=language.name, vocab=tuple(language.alphabet),
         train=drawer.split("train", train_bin, [drawn[i] for i in train_rows]),
         val=drawer.split("val", train_bin, [drawn[i] for i in val_rows]),
         tests=tests, seed=seed, train_bin=train_bin, val_fraction=val_fraction,
-        negative_rate=negative_rate, distinct=distinct, test_bins=test_bins)
+        negative_rate=negative_rate, distinct=distinct,
+        test_bins=[spec.bounds for spec in test_specs])
+
+
+def as_test_bin(test_bin: BinSpec | Sequence[int] | str) -> BinSpec:
+    """A test bin given as a ``BinSpec``, a pair (lo, hi) or its text ``LO:HI[@NAME]``."""
+    if isinstance(test_bin, str):
+        return parse_test_bin(test_bin)
+    if isinstance(test_bin, BinSpec):
+        return BinSpec(*check_bin(test_bin.bounds), test_bin.distribution)
+    return BinSpec(*check_bin(test_bin))
+
+
+def by_distribution(task: Task) -> dict[str, Task]:
+    """The task as one task per test distribution, each with the same train and validation
+    splits and that distribution's test splits (``uniform`` first, always present): a layout
+    that names files by bounds alone (the paper's) holds one of them per directory. A test
+    bin listed twice is refused here, before anything is written."""
+    names = [split.name for split in task.tests]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise CraspError(f"test bin {', '.join(repeated)} listed twice")
+    groups: dict[str, list[int]] = {UNIFORM: []}
+    for index, split in enumerate(task.tests):
+        groups.setdefault(split.distribution, []).append(index)
+    return {distribution: replace(task, tests=[task.tests[i] for i in rows],
+                                  test_bins=[task.test_bins[i] for i in rows])
+            for distribution, rows in groups.items()}
 
 
 def _check_request(n_train: int, n_test: int, val_fraction: float, seed: int,
@@ -148,6 +243,14 @@ def _check_request(n_train: int, n_test: int, val_fraction: float, seed: int,
 
 def _rng(seed: int, role: int, bin_: Bin) -> np.random.Generator:
     return np.random.default_rng([seed, role, *bin_])
+
+
+def _test_rng(seed: int, test_bin: BinSpec) -> np.random.Generator:
+    """The uniform bin's stream as it always was; a named distribution's its own."""
+    if test_bin.distribution == UNIFORM:
+        return _rng(seed, TEST_ROLE, test_bin.bounds)
+    return np.random.default_rng([seed, TEST_ROLE, *test_bin.bounds,
+                                  zlib.crc32(test_bin.distribution.encode())])
 
 
 def _partition(drawn: list[Ids], n_val: int, rng: np.random.Generator, language: Language,
@@ -225,7 +328,9 @@ class _Drawer:
         """Refuse at once a request the bin cannot hold (counts are exact integers)."""
         lo, hi = bin_
         total = sum(self.language.support_size(int(length)) for length in lengths)
-        excluded = sum(1 for key in exclude if lo <= len(key) <= hi)
+        reaches = self.language.reaches
+        excluded = sum(1 for key in exclude if lo <= len(key) <= hi
+                       and (reaches is None or reaches(np.frombuffer(key, dtype=np.int8))))
         available = total - excluded
         outside = " outside the training split" if excluded else ""
         if self.distinct and available < n:

@@ -13,7 +13,7 @@ labels are by definition the program's answers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Callable, Sequence
@@ -27,6 +27,35 @@ Ids = np.ndarray
 
 NEAR_MISS_TRIES = 200
 """Single-edit perturbations tried before giving up on a near-miss negative."""
+
+def choose_weighted(weights: Sequence[int], rng: np.random.Generator) -> int:
+    """An index drawn with probability proportional to exact integer ``weights`` (not all 0),
+    however large: each share is an exactly rounded int / int division, and a draw that
+    rounding carries past the last share takes the last positive weight."""
+    total = sum(weights)
+    shares = np.cumsum([weight / total for weight in weights])
+    index = int(np.searchsorted(shares, rng.random(), side="right"))
+    return index if index < len(weights) else max(i for i, w in enumerate(weights) if w)
+
+
+UNIFORM = "uniform"
+"""The name, as a test distribution, of the generator a language is defined with: for L_k
+and E_k the paper's uniform composition (E_k: of the letters); for the others whatever their
+generator's law is (most are uniform over the positive strings of each length)."""
+
+
+@dataclass(frozen=True)
+class StringDistribution:
+    """Another way to draw a language's strings, for test bins (``LO:HI@NAME``): the same
+    strings' labels and oracle, other probabilities. ``support_size`` and ``sample_ids`` obey
+    the contract of the ``Language`` fields of the same names; ``reaches(ids)`` says whether
+    ``sample_ids`` can return the string ``ids`` of the language."""
+
+    name: str
+    definition: str
+    support_size: Callable[[int], int]
+    sample_ids: Callable[[int, np.random.Generator], Ids]
+    reaches: Callable[[Ids], bool]
 
 
 @dataclass(frozen=True)
@@ -77,7 +106,10 @@ class Language:
     ``sample_ids(n, rng)`` draws one string of length n (only called where the support is not
     empty); ``oracle(tokens)`` decides membership of one string; ``labeller(ids)`` gives the
     membership of every nonempty prefix; ``batch_labeller`` (optional) labels many strings in
-    one call.
+    one call. ``distributions`` are the named test distributions besides ``uniform`` (the
+    generator itself); ``under(name)`` is the language drawing from one of them, and its
+    ``reaches`` says which strings of the language that distribution can draw (None: all
+    the generator's).
     """
 
     name: str
@@ -96,6 +128,8 @@ class Language:
     prediction_program: ReferenceProgram | None = None
     batch_labeller: Callable[[list[Ids]], list[np.ndarray]] | None = field(default=None,
                                                                          repr=False)
+    distributions: dict[str, StringDistribution] = field(default_factory=dict, repr=False)
+    reaches: Callable[[Ids], bool] | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------------ the trainer's contract
 
@@ -128,6 +162,25 @@ class Language:
     def prefix_labels(self, tokens: Sequence[str]) -> np.ndarray:
         """bool [len(tokens)]: label i says whether tokens[:i+1] is in the language."""
         return self.labels_of([self.encode(tokens)])[0]
+
+    @property
+    def distribution_definitions(self) -> dict[str, str]:
+        """Each test distribution's definition, by name."""
+        return {UNIFORM: "the language's own generator",
+                **{name: d.definition for name, d in self.distributions.items()}}
+
+    def under(self, distribution: str) -> Language:
+        """This language with its strings drawn from the named test distribution (same name,
+        oracle and labels); ``uniform`` is the language itself."""
+        if distribution == UNIFORM:
+            return self
+        if distribution not in self.distributions:
+            others = "".join(f", {name}" for name in self.distributions)
+            raise CraspError(f"{self.name} has no test distribution {distribution!r}; it has "
+                             f"uniform (its own generator){others}")
+        chosen = self.distributions[distribution]
+        return replace(self, support_size=chosen.support_size, sample_ids=chosen.sample_ids,
+                       reaches=chosen.reaches, distributions={})
 
     # ------------------------------------------------------------------ ids
 

@@ -1,8 +1,9 @@
 """A C-RASP program as a language: labels from the interpreter, strings from elsewhere.
 
 The strings come from a named language's generator (``prog.crasp@dyck1``: Dyck words labelled
-by the program) or, by default, uniformly at random over the program's alphabet. Uniform
-strings are not filtered to the program's positives: those can be arbitrarily rare (a random
+by the program; its test distributions come along, so ``prog.crasp@L5`` takes ``@skewed``)
+or, by default, uniformly at random over the program's alphabet. Uniform strings are not
+filtered to the program's positives: those can be arbitrarily rare (a random
 string of length 200 is a Dyck word with probability about 10^-3 ... 10^-60), so the
 program's labels say which prefixes are accepted instead.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from crasp.errors import CraspError
-from crasp.languages.language import Ids, Language, ReferenceProgram
+from crasp.languages.language import Ids, Language, ReferenceProgram, StringDistribution
 
 LABEL_BATCH = 4096
 """Strings per interpreter call when labelling a split (bounds the [B, T] arrays)."""
@@ -50,6 +51,7 @@ def program_language(spec: str, strings_from: Language | None) -> Language:
             return rng.integers(0, len(alphabet), size=n, dtype=np.int8)
 
         lengths_note, origin = "any length", "uniformly random strings over the alphabet"
+        distributions = {}
     else:
         missing = [t for t in strings_from.alphabet if t not in index]
         if missing:
@@ -63,6 +65,8 @@ def program_language(spec: str, strings_from: Language | None) -> Language:
         def sample_ids(n: int, rng: np.random.Generator) -> Ids:
             return remap[strings_from.sample_ids(n, rng)]
 
+        distributions = {name: _in_program_ids(distribution, remap)
+                         for name, distribution in strings_from.distributions.items()}
         origin = f"strings from {strings_from.name}'s generator"
     reference = ReferenceProgram(path)
     return Language(
@@ -71,5 +75,17 @@ def program_language(spec: str, strings_from: Language | None) -> Language:
         labeller=lambda ids: answers([ids])[0], batch_labeller=answers,
         lengths_note=lengths_note, expressible=True, recognition_depth=depth,
         prediction_depth=depth, program=reference, prediction_program=reference,
+        distributions=distributions,
         note=f"labels from the interpreter; {origin}; the depths are the program's (upper "
              "bounds for the language)")
+
+
+def _in_program_ids(distribution: StringDistribution, remap: np.ndarray) -> StringDistribution:
+    """A test distribution of the string source, speaking the program's token ids (``remap``:
+    source id -> program id)."""
+    back = np.zeros(int(remap.max()) + 1, dtype=np.int8)
+    back[remap] = np.arange(len(remap), dtype=np.int8)
+    return StringDistribution(
+        distribution.name, distribution.definition, distribution.support_size,
+        lambda n, rng: remap[distribution.sample_ids(n, rng)],
+        lambda ids: distribution.reaches(back[ids]))

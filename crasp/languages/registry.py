@@ -1,5 +1,6 @@
 """Names -> languages: L{k} and E{k} for every k >= 1, the classic counting languages, the
-negative controls, and any program file (``prog.crasp``, ``prog.crasp@dyck1``)."""
+negative controls, the sparse-memory languages ``memory-FUNCTION-LAG-...`` for any lags, and
+any program file (``prog.crasp``, ``prog.crasp@dyck1``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import re
 from functools import partial
 
 from crasp.errors import CraspError
-from crasp.languages import blocks, controls, counting
+from crasp.languages import blocks, controls, counting, sparse_memory
+from crasp.languages.distributions import blocks_distributions, neutral_distributions
 from crasp.languages.language import Language, ReferenceProgram
 from crasp.languages.programs import (EXAMPLES, SHIPPED_PREDICTION, SHIPPED_RECOGNITION,
                                       prediction_program, recognition_program)
@@ -40,6 +42,7 @@ def blocks_language(k: int) -> Language:
         prediction_depth=blocks.blocks_prediction_depth(k),
         program=_family_program(k, neutral=False, predict=False),
         prediction_program=_family_program(k, neutral=False, predict=True),
+        distributions=blocks_distributions(k),
         note="Knee-Deep's hierarchy family: recognition depth k (thm:TLCl_depth), prediction "
              "depth k - 2 for k >= 3 (cor:prediction_task_depth)")
 
@@ -59,6 +62,7 @@ def neutral_language(k: int, rate: float = blocks.DEFAULT_INSERTION_RATE) -> Lan
         prediction_depth=blocks.neutral_prediction_depth(k),
         program=_family_program(k, neutral=True, predict=False),
         prediction_program=_family_program(k, neutral=True, predict=True),
+        distributions=neutral_distributions(k, rate),
         note="keeps the depth hierarchy under RoPE and ALiBi (Knee-Deep v3, "
              "thm:tlclpos_depth_hierarchy); prediction depth k - 1 is proved tight for k <= 3 "
              "and conjectured beyond (k - 2 is a proved lower bound)")
@@ -127,10 +131,42 @@ def _classic_languages() -> list[Language]:
     ]
 
 
+# ---------------------------------------------------------------------------- sparse memory
+
+LISTED_MEMORY = [
+    ("xor", sparse_memory.light_lags(3)), ("xor", sparse_memory.heavy_lags(3)),
+    ("xor", sparse_memory.light_lags(4)), ("xor", sparse_memory.heavy_lags(4)),
+    ("and", sparse_memory.heavy_lags(3)), ("or", sparse_memory.heavy_lags(3)),
+]
+"""The sparse-memory languages listed in ``LANGUAGES``: light-tailed (1..k) and heavy-tailed
+(1, 2, 4, ..., 2^(k-1)) lag sets; every function and lag set is available by name."""
+
+
+def memory_language(function: sparse_memory.MemoryFunction, lags: tuple[int, ...]) -> Language:
+    """y_i = f(w_{i-t_1}, ..., w_{i-t_k}) (see ``crasp.languages.sparse_memory``)."""
+    name = sparse_memory.memory_name(function.name, lags)
+    program = ReferenceProgram(None, sparse_memory.memory_program(function, lags))
+    reads = f" {function.name} ".join(f"w[i-{t}]" for t in lags)
+    return Language(
+        name=name, alphabet=("a", "b"),
+        description=f"sparse memory: {reads} at the last position (b = 1, a = 0)",
+        support_size=partial(sparse_memory.memory_support, function, lags),
+        sample_ids=partial(sparse_memory.sample_memory, function, lags),
+        oracle=partial(sparse_memory.memory_oracle, function, lags),
+        labeller=partial(sparse_memory.memory_labels, function, lags),
+        lengths_note=sparse_memory.lengths_note(function, lags), expressible=True,
+        recognition_depth=1, prediction_depth=1, program=program, prediction_program=program,
+        note="fixed sparse memory (Wang & E 2024); the program needs the offset predicate "
+             "(C-RASP with positions; the NoPE compiler does not take it); a lag before the "
+             "start reads a")
+
+
 LANGUAGES: dict[str, Language] = {
     **{f"L{k}": blocks_language(k) for k in LISTED_K},
     **{f"E{k}": neutral_language(k) for k in LISTED_K},
     **{language.name: language for language in _classic_languages()},
+    **{language.name: language for language in
+       (memory_language(sparse_memory.FUNCTIONS[f], lags) for f, lags in LISTED_MEMORY)},
 }
 """The listed languages, in table order."""
 
@@ -147,6 +183,9 @@ def get_language(name: str) -> Language:
         return program_language(name, get_language(parameter) if parameter else None)
     if name in LANGUAGES:
         return LANGUAGES[name]
+    memory = sparse_memory.parse_memory_name(name)
+    if memory is not None:
+        return memory_language(*memory)
     match = _FAMILY.fullmatch(name)
     if match:
         k = int(match["k"])
@@ -163,7 +202,9 @@ def get_language(name: str) -> Language:
             raise CraspError(f"{name}: the insertion rate must be a number, like E{k}@0.3") \
                 from None
         return neutral_language(k, rate)
+    classic = (n for n in LANGUAGES if not _FAMILY.fullmatch(n) and not n.startswith("memory-"))
     raise CraspError(
         f"unknown language {name!r}; known: L{{k}}, E{{k}} and E{{k}}@RATE for any k >= 1, "
-        f"{', '.join(n for n in LANGUAGES if not _FAMILY.fullmatch(n))}, or a program file "
-        "PROG.crasp (PROG.crasp@NAME draws its strings from NAME's generator)")
+        f"{', '.join(classic)}, memory-FUNCTION-LAG-... (FUNCTION: "
+        f"{', '.join(sparse_memory.FUNCTIONS)}; lags increasing, like memory-xor-1-2-4), or a "
+        "program file PROG.crasp (PROG.crasp@NAME draws its strings from NAME's generator)")

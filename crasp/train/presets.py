@@ -3,6 +3,9 @@
 * ``default`` - a CPU-scale recipe, chosen by measurement on a 2-vCPU machine so that one
   (depth, language) cell costs a few minutes (see docs/train.md, "How the default preset was
   chosen").
+* ``one-head`` - ``default`` with the paper's one attention head per layer (head dimension 64
+  instead of 16): everything else, width included, is ``default``'s, so a sweep of both shows
+  the effect of the head count alone (issue #16's side-by-side comparison).
 * ``knee-deep`` - the recipe of Yang, Cadilhac & Chiang (NeurIPS 2025), without the official
   code's bugs: batch 1, post-LN, one head, feed-forward 2048, dropout 0.1 throughout, Adam
   (AdamW with weight decay 0), no schedule, no clipping, 25 epochs, train lengths 201-250,
@@ -36,6 +39,9 @@ PRESETS: dict[str, dict[str, Any]] = {
                 {"d_model": 512, "lr": 1e-4}, {"d_model": 512, "lr": 1e-5}],
     ),
 }
+
+
+PRESETS["one-head"] = {**PRESETS["default"], "n_heads": 1}
 
 
 def preset_names() -> list[str]:

@@ -1,0 +1,344 @@
+"""Pass 1 in Hahn's dialect, text -> statements: read a ``.cr`` file exactly as m-hahn/c-rasp does.
+
+Hahn's interpreter parses with an ANTLR 4 grammar (``antlr/crasp.g4``)::
+
+    statement : VARIABLE '=' (bool_expr | count_expr) | '#import' VARIABLE
+    bool_expr : STRING | count_expr (< | > | == | != | <= | >=) count_expr
+              | bool_expr && bool_expr | bool_expr || bool_expr | ! bool_expr
+              | true | false | VARIABLE | ( bool_expr )
+    count_expr: # bool_expr | # [ VARIABLE ] bool_expr | VARIABLE | INT
+              | count_expr + count_expr | count_expr - count_expr | INT * count_expr
+              | max ( count_expr , count_expr ) | min ( count_expr , count_expr )
+              | count_expr if bool_expr else count_expr | ( count_expr )
+
+Derivation of the reading, from how ANTLR 4 generates a parser for it:
+
+* ANTLR rewrites each directly left-recursive rule into ``primary (op operand)*`` with
+  precedence predicates. Alternative k of a rule with n alternatives has precedence n - k + 1;
+  a binary operator continues the loop only while its precedence >= the precedence p the rule
+  was called with, and parses its right operand at precedence + 1 (left-associative); a prefix
+  alternative (``! bool_expr``, ``INT * count_expr``) parses its operand at its own precedence.
+  That gives ``&&`` 7, ``||`` 6, ``!`` 5 in bool_expr and ``+`` 7, ``-`` 6, ``INT *`` 5,
+  ``if else`` 2 in count_expr. So ``!`` takes every ``&&``/``||`` to its right, ``INT *`` every
+  ``+``/``-``, ``a - b + c`` is ``a - (b + c)``, and ``x if P else y if Q else z`` is
+  ``(x if P else y) if Q else z``. ``#`` is not a prefix alternative of count_expr (its operand
+  is a bool_expr), so its body is a whole bool_expr called at precedence 0: ``#P && Q`` is
+  ``#(P && Q)``.
+* Every decision (statement bool-or-count, which primary alternative, whether a loop goes on)
+  is made left to right by adaptive LL(*) prediction, which picks the lowest-numbered
+  alternative that can still complete a parse of the whole input (ambiguities resolve to the
+  minimum alternative; a loop's "continue" is numbered before its "exit"). A backtracking
+  parser that tries the alternatives of every decision in grammar order and keeps the first
+  parse that reaches the end of the statement therefore builds the same tree. This matters for
+  a bare name, which is both a bool_expr and a count_expr: ``x = #y < 3`` is the comparison
+  ``(#y) < 3`` (bool_expr is tried first), while ``x = #P && Q`` is the count ``#(P && Q)``.
+
+The parser memoizes, for every (rule, precedence, position), the ends it can reach in the order
+the decisions would try them, with the first tree for each end (later trees with the same end
+can never be preferred: every continuation open to them is open to the first).
+
+Tokens follow his lexer: ``#import``, ``true``, ``false``, ``if``, ``else``, ``min``, ``max``
+are keywords; a string literal is anything between double quotes; only spaces and tabs are
+whitespace; ``//`` comments run to the end of the line; statements are separated by newlines.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+
+from crasp import predicates, syntax
+from crasp.errors import ProgramError
+from crasp.parse import ParsedProgram, Statement, without_byte_order_mark
+from crasp.syntax import Span
+
+_KEYWORDS = {"true": "TRUE", "false": "FALSE", "if": "IF", "else": "ELSE", "min": "MIN",
+             "max": "MAX"}
+_LEXEMES = re.compile(r"""
+    (?P<COMMENT>//[^\r\n]*)
+  | (?P<IMPORT>\#import)
+  | (?P<VARIABLE>[a-zA-Z_][a-zA-Z_0-9]*)
+  | (?P<STRING>"[^"]*")
+  | (?P<INT>[0-9]+)
+  | (?P<OP>&&|\|\||==|!=|<=|>=|[!<>=?:+\-*\#()\[\],])
+  | (?P<NL>(\r?\n)+)
+  | (?P<WS>[ \t]+)
+""", re.VERBOSE)
+_COMPARISONS = ("<", ">", "==", "!=", "<=", ">=")   # in the order of bool_expr's alternatives
+_COUNT_STARTS = frozenset({"#", "VARIABLE", "INT", "MAX", "MIN", "("})
+_BOOL_STARTS = _COUNT_STARTS | {"STRING", "!", "TRUE", "FALSE"}
+# ANTLR precedences (alternative k of n has n - k + 1); see the module docstring.
+_AND, _OR, _NOT = 7, 6, 5
+_PLUS, _MINUS, _TIMES, _IF = 7, 6, 5, 2
+MAX_NESTING = 400
+"""More nested rule calls are refused with an error (Hahn's own recursive parser and evaluator
+stop with a Python recursion error on such expressions too)."""
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str      # VARIABLE, STRING, INT, a keyword's name in capitals, or the operator itself
+    text: str
+    span: Span
+
+
+def tokenize(source: str, filename: str) -> list[list[Token]]:
+    """Hahn's lexer: the tokens of each newline-separated statement (empty ones dropped)."""
+    statements: list[list[Token]] = [[]]
+    line, line_start, position = 1, 0, 0
+    while position < len(source):
+        match = _LEXEMES.match(source, position)
+        column = position - line_start + 1
+        if match is None:
+            raise ProgramError(f"unexpected character {source[position]!r}", source=source,
+                               filename=filename, span=Span(line, column, line, column + 1),
+                               expected="a token of Hahn's grammar")
+        kind, text = match.lastgroup, match.group()
+        end_line = line + text.count("\n")
+        end_column = (len(text) - text.rfind("\n") if "\n" in text else column + len(text))
+        if kind == "NL":
+            statements.append([])
+        elif kind not in ("WS", "COMMENT"):
+            if kind == "VARIABLE":
+                kind = _KEYWORDS.get(text, kind)
+            elif kind == "OP":
+                kind = text
+            statements[-1].append(Token(kind, text, Span(line, column, end_line, end_column)))
+        if "\n" in text:
+            line, line_start = end_line, position + text.rfind("\n") + 1
+        position = match.end()
+    return [tokens for tokens in statements if tokens]
+
+
+def _between(first: Span, last: Span) -> Span:
+    return Span(first.line, first.column, last.end_line, last.end_column)
+
+
+class _StatementParser:
+    """Parses one statement; ``bool_expr``/``count_expr`` return [(end, tree)] in try order."""
+
+    def __init__(self, tokens: list[Token], source: str, filename: str):
+        self.tokens = tokens
+        self.source = source
+        self.filename = filename
+        self.memo: dict[tuple[str, int, int], list[tuple[int, syntax.Expr]]] = {}
+        self.furthest = 0
+        self.expected: set[str] = set()
+        self.depth = 0
+
+    def kind(self, index: int) -> str:
+        return self.tokens[index].kind if index < len(self.tokens) else "END"
+
+    def accept(self, index: int, kind: str) -> bool:
+        if self.kind(index) == kind:
+            return True
+        self._note(index, kind)
+        return False
+
+    def _note(self, index: int, expected: str) -> None:
+        if index > self.furthest:
+            self.furthest, self.expected = index, set()
+        if index == self.furthest:
+            self.expected.add(expected)
+
+    def span(self, first: int, end: int) -> Span:
+        return _between(self.tokens[first].span, self.tokens[end - 1].span)
+
+    # ------------------------------------------------------------ rules
+
+    def _memoized(self, rule: str, precedence: int, start: int, primaries):
+        key = (rule, precedence, start)
+        if key not in self.memo:
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise self.error_at(start, "the expression is nested too deeply for Hahn's "
+                                           f"parser (more than {MAX_NESTING} rule calls)")
+            step = self._bool_step if rule == "bool" else self._count_step
+            results: dict[int, syntax.Expr] = {}
+            for end, tree in primaries(start):
+                for final_end, final_tree in self._loop(step, precedence, start, end, tree):
+                    results.setdefault(final_end, final_tree)
+            self.memo[key] = list(results.items())
+            self.depth -= 1
+        return self.memo[key]
+
+    def bool_expr(self, precedence: int, start: int):
+        return self._memoized("bool", precedence, start, self._bool_primaries)
+
+    def count_expr(self, precedence: int, start: int):
+        return self._memoized("count", precedence, start, self._count_primaries)
+
+    def _bool_primaries(self, i: int):
+        kind = self.kind(i)
+        if kind not in _BOOL_STARTS:
+            self._note(i, "a Boolean expression")
+        if kind == "STRING":
+            text = self.tokens[i].text[1:-1]
+            if not text or any(c.isspace() for c in text):   # never equal to an input token
+                raise self.error_at(i, "a token literal must be non-empty and contain no "
+                                       "whitespace", expected='a token such as "a" or "("')
+            yield i + 1, syntax.TokenTest(text, span=self.tokens[i].span)
+        for op in _COMPARISONS:
+            for left_end, left in self.count_expr(0, i):
+                if self.accept(left_end, op):
+                    for end, right in self.count_expr(0, left_end + 1):
+                        yield end, syntax.Compare(op, left, right, span=self.span(i, end))
+        if kind == "!":
+            for end, operand in self.bool_expr(_NOT, i + 1):
+                yield end, syntax.Not(operand, span=self.span(i, end))
+        if kind in ("TRUE", "FALSE"):
+            yield i + 1, syntax.BoolConst(kind == "TRUE", span=self.tokens[i].span)
+        if kind == "VARIABLE":
+            yield i + 1, syntax.Ref(self.tokens[i].text, span=self.tokens[i].span)
+        if kind == "(":
+            for end, inner in self.bool_expr(0, i + 1):
+                if self.accept(end, ")"):
+                    yield end + 1, inner
+
+    def _count_primaries(self, i: int):
+        kind = self.kind(i)
+        if kind not in _COUNT_STARTS:
+            self._note(i, "a count")
+        if kind == "#" and self.kind(i + 1) != "[":
+            for end, body in self.bool_expr(0, i + 1):
+                yield end, syntax.Count(body, span=self.span(i, end))
+        if (kind == "#" and self.accept(i + 1, "[") and self.accept(i + 2, "VARIABLE")
+                and self.accept(i + 3, "]")):
+            name = self.tokens[i + 2]
+            if name.text not in predicates.IMPORTABLE_RELATIONS:
+                raise self.error_at(i + 2, f"unknown positional relation '{name.text}'",
+                                    expected=" or ".join(predicates.IMPORTABLE_RELATIONS))
+            relation = syntax.LocalRelation(name.text,
+                                            predicates.IMPORTABLE_RELATIONS[name.text],
+                                            span=name.span)
+            for end, body in self.bool_expr(0, i + 4):
+                yield end, syntax.Count(body, relation, span=self.span(i, end))
+        if kind == "VARIABLE":
+            yield i + 1, syntax.Ref(self.tokens[i].text, span=self.tokens[i].span)
+        if kind == "INT":
+            yield i + 1, syntax.IntConst(int(self.tokens[i].text), span=self.tokens[i].span)
+            if self.accept(i + 1, "*"):
+                for end, operand in self.count_expr(_TIMES, i + 2):
+                    yield end, syntax.Scale(int(self.tokens[i].text), operand,
+                                            span=self.span(i, end))
+        if kind in ("MAX", "MIN") and self.accept(i + 1, "("):
+            node = syntax.Max if kind == "MAX" else syntax.Min
+            for comma, left in self.count_expr(0, i + 2):
+                if self.accept(comma, ","):
+                    for close, right in self.count_expr(0, comma + 1):
+                        if self.accept(close, ")"):
+                            yield close + 1, node(left, right, span=self.span(i, close + 1))
+        if kind == "(":
+            for end, inner in self.count_expr(0, i + 1):
+                if self.accept(end, ")"):
+                    yield end + 1, inner
+
+    def _loop(self, step, precedence: int, start: int, end: int, tree):
+        """Every way the operator loop can go on from (end, tree): continuing before exiting.
+
+        Iterative (an explicit stack), so a chain of thousands of operands needs no recursion.
+        """
+        results = []
+        stack = [(end, tree, iter(step(precedence, start, end, tree)))]
+        while stack:
+            at, node, continuations = stack[-1]
+            following = next(continuations, None)
+            if following is None:
+                stack.pop()
+                results.append((at, node))
+            else:
+                stack.append((*following, iter(step(precedence, start, *following))))
+        return results
+
+    def _bool_step(self, precedence: int, start: int, i: int, tree):
+        kind = self.kind(i)
+        if kind == "&&" and _AND >= precedence:
+            for end, right in self.bool_expr(_AND + 1, i + 1):
+                yield end, syntax.And(tree, right, span=self.span(start, end))
+        elif kind == "||" and _OR >= precedence:
+            for end, right in self.bool_expr(_OR + 1, i + 1):
+                yield end, syntax.Or(tree, right, span=self.span(start, end))
+
+    def _count_step(self, precedence: int, start: int, i: int, tree):
+        kind = self.kind(i)
+        if kind in ("+", "-") and (_PLUS if kind == "+" else _MINUS) >= precedence:
+            node, level = (syntax.Add, _PLUS) if kind == "+" else (syntax.Sub, _MINUS)
+            for end, right in self.count_expr(level + 1, i + 1):
+                yield end, node(tree, right, span=self.span(start, end))
+        elif kind == "IF" and _IF >= precedence:
+            for else_at, condition in self.bool_expr(0, i + 1):
+                if self.accept(else_at, "ELSE"):
+                    for end, if_false in self.count_expr(_IF + 1, else_at + 1):
+                        yield end, syntax.Conditional(condition, tree, if_false,
+                                                      span=self.span(start, end))
+
+    # ------------------------------------------------------------ statements
+
+    def error_at(self, index: int, message: str, expected: str | None = None) -> ProgramError:
+        if index < len(self.tokens):
+            span = self.tokens[index].span
+        else:
+            last = self.tokens[-1].span
+            span = Span(last.end_line, last.end_column, last.end_line, last.end_column + 1)
+        return ProgramError(message, source=self.source, filename=self.filename, span=span,
+                            expected=expected)
+
+    def syntax_error(self) -> ProgramError:
+        index = self.furthest
+        found = (f"unexpected {self.tokens[index].text!r}" if index < len(self.tokens)
+                 else "unexpected end of the line")
+        return self.error_at(index, found + " (read as in Hahn's grammar)",
+                             expected=", ".join(sorted(self.expected)) or None)
+
+    def expression(self, start: int) -> syntax.Expr:
+        """The right-hand side: bool_expr if it can span the statement, else count_expr."""
+        for rule in (self.bool_expr, self.count_expr):
+            for end, tree in rule(0, start):
+                if end == len(self.tokens):
+                    return tree
+                self._note(end, "an operator or the end of the line")
+        raise self.syntax_error()
+
+    def statement(self) -> Statement:
+        tokens = self.tokens
+        whole = self.span(0, len(tokens))
+        if tokens[0].kind == "IMPORT":
+            if len(tokens) != 2 or tokens[1].kind != "VARIABLE":
+                raise self.error_at(min(1, len(tokens)), "expected a name after #import",
+                                    expected="#import NAME")
+            return Statement("import", whole, name=tokens[1].text, name_span=tokens[1].span)
+        if not (self.accept(0, "VARIABLE") and self.accept(1, "=")):
+            raise self.syntax_error()
+        return Statement("assign", whole, name=tokens[0].text, name_span=tokens[0].span,
+                         expr=self.expression(2))
+
+
+def parse_expression_tokens(tokens: list[Token], source: str, filename: str) -> syntax.Expr:
+    """The reading of one bare expression (used to compare a crasp line with Hahn's reading)."""
+    return _run_deep(lambda: _StatementParser(tokens, source, filename).expression(0))
+
+
+def parse_statement_tokens(tokens: list[Token], source: str, filename: str) -> Statement:
+    return _run_deep(lambda: _StatementParser(tokens, source, filename).statement())
+
+
+def _run_deep(parse):
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 40 * MAX_NESTING + 1000))
+    try:
+        return parse()
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def parse(source: str, filename: str = "<string>") -> ParsedProgram:
+    """Parse source text as Hahn's interpreter does (raises ``ProgramError`` on a syntax error)."""
+    text = without_byte_order_mark(source)
+    text = text if text.endswith("\n") else text + "\n"
+    statements = tuple(parse_statement_tokens(tokens, text, filename)
+                       for tokens in tokenize(text, filename))
+    if not statements:
+        raise ProgramError("the program is empty", source=text, filename=filename, span=None,
+                           expected="at least one line NAME = expression")
+    return ParsedProgram(statements, text, filename)
