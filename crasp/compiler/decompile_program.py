@@ -5,11 +5,14 @@ The derivation (continuing ``decompile_states``):
 
 * **Level 0.** A position's embedding state is a function of its token: the class formula is
   the disjunction of the token tests of the vocabulary entries in that class (a single token
-  is written as its test).
+  is written as its test), and ``!("a" || ...)`` for the "other token" row, which the
+  interpreter reads at a token outside the alphabet (every token test false there).
 * **BOS.** A class formula needs to be right at token positions only: C-RASP never counts BOS.
   The answer must also be right at BOS, where it is the model's answer on the empty input:
   the interpreter evaluates the finished answer there (token tests false, counts 0) and, only
-  if it differs, it is corrected with ``bos``, the negation of all token tests.
+  if it differs, it is corrected with ``bos``: the negation of all token tests, or, when an
+  outside token reads the same way, ``#true == 0`` (C-RASP's only way to tell BOS from it,
+  one count deep).
 * **Counts.** C-RASP's ``#P`` at token position i counts the token positions j <= i where P
   holds; BOS is not among them. So the number of visible positions in state t is
   ``#class(t)`` for the classes of the previous level, plus 1 for BOS's key; all states of
@@ -246,8 +249,12 @@ class _Writer:
     def level_formulas(self, level: int, wanted: list[int]) -> dict[int, syntax.Expr]:
         machine, of = self.machine, self.classes.of
         if level == 0:
-            bodies = {c: _any(syntax.TokenTest(token) for token, state
-                              in zip(machine.vocab, machine.token_states) if of[0][state] == c)
+            tests = [syntax.TokenTest(token) for token in machine.vocab]
+            if machine.has_other:
+                tests.append(_not(_any(tests)))
+            bodies = {c: TRUE if (of[0][machine.token_states] == c).all() else
+                      _any(test for test, state in zip(tests, machine.token_states)
+                           if of[0][state] == c)
                       for c in wanted}
         else:
             tables = machine.layers[level - 1]
@@ -289,7 +296,11 @@ class _Writer:
         """``accept`` corrected at BOS to the model's answer on the empty input."""
         if holds_at_bos == self.machine.bos_decision:
             return accept
-        bos = self.define("bos", _not(_any(syntax.TokenTest(t) for t in self.machine.vocab)), 0)
+        if self.machine.has_other:
+            test = syntax.Compare("==", syntax.Count(TRUE), syntax.IntConst(0))
+        else:
+            test = _not(_any(syntax.TokenTest(t) for t in self.machine.vocab))
+        bos = self.define("bos", test, 0)
         return _or(accept, bos) if self.machine.bos_decision else _and(accept, _not(bos))
 
 

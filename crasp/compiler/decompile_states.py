@@ -6,7 +6,8 @@ The derivation (Knee-Deep, thm:rtfr_to_TLCl, made exact for the arithmetic of
 
 * **States.** Every residual vector is a vector of grid values (multiples of 2^-s within p
   bits), so the residual stream after layer l takes finitely many values. Level 0 holds the
-  rounded embedding rows of the vocabulary (every vocabulary entry alike); level l holds the
+  rounded embedding rows of the vocabulary (every vocabulary entry alike), and of the "other
+  token" row (``other_id``, format version 2) that every token outside it reads; level l holds the
   candidate outputs of layer l. We keep vectors as integer grid units, so equality is exact.
 * **BOS** sees only itself, so its state after every layer is one fixed vector; we take it
   from the executor run on the empty input. It is a separate key: it is visible from every
@@ -79,7 +80,8 @@ class LayerTables:
 @dataclass
 class StateMachine:
     """``states[l]`` [n_l, d_model] grid units of level l, ``bos[l]`` BOS's state there,
-    ``token_states[v]`` the level-0 state of vocabulary entry v, ``layers[l - 1]`` the tables
+    ``token_states[v]`` the level-0 state of vocabulary entry v (and, if ``has_other``, last,
+    of a token outside the vocabulary), ``layers[l - 1]`` the tables
     of layer l, ``decisions[n_L]`` the decision of each last-level state, ``bos_decision``
     the answer on the empty input; ``candidates[l - 1]`` the enumerated (q, c) of layer l."""
 
@@ -89,6 +91,7 @@ class StateMachine:
     states: list[np.ndarray]
     bos: list[np.ndarray]
     token_states: np.ndarray
+    has_other: bool
     layers: list[LayerTables]
     decisions: np.ndarray
     bos_decision: bool
@@ -218,7 +221,9 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
         bos_score, recorded = arithmetic.module(torch.tensor([[bos_id]]), record=True)
         embedded = arithmetic.arithmetic.round(arithmetic.module.weight("embed"))
     bos = [arithmetic.units(embedded[bos_id])] + [arithmetic.units(h[0, 0]) for h in recorded]
-    first, token_states = _unique_rows(arithmetic.units(embedded[:bos_id]))
+    other_id = config.get("other_id")
+    rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
+    first, token_states = _unique_rows(arithmetic.units(embedded[rows]))
     states, layers, candidates = [first], [], []
     for layer in range(config["n_layers"]):
         pairs = len(states[-1]) * (len(states[-1]) + 1)
@@ -244,6 +249,6 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
     return StateMachine(
         vocab=tuple(config["vocab"]), d_head=config["d_head"],
         frac_bits=config["precision"]["frac_bits"], states=states, bos=bos,
-        token_states=token_states, layers=layers,
+        token_states=token_states, has_other=other_id is not None, layers=layers,
         decisions=(score(states[-1]) > 0).numpy(), bos_decision=bool(bos_score[0, 0] > 0),
         candidates=candidates)

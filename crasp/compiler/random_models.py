@@ -27,7 +27,7 @@ def random_model(seed: int, vocab: tuple[str, ...] = ("a", "b"), max_layers: int
         "n_heads": n_heads, "d_head": 1 if n_heads == 2 else int(rng.integers(1, 3)),
         "ffn_widths": [[int(rng.integers(1, 4))] for _ in range(n_layers)],
         "precision": {"total_bits": total_bits, "frac_bits": int(rng.integers(0, 2))},
-        "depth": n_layers, "program_sha256": "",
+        "depth": n_layers, "program_sha256": "", "other_id": len(vocab) + 1,
     }
     config["residual_labels"] = [f"x{j}" for j in range(config["d_model"])]
     tensors = {name: rng.integers(-max_weight, max_weight + 1, shape).astype(np.float64)
