@@ -8,9 +8,10 @@ program of the same depth (Knee-Deep, thm:rtfr_to_TLCl), as a pipeline of three 
                                                                     (``decompile_program``)
 
 The program reads BOS-free counts, as C-RASP does, and answers at every position exactly
-what the model decides there, the empty input (BOS) included; its depth is at most the number
-of layers, and equal to it unless the model's answer provably ignores its last layers'
-attention. ``--verify`` checks this against the executor rather than assuming it.
+what the model decides there, the empty input (BOS) and tokens outside the vocabulary
+included; its depth is at most the number of layers (or 1, for a model without layers that
+tells BOS from an outside token), and equal to it unless the simplification proves that the
+answer needs fewer nested levels of counting. ``--verify`` checks this against the executor rather than assuming it.
 """
 
 from __future__ import annotations
