@@ -63,7 +63,8 @@ def _describe(result: VerificationResult) -> str:
 @click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
               show_default=True,
               help="Stop (before enumerating) when a layer has more candidate (state, head "
-                   "output) pairs than this.")
+                   "output) pairs than this, or its attention tables more than 40 times as many "
+                   "(query state, key state) pairs.")
 @click.option("--force", is_flag=True,
               help="Replace PROG.crasp if it is a program crasp decompile wrote.")
 @click.option("--json", "as_json", is_flag=True,
@@ -83,9 +84,10 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     """Decompile MODEL (a crasp model directory) into a C-RASP program of the same depth.
 
     The program answers exactly as the model at every position of every input, the empty
-    input included; it has one counting level per layer (fewer only where the model's answer
-    provably ignores a layer's attention). Any model in the crasp format works, compiled or not;
-    the cost grows with the number of residual states, which --max-states bounds.
+    input and tokens outside the vocabulary included; it has one counting level per layer
+    (fewer only where its answer provably needs fewer). Any model in the crasp format works,
+    compiled or not; the cost grows with the number of residual states, which --max-states
+    bounds. See docs/decompile.md.
 
     \b
       crasp compile examples/dyck1.crasp -o dyck1.model
