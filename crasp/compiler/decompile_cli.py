@@ -14,6 +14,7 @@ import click
 
 import crasp
 from crasp.atomic import write_text_atomic
+from crasp.cli import verification_options
 from crasp.compiler.decompile import decompile, format_decompile_summary
 from crasp.compiler.decompile_program import HEADER
 from crasp.compiler.decompile_states import DEFAULT_MAX_STATES
@@ -72,13 +73,7 @@ def _describe(result: VerificationResult) -> str:
                    '"definitions", "comparisons", "depths", ...}.')
 @click.option("--verify", "verify_flag", is_flag=True,
               help="Run the model and the program on all short and some long random strings.")
-@click.option("--max-length", type=click.IntRange(min=0), default=8, show_default=True,
-              help="--verify: every string up to this length.")
-@click.option("--random-length", type=click.IntRange(min=1), default=2000, show_default=True,
-              help="--verify: random strings up to this length.")
-@click.option("--random-count", type=click.IntRange(min=0), default=64, show_default=True,
-              help="--verify: how many random strings.")
-@click.option("--seed", type=int, default=0, show_default=True, help="--verify: random seed.")
+@verification_options
 def decompile_command(model_dir, output, max_states, force, as_json, verify_flag, max_length,
                       random_length, random_count, seed):
     """Decompile MODEL (a crasp model directory) into a C-RASP program of the same depth.
