@@ -33,7 +33,8 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crasp.languages import build_task, get_language  # noqa: E402
-from crasp.train import resolve_preset, train  # noqa: E402
+from crasp.train import resolve_preset  # noqa: E402
+from crasp.train.loop import train  # noqa: E402
 
 
 class OfficialModel(nn.Module):

@@ -3,6 +3,12 @@ to fixed-precision future-masked transformers (Yang, Cadilhac & Chiang, NeurIPS 
 
 The language core (this package) is the pipeline ``parse -> check -> depth / interpret / fmt``;
 it never imports torch. ``crasp.compiler``, ``crasp.languages`` and ``crasp.train`` build on it.
+The public API is documented in ``docs/api.md``::
+
+    >>> import crasp
+    >>> program = crasp.load_program(crasp.example("dyck1"))
+    >>> crasp.evaluate(program, ["(())", "())("]).accept.tolist()
+    [True, False]
 """
 
 from __future__ import annotations
@@ -10,18 +16,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from crasp import interpret
+from crasp import trace as _trace
+from crasp.api_inputs import Inputs, token_batch
 from crasp.check import DIALECTS, check
-from crasp.depth import analyze, depth_of
+from crasp.depth import DepthReport, analyze, depth_of
 from crasp.errors import CraspError, InputError, ProgramError
 from crasp.fmt import format_program, format_source
-from crasp.interpret import Evaluation, evaluate
+from crasp.interpret import Evaluation
 from crasp.parse import parse
 from crasp.syntax import Program
 
+__version__ = "0.1.0"
+"""The one place of crasp's version (setup.cfg reads it: ``version = attr: crasp.__version__``)."""
+
 __all__ = [
-    "CraspError", "Evaluation", "InputError", "Program", "ProgramError", "analyze", "depth_of",
-    "evaluate", "format_program", "format_source", "load_program", "parse_program",
-    "read_program_text",
+    "CraspError", "DepthReport", "Evaluation", "InputError", "Inputs", "Program", "ProgramError",
+    "__version__", "analyze", "depth_of", "evaluate", "example", "format_program",
+    "format_source", "format_trace", "load_program", "parse_program", "read_program_text",
+    "token_batch",
 ]
 
 PROGRAM_SUFFIXES = (".crasp", ".cr")
@@ -30,11 +43,16 @@ PROGRAM_SUFFIXES = (".crasp", ".cr")
 
 def parse_program(text: str, filename: str = "<string>", extra_alphabet: Sequence[str] = (),
                   dialect: str = "crasp") -> Program:
-    """Parse and type-check C-RASP source text.
+    """Parse and type-check C-RASP source text; errors name ``filename:line:col``.
 
+    ``extra_alphabet`` adds tokens that no literal in the program mentions.
     ``dialect="crasp"`` (the default) reads the conventional precedence; ``dialect="hahn"``
     reads the text exactly as Hahn's interpreter does (``crasp.hahn_parse``): his precedence,
     redefinitions, predicate names free until imported.
+
+    >>> program = parse_program('alphabet "a" "b"\\nmore_a = #"a" > #"b"')
+    >>> program.alphabet, [d.name for d in program.definitions]
+    (('a', 'b'), ['more_a'])
     """
     from crasp import hahn, hahn_parse
 
@@ -68,5 +86,53 @@ def read_program_text(path: str | Path) -> str:
 
 def load_program(path: str | Path, extra_alphabet: Sequence[str] = (),
                  dialect: str = "crasp") -> Program:
-    """Read, parse and type-check a C-RASP program file (any name; see ``parse_program``)."""
+    """Read, parse and type-check a C-RASP program file (any name; see ``parse_program``).
+
+    >>> load_program(example("majority")).definitions[-1].name
+    'majority'
+    """
     return parse_program(read_program_text(path), str(path), extra_alphabet, dialect)
+
+
+def example(name: str) -> Path:
+    """The reference program ``name`` that ships with crasp (package data; ``crasp languages``
+    lists them), e.g. ``"dyck1"``, ``"L5_predict"``.
+
+    >>> example("dyck1").name
+    'dyck1.crasp'
+    """
+    from crasp.languages.programs import program_path
+
+    path = program_path(f"{name}.crasp")
+    if not path.exists():
+        raise CraspError(f"no shipped program {name!r}; crasp ships "
+                         f"{', '.join(sorted(p.stem for p in path.parent.glob('*.crasp')))}")
+    return path
+
+
+def evaluate(program: Program, inputs: Inputs, strict_alphabet: bool = False) -> Evaluation:
+    """The value of every definition at every position of every input (see ``Evaluation``).
+
+    ``inputs`` is one string, a list of strings, or a list of token lists, read as ``crasp run``
+    reads its arguments (``crasp.api_inputs``). A token outside the alphabet is read as Hahn's
+    interpreter reads it (every token test is false there); ``strict_alphabet=True`` raises
+    ``InputError`` instead, as ``crasp run --strict-alphabet`` does.
+
+    >>> program = load_program(example("dyck1"))
+    >>> result = evaluate(program, "( ( ) )")
+    >>> bool(result.accept[0]), result.trace["C_open"][0].tolist()
+    (True, [1, 2, 2, 2])
+    """
+    return interpret.evaluate(program, token_batch(inputs, program.alphabet), strict_alphabet)
+
+
+def format_trace(program: Program, inputs: Inputs, html: bool = False) -> str:
+    """Every definition at every position of every input, as the text ``crasp run --trace``
+    prints (or, with ``html``, the page ``--trace FILE.html`` writes).
+
+    >>> print(format_trace(load_program(example("majority")), "ab").splitlines()[1])
+    input 1: accept = False
+    """
+    batch = token_batch(inputs, program.alphabet)
+    evaluation = interpret.evaluate(program, batch)
+    return (_trace.format_html if html else _trace.format_text)(evaluation, batch)

@@ -22,12 +22,20 @@ from crasp import syntax
 
 
 def expr_depth(expr: syntax.Expr, depths: dict[str, int]) -> int:
-    """Depth of one expression, given the depths of the names it uses."""
-    if isinstance(expr, syntax.Ref):
-        return depths[expr.name]
-    if isinstance(expr, syntax.Count):
-        return expr_depth(expr.body, depths) + 1
-    return max((expr_depth(child, depths) for child in syntax.children(expr)), default=0)
+    """Depth of one expression, given the depths of the names it uses: the largest, over the
+    names and constants it reads, of the definition's depth plus the counts enclosing the use
+    (the same as the recursive rule above, computed with a stack, so any nesting works)."""
+    deepest, stack = 0, [(expr, 0)]
+    while stack:
+        node, counts = stack.pop()
+        if isinstance(node, syntax.Ref):
+            deepest = max(deepest, depths[node.name] + counts)
+            continue
+        if isinstance(node, syntax.Count):
+            counts += 1
+            deepest = max(deepest, counts)
+        stack.extend((child, counts) for child in syntax.children(node))
+    return deepest
 
 
 def references(expr: syntax.Expr) -> list[tuple[str, int]]:
@@ -89,9 +97,10 @@ def definition_depths(program: syntax.Program) -> dict[str, int]:
 
 
 def _critical_path(program: syntax.Program, depths: dict[str, int]) -> tuple[str, ...]:
+    by_name = {definition.name: definition for definition in program.definitions}
     path = [program.answer.name]
     while True:
-        definition = program.definition(path[-1])
+        definition = by_name[path[-1]]
         target = depths[definition.name]
         chosen = None
         # Prefer the use under the fewest counts: it carries the most of the depth itself.
@@ -105,6 +114,14 @@ def _critical_path(program: syntax.Program, depths: dict[str, int]) -> tuple[str
 
 
 def analyze(program: syntax.Program) -> DepthReport:
+    """The depth of the program and of every definition (the nesting of counting operators,
+    Knee-Deep's C-RASP depth), the critical path and the unused definitions.
+
+    >>> import crasp
+    >>> report = analyze(crasp.parse_program('x = #"a" > 0\\ny = #x >= 1'))
+    >>> report.depth, [(d.name, d.depth) for d in report.definitions], report.critical_path
+    (2, [('x', 1), ('y', 2)], ('y', 'x'))
+    """
     depths = definition_depths(program)
     graph = dependency_graph(program)
     answer = program.answer.name
@@ -124,4 +141,10 @@ def analyze(program: syntax.Program) -> DepthReport:
 
 
 def depth_of(program: syntax.Program) -> int:
+    """The depth of the program's answer (its last definition).
+
+    >>> import crasp
+    >>> depth_of(crasp.load_program(crasp.example("L3")))
+    3
+    """
     return definition_depths(program)[program.answer.name]

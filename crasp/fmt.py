@@ -174,7 +174,12 @@ def _lines(program: syntax.Program) -> list[tuple[int | None, str]]:
 
 
 def format_program(program: syntax.Program) -> str:
-    """The program's statements in canonical form, one per line (no comments)."""
+    """The program's statements in canonical form, one per line (no comments).
+
+    >>> import crasp
+    >>> print(format_program(crasp.parse_program('x = (#"a") > (#"b" + 1)')), end="")
+    x = #"a" > #"b" + 1
+    """
     return "\n".join(text for _, text in _lines(program)) + "\n"
 
 

@@ -50,7 +50,8 @@ from dataclasses import dataclass
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
-from crasp.parse import ParsedProgram, Statement, without_byte_order_mark
+from crasp.parse import (MAX_LITERAL_DIGITS, ParsedProgram, Statement, literal_too_long,
+                         without_byte_order_mark)
 from crasp.syntax import Span
 
 _KEYWORDS = {"true": "TRUE", "false": "FALSE", "if": "IF", "else": "ELSE", "min": "MIN",
@@ -217,11 +218,11 @@ class _StatementParser:
         if kind == "VARIABLE":
             yield i + 1, syntax.Ref(self.tokens[i].text, span=self.tokens[i].span)
         if kind == "INT":
-            yield i + 1, syntax.IntConst(int(self.tokens[i].text), span=self.tokens[i].span)
+            value = self.literal(i)
+            yield i + 1, syntax.IntConst(value, span=self.tokens[i].span)
             if self.accept(i + 1, "*"):
                 for end, operand in self.count_expr(_TIMES, i + 2):
-                    yield end, syntax.Scale(int(self.tokens[i].text), operand,
-                                            span=self.span(i, end))
+                    yield end, syntax.Scale(value, operand, span=self.span(i, end))
         if kind in ("MAX", "MIN") and self.accept(i + 1, "("):
             node = syntax.Max if kind == "MAX" else syntax.Min
             for comma, left in self.count_expr(0, i + 2):
@@ -274,6 +275,12 @@ class _StatementParser:
                                                       span=self.span(start, end))
 
     # ------------------------------------------------------------ statements
+
+    def literal(self, index: int) -> int:
+        text = self.tokens[index].text
+        if len(text) > MAX_LITERAL_DIGITS:
+            raise self.error_at(index, literal_too_long(len(text)))
+        return int(text)
 
     def error_at(self, index: int, message: str, expected: str | None = None) -> ProgramError:
         if index < len(self.tokens):

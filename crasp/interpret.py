@@ -94,70 +94,121 @@ class Evaluation:
         return {name: values[row, 1:length + 1] for name, values in self.columns.items()}
 
 
+INT64_MAX = 2 ** 63 - 1
+
+
 class _Evaluator:
+    """Evaluates expressions without recursion (an explicit stack, so nesting of any depth
+    works), keeping beside each integer value a bound on its magnitude at every position:
+    ``|#P| <= T``, ``|c| = c``, ``|a + b| <= |a| + |b|``, ``|k * a| = |k| |a|``, and the
+    maximum over the operands of min, max and if. Where a node's bound fits int64, its value
+    is computed in int64 (each operand's bound is at most its own, so nothing overflows);
+    otherwise in Python integers (numpy object arrays), so every answer is exact at any
+    length and for literals of any size."""
+
     def __init__(self, ids: np.ndarray):
         self.ids = ids
         self.shape = ids.shape
+        self.length = ids.shape[1] - 1
         self.is_token = ids >= 0
         self.position = np.arange(ids.shape[1]) - 1  # BOS is position -1
         self.env: dict[str, np.ndarray] = {}
+        self.bounds: dict[str, int | None] = {}
         self.alphabet_index: dict[str, int] = {}
 
     def full(self, values) -> np.ndarray:
         return np.broadcast_to(values, self.shape)
 
-    def eval(self, node: syntax.Expr):
-        """Returns an array broadcastable to [B, T + 1] (bool or int64)."""
+    def eval(self, root: syntax.Expr) -> tuple[np.ndarray, int | None]:
+        """The value of ``root`` (broadcastable to [B, T + 1], bool, int64 or object) and its
+        magnitude bound (None for a Boolean)."""
+        pending: list[tuple[syntax.Expr, bool]] = [(root, False)]
+        values: list[tuple[np.ndarray, int | None]] = []
+        while pending:
+            node, expanded = pending.pop()
+            operands = syntax.children(node)
+            if operands and not expanded:
+                pending.append((node, True))
+                pending.extend((operand, False) for operand in reversed(operands))
+                continue
+            arguments = values[len(values) - len(operands):]
+            del values[len(values) - len(operands):]
+            values.append(self.apply(node, arguments))
+        return values[0]
+
+    def apply(self, node: syntax.Expr, arguments: list[tuple[np.ndarray, int | None]]):
         kind = type(node)
+        operands = [value for value, _ in arguments]
+        bounds = [bound for _, bound in arguments]
         if kind is syntax.TokenTest:
             index = self.alphabet_index.get(node.token)
             if index is None:  # a literal outside a declared-later alphabet cannot occur
-                return np.zeros((1, 1), dtype=bool)
-            return self.ids == index
+                return np.zeros((1, 1), dtype=bool), None
+            return self.ids == index, None
         if kind is syntax.BoolConst:
-            return np.full((1, 1), node.value, dtype=bool)
+            return np.full((1, 1), node.value, dtype=bool), None
         if kind is syntax.IntConst:
-            return np.full((1, 1), node.value, dtype=np.int64)
+            return _integers(np.full((1, 1), node.value, dtype=object), abs(node.value))
         if kind is syntax.PositionTest:
-            return (self.position % node.modulus == node.residue)[None, :]
+            return (self.position % node.modulus == node.residue)[None, :], None
         if kind is syntax.Ref:
-            return self.env[node.name]
+            return self.env[node.name], self.bounds[node.name]
         if kind is syntax.Not:
-            return ~self.eval(node.operand)
+            return ~operands[0], None
         if kind is syntax.And:
-            return self.eval(node.left) & self.eval(node.right)
+            return operands[0] & operands[1], None
         if kind is syntax.Or:
-            return self.eval(node.left) | self.eval(node.right)
+            return operands[0] | operands[1], None
         if kind is syntax.Compare:
-            return _COMPARE[node.op](self.eval(node.left), self.eval(node.right))
+            return _COMPARE[node.op](*operands), None
         if kind is syntax.Count:
-            return self.count(node)
-        if kind is syntax.Add:
-            return self.eval(node.left) + self.eval(node.right)
-        if kind is syntax.Sub:
-            return self.eval(node.left) - self.eval(node.right)
-        if kind is syntax.Scale:
-            return node.factor * self.eval(node.operand)
-        if kind is syntax.Min:
-            return np.minimum(self.eval(node.left), self.eval(node.right))
-        if kind is syntax.Max:
-            return np.maximum(self.eval(node.left), self.eval(node.right))
+            return self.count(node, operands[0])
         if kind is syntax.Conditional:
-            return np.where(self.eval(node.condition), self.eval(node.if_true),
-                            self.eval(node.if_false))
+            bound = max(bounds[1:]) if bounds[1] is not None else None
+            return _integers(np.where(*operands), bound) if bound is not None else \
+                (np.where(*operands), None)
+        if kind is syntax.Add:
+            bound = bounds[0] + bounds[1]
+            left, right = _wide(operands, bound)
+            return _integers(left + right, bound)
+        if kind is syntax.Sub:
+            bound = bounds[0] + bounds[1]
+            left, right = _wide(operands, bound)
+            return _integers(left - right, bound)
+        if kind is syntax.Scale:
+            bound = abs(node.factor) * bounds[0]
+            (operand,) = _wide(operands, bound)
+            return _integers(_wide([np.asarray(node.factor)], bound)[0] * operand, bound)
+        if kind is syntax.Min:
+            return _integers(np.minimum(*operands), max(bounds))
+        if kind is syntax.Max:
+            return _integers(np.maximum(*operands), max(bounds))
         raise TypeError(f"not a C-RASP expression: {node!r}")
 
-    def count(self, node: syntax.Count) -> np.ndarray:
+    def count(self, node: syntax.Count, body: np.ndarray) -> tuple[np.ndarray, int]:
         # BOS never counts; padding columns come after the string, so cumsum never reads them.
-        body = self.full(self.eval(node.body)) & self.is_token
+        body = self.full(body) & self.is_token
         if node.relation is None:
-            return np.cumsum(body, axis=1, dtype=np.int64)
+            return np.cumsum(body, axis=1, dtype=np.int64), self.length
         # #[j = i - c] P holds exactly one candidate j, so the count is P(i - c) as 0/1.
         offset = node.relation.offset
         shifted = np.zeros(self.shape, dtype=np.int64)
         if offset < self.shape[1]:
             shifted[:, offset:] = body[:, :self.shape[1] - offset]
-        return shifted
+        return shifted, 1
+
+
+def _wide(operands: list[np.ndarray], bound: int) -> list[np.ndarray]:
+    """The operands as Python integers when ``bound`` does not fit int64."""
+    if bound <= INT64_MAX:
+        return [operand.astype(np.int64, copy=False)
+                for operand in operands]
+    return [operand.astype(object, copy=False) for operand in operands]
+
+
+def _integers(value: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
+    """An integer result as int64 when its bound fits, else as Python integers."""
+    return value.astype(np.int64 if bound <= INT64_MAX else object, copy=False), bound
 
 
 _COMPARE = {
@@ -171,8 +222,10 @@ def evaluate_encoded(program: syntax.Program, batch: EncodedBatch) -> Evaluation
     evaluator.alphabet_index = {token: i for i, token in enumerate(program.alphabet)}
     columns: dict[str, np.ndarray] = {}
     for definition in program.definitions:
-        value = evaluator.full(evaluator.eval(definition.expr))
+        value, bound = evaluator.eval(definition.expr)
+        value = evaluator.full(value)
         evaluator.env[definition.name] = value
+        evaluator.bounds[definition.name] = bound
         columns[definition.name] = value
     return Evaluation(program, batch.lengths, columns)
 

@@ -8,6 +8,7 @@ the tokens that would have been accepted, in words.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -22,6 +23,16 @@ from crasp.errors import ProgramError
 from crasp.syntax import Span
 
 StatementKind = Literal["import", "alphabet", "assign", "bare"]
+
+MAX_LITERAL_DIGITS = 100_000
+# Python refuses int <-> str conversions beyond 4,300 digits (against quadratic-time input);
+# literals, and the values printed from them, may be as long as the limit above.
+if 0 < sys.get_int_max_str_digits() < MAX_LITERAL_DIGITS:
+    sys.set_int_max_str_digits(MAX_LITERAL_DIGITS)
+
+
+def literal_too_long(digits: int) -> str:
+    return f"an integer literal of {digits:,} digits (at most {MAX_LITERAL_DIGITS:,})"
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,8 @@ class _ToSyntax(Transformer_NonRecursive):
 
     def int(self, children):
         (tok,) = children
+        if len(tok) > MAX_LITERAL_DIGITS:
+            raise self._error(literal_too_long(len(tok)), _span_of(tok))
         return syntax.IntConst(int(tok), span=_span_of(tok))
 
     def true(self, children):

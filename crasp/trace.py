@@ -10,9 +10,9 @@ import html
 from pathlib import Path
 from typing import Sequence
 
-from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.interpret import Evaluation
+from crasp.outputs import TRACE, replace_file
 
 
 def _cell(value) -> str:
@@ -37,7 +37,7 @@ def format_text(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
             padded = " ".join(cell.rjust(width) for cell, width in zip(cells, widths))
             lines.append(f"{name.ljust(name_width)} | {padded}")
         blocks.append("\n".join(lines))
-    return "\n\n".join(blocks) + "\n"
+    return f"# crasp trace of {evaluation.program.filename}\n" + "\n\n".join(blocks) + "\n"
 
 
 def format_html(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
@@ -56,15 +56,20 @@ def format_html(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:center}"
              "td.t{background:#c8f0c8}td.f{background:#f4d0d0}")
     title = html.escape(evaluation.program.filename)
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>trace of {title}</title>"
+    return (f"<!DOCTYPE html><html><head><meta name='generator' content='crasp trace'>"
+            f"<meta charset='utf-8'><title>trace of {title}</title>"
             f"<style>{style}</style></head><body><h1>{title}</h1>{''.join(tables)}</body></html>\n")
 
 
-def write_trace(path: str | Path, evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> None:
+def write_trace(path: str | Path, evaluation: Evaluation, inputs: Sequence[Sequence[str]],
+                force: bool = False) -> None:
+    """Write the trace atomically; an existing file is replaced only if it is a crasp trace
+    (its first line says so) and ``force`` is given (``crasp.outputs``)."""
     suffix = Path(path).suffix.lower()
     if suffix == ".txt":
-        write_text_atomic(path, format_text(evaluation, inputs))
+        text = format_text(evaluation, inputs)
     elif suffix in (".html", ".htm"):
-        write_text_atomic(path, format_html(evaluation, inputs))
+        text = format_html(evaluation, inputs)
     else:
         raise CraspError(f"trace file {str(path)!r} must end in .txt, .html or .htm")
+    replace_file(path, TRACE, force, text.encode("utf-8"))

@@ -11,7 +11,7 @@ $crasp run examples/dyck1.crasp "( ( ) ( ) )"
 printf '(())\n())(\n\n' | $crasp run examples/dyck1.crasp --json
 $crasp depth-check examples/L5_predict.crasp --max-depth 3
 $crasp depth-check examples/dyck1.crasp --verify
-$crasp compile examples/dyck1.crasp -o "$out/dyck1.model"
+$crasp compile examples/dyck1.crasp -o "$out/dyck1.model" --force
 $crasp run --model "$out/dyck1.model" "( ( ) ( ) )"
 $crasp languages
 $crasp train --language L3 --depth 1 --posenc nope --train-bin 21:40 --test-bins 41:80,81:160 --n-train 1000 --n-test 200 --epochs 15 --no-progress --force -o "$out/train-L3-d1"

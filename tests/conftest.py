@@ -1,4 +1,12 @@
-"""Test configuration: helpers in tests/ are importable, paths are relative to the repository."""
+"""Test configuration: helpers in tests/ are importable, and every test runs in a scratch
+directory where ``examples/`` is the reference-program directory of the crasp being tested.
+
+The tests name programs as a user would (``crasp run examples/dyck1.crasp``); resolving them
+through the package (``crasp.languages.programs.PROGRAMS_DIR``) rather than the checkout means
+that the same suite, run against an installed wheel from outside the source tree, fails when a
+program is missing from the wheel. Files a test writes into its working directory land in the
+scratch directory, never in the checkout.
+"""
 
 import os
 import sys
@@ -7,12 +15,35 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-os.chdir(ROOT)
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))
+# Subprocesses the tests start run in the scratch directory: a relative PYTHONPATH (such as
+# PYTHONPATH=. in a checkout) must keep naming the crasp under test there.
+if os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        str(Path(entry).resolve()) for entry in os.environ["PYTHONPATH"].split(os.pathsep))
+
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: long experiments, not run in CI (run with -m slow)")
+
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def working_directory(tmp_path_factory):
+    """cd into a scratch directory whose ``examples`` links to the packaged programs."""
+    from crasp.languages.programs import PROGRAMS_DIR
+
+    scratch = tmp_path_factory.mktemp("cwd")
+    (scratch / "examples").symlink_to(PROGRAMS_DIR, target_is_directory=True)
+    previous = Path.cwd()
+    os.chdir(scratch)
+    yield scratch
+    os.chdir(previous)
 
 
 @pytest.fixture

@@ -121,7 +121,7 @@ def test_the_general_attention_path_matches_the_documented_semantics(tmp_path):
 def test_save_and_load_round_trip(tmp_path):
     model = compile_program(crasp.load_program("examples/dyck1.crasp"))
     model.save(tmp_path / "m")
-    model.save(tmp_path / "m")  # replacing a model directory is fine
+    model.save(tmp_path / "m", force=True)  # replacing a model directory takes force
     loaded = load_model(tmp_path / "m")
     assert loaded.config == model.config
     assert set(loaded.tensors) == set(model.tensors)
@@ -134,7 +134,7 @@ def test_save_refuses_to_replace_something_else(tmp_path):
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "todo.txt").write_text("keep me")
     model = compile_program(crasp.load_program("examples/majority.crasp"))
-    with pytest.raises(CraspError, match="not a crasp model directory"):
+    with pytest.raises(CraspError, match="refusing to write the compiled model"):
         model.save(tmp_path / "notes")
     assert (tmp_path / "notes" / "todo.txt").read_text() == "keep me"
 

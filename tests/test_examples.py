@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import crasp
+from crasp.languages.programs import PROGRAMS_DIR
 
-EXAMPLES = Path("examples")
+EXAMPLES = PROGRAMS_DIR
 MAX_LENGTH = 10
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from crasp.train import resolve_preset, train
+from crasp.train import resolve_preset
+from crasp.train.loop import train
 
 pytestmark = pytest.mark.slow
 

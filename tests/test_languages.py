@@ -22,7 +22,7 @@ from crasp.languages import (LANGUAGES, build_task, get_language, read_paper_bin
                              write_task)
 from crasp.languages import datasets
 from crasp.languages.cli import generate_command, languages_command
-from crasp.languages.programs import EXAMPLES, shipped_programs
+from crasp.languages.programs import PROGRAMS_DIR, shipped_programs
 
 EXHAUSTIVE_LENGTH = {2: 12, 3: 10}
 """Longest positive strings enumerated for the prediction-task check, by alphabet size."""
@@ -51,8 +51,8 @@ def runs(word: str) -> list[str]:
 
 def test_shipped_programs_equal_the_generated_text():
     for file_name, text in shipped_programs():
-        path = EXAMPLES / file_name
-        assert path.exists(), f"{path} is missing: run crasp.languages.write_programs()"
+        path = PROGRAMS_DIR / file_name
+        assert path.exists(), f"{path} is missing: run crasp.languages.write_programs(\"crasp/programs\")"
         assert path.read_text() == text, f"{path} differs from the generated program"
 
 
@@ -200,8 +200,8 @@ def test_names():
     assert get_language("E4").name == "E4" and get_language("E4@0.25").name == "E4@0.25"
     assert get_language("L40").recognition_depth == 40
     assert get_language("L40").prediction_depth == 38
-    assert get_language("L3").program_path == EXAMPLES / "L3.crasp"
-    assert get_language("L3").prediction_program_path == EXAMPLES / "L3_predict.crasp"
+    assert get_language("L3").program_path == PROGRAMS_DIR / "L3.crasp"
+    assert get_language("L3").prediction_program_path == PROGRAMS_DIR / "L3_predict.crasp"
     assert get_language("L20").program_path is None  # generated in code
     for bad, message in [("L0", "at least 1"), ("E3@1.5", r"\[0, 1\)"), ("E3@x", "number"),
                          ("L3@0.1", "only E_k"), ("dyck3", "unknown language")]:
@@ -229,20 +229,20 @@ def test_trainer_contract():
 
 def test_program_as_a_language():
     dyck = get_language("dyck1")
-    lang = get_language(f"{EXAMPLES / 'dyck1.crasp'}@dyck1")
+    lang = get_language(f"{PROGRAMS_DIR / 'dyck1.crasp'}@dyck1")
     assert lang.alphabet == ("(", ")") and lang.recognition_depth == 2
     task = build_task(lang, (1, 20), [(21, 40)], 60, 30, 0.2, 0)
     reference = build_task(dyck, (1, 20), [(21, 40)], 60, 30, 0.2, 0)
     for split, expected in zip(task.splits, reference.splits):
         assert split.strings == expected.strings  # same generator, same seeds
         assert all(np.array_equal(a, b) for a, b in zip(split.labels, expected.labels))
-    uniform = get_language(str(EXAMPLES / "majority.crasp"))
+    uniform = get_language(str(PROGRAMS_DIR / "majority.crasp"))
     rng = np.random.default_rng(0)
     tokens = uniform.sample(9, rng)
     assert uniform.prefix_labels(tokens).tolist() == \
         LANGUAGES["majority"].prefix_labels(tokens).tolist()
     with pytest.raises(CraspError, match="lacks"):
-        get_language(f"{EXAMPLES / 'majority.crasp'}@dyck1")
+        get_language(f"{PROGRAMS_DIR / 'majority.crasp'}@dyck1")
 
 
 # ---------------------------------------------------------------------------- datasets
@@ -373,13 +373,13 @@ def test_generate_command(tmp_path):
     assert set(manifest["duplicates"]) == {"train", "val", "31:40"}
     task = read_task(tmp_path / "L8")
     assert_same_task(task, build_task("L8", (8, 30), [(31, 40)], 100, 100, 0.2, seed=0))
-    result = CliRunner().invoke(generate_command, args + ["--format", "jsonl"])
+    result = CliRunner().invoke(generate_command, args + ["--format", "jsonl", "--force"])
     assert result.exit_code == 0 and (tmp_path / "L8" / "test_31_to_40.jsonl").exists()
 
 
 def test_generate_a_program_with_strings_from_a_language(tmp_path):
     result = CliRunner().invoke(generate_command, [
-        str(EXAMPLES / "dyck1.crasp"), "--strings-from", "dyck1", "--bins", "2:20", "--n", "50",
+        str(PROGRAMS_DIR / "dyck1.crasp"), "--strings-from", "dyck1", "--bins", "2:20", "--n", "50",
         "-o", str(tmp_path), "--format", "jsonl"])
     assert result.exit_code == 0, result.output
     assert read_task(tmp_path / "dyck1@dyck1").train.strings

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from safetensors.torch import load_file
 
 from crasp.errors import CraspError
-from crasp.train import TrainConfig, resolve_preset, train
+from crasp.train import TrainConfig, resolve_preset
+from crasp.train.loop import train
 from crasp.train import run as run_files
 from crasp.train.cli import train_command
 from crasp.train.loop import TIMING_KEYS

@@ -19,8 +19,10 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
 @click.argument("program_path", metavar="PROG")
 @click.option("-o", "--output", "output", required=True, metavar="DIR",
               type=click.Path(file_okay=False),
-              help="The model directory to write (config.json + model.safetensors); an "
-                   "existing model directory there is replaced.")
+              help="The model directory to write (config.json + model.safetensors): absent or "
+                   "empty, or a crasp model directory to replace with --force.")
+@click.option("--force", is_flag=True,
+              help="Replace a crasp model directory at DIR (never anything else).")
 @click.option("--json", "as_json", is_flag=True,
               help='Print the summary as JSON: {"depth", "layers", "heads", "d_model", "params", '
                    '"precision": {"total_bits", "frac_bits"}, "ffn_widths", "layer_table", ...}.')
@@ -28,7 +30,7 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
               help="Extra tokens (space-separated) for the vocabulary of a program that declares "
                    "no alphabet.")
 @dialect_option
-def compile_command(program_path, output, as_json, extra_alphabet, dialect):
+def compile_command(program_path, output, force, as_json, extra_alphabet, dialect):
     """Compile PROG to the weights of an equivalent transformer in DIR.
 
     The model has one layer per counting level (exactly the program's depth), one head per
@@ -44,7 +46,7 @@ def compile_command(program_path, output, as_json, extra_alphabet, dialect):
     """
     model = compile_program(load_program_argument(program_path, split_tokens(extra_alphabet),
                                                   dialect))
-    model.save(output)
+    model.save(output, force=force)
     summary = {**compile_summary(model), "output": output}
     if as_json:
         click.echo(json.dumps(summary, indent=2))

@@ -20,7 +20,7 @@ from crasp.compiler.allocate import allocate
 from crasp.compiler.emit_weights import emit
 from crasp.compiler.linearize import linearize
 from crasp.compiler.model_format import FORMAT, VERSION, CompiledModel
-from crasp.compiler.precision import choose_precision
+from crasp.compiler.precision import choose_precision, refuse_wide_constants
 from crasp.compiler.schedule import schedule
 from crasp.depth import analyze
 from crasp.fmt import format_program
@@ -38,11 +38,18 @@ def d_model_bound(program: syntax.Program) -> int:
 
 def compile_program(program: syntax.Program) -> CompiledModel:
     """Compile a checked program (raises ``ProgramError`` for constructs the construction
-    cannot handle: positional predicates and guarded counts)."""
+    cannot handle: positional predicates and guarded counts).
+
+    >>> import crasp
+    >>> model = compile_program(crasp.load_program(crasp.example("majority")))
+    >>> model.config["vocab"], model.config["n_layers"]
+    (['a', 'b'], 1)
+    """
     plan = schedule(linearize(program))
+    refuse_wide_constants(plan, program.filename)
     layout = allocate(plan)
     weights = emit(plan, layout)
-    precision = choose_precision(weights.bounds)
+    precision = choose_precision(weights.bounds, program.filename)
     circuit = plan.linearized.circuit
     report = analyze(program)
     layer_table = [{

@@ -6,7 +6,9 @@ Two number systems run the same forward pass (``docs/model-format.md`` has the s
   holding a grid value m * 2^-s (|m| < 2^52, so float64 holds it exactly); R rounds down to the
   grid and saturates, after each attention average, each residual addition and each
   feed-forward linear layer. The two sums inside attention are exact: they run on int64 grid
-  units (so nothing degrades with the length), and the average is an integer floor division.
+  units where a bound proves it safe (T + 1 summands of at most 2^(p-1) units, times 2^s, below
+  2^63), and on Python integers otherwise (so nothing degrades or overflows at any length); the
+  average is an integer floor division.
   Linear maps are computed in float64, which is exact for the compiled models (integer
   weights, small integer activations); for arbitrary real weights it is the float64 value
   that R then rounds. The number of roundings that saturated is counted.
@@ -29,6 +31,7 @@ import torch
 from torch.nn.functional import linear
 
 from crasp import syntax
+from crasp.api_inputs import Inputs, token_batch
 from crasp.compiler.model_format import CompiledModel
 from crasp.interpret import BOS_ID, PAD_ID, encode
 
@@ -41,6 +44,7 @@ class _Exact:
     """The fixed-precision number system: p total bits, s fractional bits."""
 
     def __init__(self, total_bits: int, frac_bits: int):
+        self.total_bits = total_bits
         self.scale = 2 ** frac_bits
         self.low, self.high = -(2 ** (total_bits - 1)), 2 ** (total_bits - 1) - 1
         self.saturations = 0
@@ -69,26 +73,54 @@ class _Exact:
     def value(self, m: torch.Tensor) -> torch.Tensor:
         return m.to(torch.float64) / self.scale
 
-    def ratio(self, numerator: torch.Tensor, denominator: torch.Tensor) -> torch.Tensor:
-        """R(N / D) for exact sums N, D in grid units, D > 0: floor(N * 2^s / D) units."""
-        m = torch.div(numerator * self.scale, denominator, rounding_mode="floor")
-        return self.value(self.saturate(m))
+    def fits_int64(self, terms: int) -> bool:
+        """Whether ``terms`` summands of p-bit grid units, scaled by 2^s, provably fit int64."""
+        return terms * 2 ** (self.total_bits - 1) * self.scale < 2 ** 63
+
+    def ratio(self, numerator, denominator) -> torch.Tensor:
+        """R(N / D) for exact sums N, D in grid units, D > 0: floor(N * 2^s / D) units. N and D
+        are int64 tensors, or numpy arrays of Python integers where int64 could overflow."""
+        if isinstance(numerator, torch.Tensor) and isinstance(denominator, torch.Tensor):
+            m = torch.div(numerator * self.scale, denominator, rounding_mode="floor")
+            return self.value(self.saturate(m))
+        exact = (np.asarray(numerator, dtype=object) * self.scale) // np.asarray(denominator,
+                                                                                 dtype=object)
+        self.saturations += int(((exact < self.low) | (exact > self.high)).sum())
+        clamped = np.minimum(np.maximum(exact, self.low), self.high).astype(np.int64)
+        return self.value(torch.as_tensor(clamped))
+
+    def exact_sum(self, units: torch.Tensor, dim: int, cumulative: bool = False):
+        """A sum of int64 grid units along ``dim``: int64 when ``fits_int64`` proves it safe,
+        else a numpy array of Python integers."""
+        if self.fits_int64(units.shape[dim]):
+            return torch.cumsum(units, dim=dim) if cumulative else units.sum(dim=dim)
+        exact = units.cpu().numpy().astype(object)
+        return np.cumsum(exact, axis=dim) if cumulative else exact.sum(axis=dim)
 
     def uniform(self, v: torch.Tensor) -> torch.Tensor:
         """Causal average with every weight R(exp(0)): v is [B, T, d]."""
         weight = self.units(torch.ones((), dtype=torch.float64, device=v.device))
         summands = self.units(self.value(weight) * v)
         positions = torch.arange(1, v.shape[1] + 1, device=v.device)[None, :, None]
-        return self.ratio(torch.cumsum(summands, dim=1), positions * weight)
+        sums = self.exact_sum(summands, 1, cumulative=True)
+        if not isinstance(sums, torch.Tensor):
+            positions = positions.cpu().numpy()
+        return self.ratio(sums, positions * weight.item())
 
     def attend(self, scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """scores [B, C, T], v [B, T, d], mask [C, T] (True where j <= i) -> [B, C, d]."""
         weights = torch.where(mask, self.units(torch.exp(scores).masked_fill(~mask, 0)), 0)
         summands = self.units(self.value(weights)[..., None] * v[:, None, :, :])
-        numerator = (summands * mask[None, :, :, None]).sum(dim=2)
-        denominator = weights.sum(dim=2, keepdim=True)
-        zero = denominator == 0  # every weight rounded to 0: R(plain average of the v_j)
-        average = self.ratio(torch.where(zero, 0, numerator), torch.where(zero, 1, denominator))
+        numerator = self.exact_sum(summands * mask[None, :, :, None], 2)
+        denominator = self.exact_sum(weights, 2)[..., None]
+        zero = torch.as_tensor(np.asarray(denominator == 0, dtype=bool))
+        # every weight rounded to 0: R(plain average of the v_j)
+        if isinstance(numerator, torch.Tensor):
+            average = self.ratio(torch.where(zero, 0, numerator),
+                                 torch.where(zero, 1, denominator))
+        else:
+            average = self.ratio(np.where(zero.numpy(), 0, numerator),
+                                 np.where(zero.numpy(), 1, denominator))
         if zero.any():
             visible = mask.sum(dim=1).to(torch.float64)[None, :, None]
             mean = (mask[None, :, :, None] * v[:, None, :, :]).sum(dim=2) / visible
@@ -287,13 +319,23 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
     return None
 
 
-def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "exact",
+def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
             uniform_shortcut: bool = True) -> ModelEvaluation:
-    """Run ``model`` on token lists (a token outside the vocabulary reads as the interpreter
-    reads it; a version 1 model raises ``InputError`` naming it and its position). ``mode`` is "exact" (fixed precision) or "float" (float64, no rounding; then
-    ``disagreement`` reports the first place it decides differently from exact)."""
+    """Run ``model`` on one input string, a list of them, or a list of token lists, read as
+    ``crasp run --model`` reads them (a token outside the vocabulary reads as the interpreter
+    reads it; a version 1 model raises ``InputError`` naming it and its position). ``mode`` is
+    "exact" (fixed precision) or "float" (float64, no rounding; then ``disagreement`` reports the
+    first place it decides differently from exact).
+
+    >>> import crasp
+    >>> from crasp.compiler import compile_program
+    >>> model = compile_program(crasp.load_program(crasp.example("dyck1")))
+    >>> execute(model, ["(())", "())("]).accept.tolist()
+    [True, False]
+    """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    inputs = token_batch(inputs, model.config["vocab"])
     ids, lengths = _encode(model, inputs)
     exact_scores, saturations = _scores(FixedPrecisionTransformer(model, True, uniform_shortcut),
                                         ids)

@@ -45,6 +45,7 @@ from typing import Union
 from crasp import syntax
 from crasp.compiler import circuit
 from crasp.compiler.circuit import And, Circuit, Or
+from crasp.deep_stack import call_with_deep_stack
 from crasp.errors import ProgramError
 from crasp.fmt import format_expr
 
@@ -161,6 +162,12 @@ class _Linearizer:
                                      f"(local relation '{node.relation.name}')", node, note)
 
     def run(self) -> Linearized:
+        """The circuit; ``term`` and ``boolean`` follow the expression tree recursively, so
+        they run with a deep stack (``crasp.deep_stack``): nesting up to tens of thousands of
+        levels compiles, deeper nesting is refused."""
+        return call_with_deep_stack(self._run)
+
+    def _run(self) -> Linearized:
         self.reject_unsupported()
         for definition in self.program.definitions:
             self.origin = definition.name
@@ -171,9 +178,10 @@ class _Linearizer:
                     self.circuit.names.setdefault(ident, definition.name)
                 else:
                     self.counts[definition.name] = self.term(definition.expr)
-            except RecursionError:  # a term tree (say, a chain of if-else) hundreds deep
-                raise self.error(f"'{definition.name}' nests min, max or if-else too deeply for "
-                                 f"the compiler", definition.expr) from None
+            except RecursionError:  # an expression tree thousands deep
+                raise self.error(f"'{definition.name}' nests its expression too deeply for the "
+                                 f"compiler (beyond Python's recursion limit)", definition.expr,
+                                 note="split it into several definitions") from None
         return Linearized(self.program, self.circuit, dict(self.booleans),
                           self.booleans[self.program.answer.name])
 
@@ -203,7 +211,7 @@ class _Linearizer:
             return scale(expr.factor, self.term(expr.operand))
         if kind is syntax.Conditional:
             return self.checked(self.choose(self.boolean(expr.condition), self.term(expr.if_true),
-                                            self.term(expr.if_false), format_expr(expr)), expr)
+                                            self.term(expr.if_false), _label(expr)), expr)
         left, right = self.term(expr.left), self.term(expr.right)
         if kind is syntax.Add:
             return self.sized_add(left, right, expr)
@@ -224,7 +232,7 @@ class _Linearizer:
         if kind is syntax.Ref:
             return self.booleans[expr.name]
         c = self.circuit
-        text = format_expr(expr)
+        text = _label(expr)
         if kind is syntax.TokenTest:
             return c.add(circuit.Token(expr.token), text, self.origin)
         if kind is syntax.BoolConst:
@@ -291,6 +299,18 @@ class _Linearizer:
         return c.connect(Or, [c.connect(And, [guard, self.negative(part, text)], text,
                                         self.origin)
                               for guard, part in term.branches], text, self.origin)
+
+
+LABEL_NODES = 64
+
+
+def _label(expr: syntax.Expr) -> str:
+    """A node's label: the source text of a small expression; a large one is named by its kind
+    and size, since printing every node of a long chain would cost time quadratic in it."""
+    for count, _ in enumerate(syntax.walk(expr), start=1):
+        if count > LABEL_NODES:
+            return f"({type(expr).__name__.lower()} of more than {LABEL_NODES} operations)"
+    return format_expr(expr)
 
 
 def linearize(program: syntax.Program) -> Linearized:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +17,8 @@ import numpy as np
 import safetensors.numpy
 
 from crasp.errors import CraspError
+from crasp.outputs import COMPILED_MODEL, replace_directory
+from crasp.safe_read import SafeReadError, parse_json, read_bytes_file
 
 FORMAT = "crasp-transformer"
 VERSION = 2
@@ -27,6 +27,9 @@ READABLE_VERSIONS = (1, 2)
 model (without it) still loads, and rejects such tokens."""
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
+MAX_CONFIG_BYTES = 16 << 20
+MAX_WEIGHTS_BYTES = 8 << 30
+MIN_TOTAL_BITS, MAX_TOTAL_BITS = 2, 53
 
 
 class ModelFormatError(CraspError):
@@ -49,37 +52,18 @@ class CompiledModel:
     def params(self) -> int:
         return int(sum(tensor.size for tensor in self.tensors.values()))
 
-    def save(self, directory: str | Path) -> None:
-        """Write the model directory atomically: into a temporary directory beside it, then
-        renamed into place. An existing model directory (or empty directory) is replaced;
-        anything else is left alone and refused."""
+    def save(self, directory: str | Path, force: bool = False) -> None:
+        """Write the model directory atomically (``crasp.outputs``): into a temporary
+        directory beside it, then renamed into place. An absent or empty place is used; an
+        existing crasp model is replaced only with ``force``; anything else is refused."""
         validate(self.config, self.tensors, str(directory))
-        target = Path(directory)
-        if target.exists() and not _replaceable(target):
-            raise CraspError(f"refusing to overwrite {str(target)!r}: it exists and is not a "
-                             f"crasp model directory")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.",
-                                        suffix=".tmp"))
-        try:
+
+        def write(staging: Path) -> None:
             _write(staging / CONFIG_FILE, (json.dumps(self.config, indent=2) + "\n").encode())
             _write(staging / WEIGHTS_FILE, safetensors.numpy.save(
                 {name: _stored(t) for name, t in self.tensors.items()},
                 metadata={"format": FORMAT, "version": str(VERSION)}))
-            if target.exists():
-                retired = staging.with_name(staging.name[:-len(".tmp")] + ".old")
-                os.rename(target, retired)
-                os.rename(staging, target)
-                shutil.rmtree(retired)
-            else:
-                os.rename(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-
-
-def _replaceable(path: Path) -> bool:
-    return path.is_dir() and ((path / CONFIG_FILE).is_file() or not any(path.iterdir()))
+        replace_directory(directory, COMPILED_MODEL, force, write)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -109,7 +93,7 @@ def _check_config(config, where: str) -> None:
         fail("is not a JSON object")
     if config.get("format") != FORMAT:
         fail(f"'format' is {config.get('format')!r}, expected {FORMAT!r} (not a crasp model?)")
-    if config.get("version") not in READABLE_VERSIONS:
+    if not _is_int(config.get("version")) or config["version"] not in READABLE_VERSIONS:
         fail(f"format version {config.get('version')!r} is not supported (this crasp reads "
              f"versions {', '.join(map(str, READABLE_VERSIONS))})")
     minimum = {"bos_id": 0, "d_model": 1, "n_layers": 0, "n_heads": 0, "d_head": 0, "depth": 0}
@@ -143,9 +127,10 @@ def _check_config(config, where: str) -> None:
     precision = config["precision"]
     if (not isinstance(precision, dict) or not _is_int(precision.get("total_bits"))
             or not _is_int(precision.get("frac_bits"))
-            or not 0 <= precision["frac_bits"] < precision["total_bits"] <= 53):
-        fail("'precision' must be {\"total_bits\": p, \"frac_bits\": s} with "
-             "0 <= s < p <= 53")
+            or not 0 <= precision["frac_bits"] < precision["total_bits"]
+            or not MIN_TOTAL_BITS <= precision["total_bits"] <= MAX_TOTAL_BITS):
+        fail(f"'precision' must be {{\"total_bits\": p, \"frac_bits\": s}} with 0 <= s < p "
+             f"and {MIN_TOTAL_BITS} <= p <= {MAX_TOTAL_BITS}")
     if config["n_layers"] and not config["n_heads"]:
         fail("a model with layers needs 'n_heads' >= 1")
 
@@ -192,7 +177,15 @@ def validate(config: dict, tensors: dict[str, np.ndarray], where: str) -> None:
 
 
 def load_model(directory: str | Path) -> CompiledModel:
-    """Read and check a model directory (raises ``ModelFormatError``)."""
+    """Read and check a model directory (raises ``ModelFormatError``).
+
+    >>> import crasp, tempfile
+    >>> from crasp.compiler import compile_program
+    >>> directory = f"{tempfile.mkdtemp()}/dyck1.model"
+    >>> compile_program(crasp.load_program(crasp.example("dyck1"))).save(directory)
+    >>> load_model(directory).config["vocab"]
+    ['(', ')']
+    """
     path = Path(directory)
     where = str(path)
     if not path.exists():
@@ -200,24 +193,16 @@ def load_model(directory: str | Path) -> CompiledModel:
     if not path.is_dir():
         raise ModelFormatError(f"{where!r} is not a directory (a compiled model is a directory "
                                f"holding {CONFIG_FILE} and {WEIGHTS_FILE})")
-    files = {}
-    for file in (CONFIG_FILE, WEIGHTS_FILE):
-        try:
-            files[file] = (path / file).read_bytes()
-        except FileNotFoundError:
-            raise ModelFormatError(f"{where}/{file} is missing: {where!r} is not a complete "
-                                   f"crasp model (write one with: crasp compile PROG -o DIR)"
-                                   ) from None
-        except OSError as error:
-            raise ModelFormatError(f"cannot read {where}/{file}: {error.strerror}") from None
     try:
-        config = json.loads(files[CONFIG_FILE].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelFormatError(f"{where}/{CONFIG_FILE} is not valid JSON (truncated or "
-                               f"corrupt?): {error}") from None
+        config = parse_json(read_bytes_file(path / CONFIG_FILE, MAX_CONFIG_BYTES),
+                            path / CONFIG_FILE)
+        weights = read_bytes_file(path / WEIGHTS_FILE, MAX_WEIGHTS_BYTES)
+    except SafeReadError as error:
+        raise ModelFormatError(f"{error} ({where!r} is not a complete crasp model; write one "
+                               f"with: crasp compile PROG -o DIR)") from None
     _check_config(config, where)
     try:
-        tensors = safetensors.numpy.load(files[WEIGHTS_FILE])
+        tensors = safetensors.numpy.load(weights)
     except Exception as error:  # safetensors raises its own SafetensorError (or others)
         raise ModelFormatError(f"{where}/{WEIGHTS_FILE} is truncated or corrupt: "
                                f"{error}") from None

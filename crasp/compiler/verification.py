@@ -89,7 +89,14 @@ def _batches(strings: Iterator[list[str]]) -> Iterator[list[list[str]]]:
 def verify(program: syntax.Program, max_exhaustive_length: int = 8,
            max_random_length: int = 2000, n_random: int = 64, seed: int = 0,
            model: CompiledModel | None = None) -> VerificationResult:
-    """Compile ``program`` (or take ``model``) and compare it with the interpreter."""
+    """Compile ``program`` (or take ``model``) and compare it with the interpreter on every
+    string up to ``max_exhaustive_length`` and ``n_random`` random ones.
+
+    >>> import crasp
+    >>> verify(crasp.load_program(crasp.example("dyck1")), max_exhaustive_length=4,
+    ...        n_random=4, max_random_length=20).ok
+    True
+    """
     if model is None:
         model = compile_program(program)
     alphabet = tuple(program.alphabet)

@@ -17,6 +17,7 @@ from crasp.languages.datasets import (build_task, by_distribution, format_bin, l
 from crasp.languages.language import UNIFORM
 from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
+from crasp.outputs import DATASET, claim
 
 COLUMNS = ("name", "alphabet", "C-RASP-expressible", "recognition depth", "prediction depth",
            "source", "prediction program")
@@ -70,6 +71,8 @@ def languages_command(as_json):
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="Directory; the dataset goes into OUTPUT/NAME/.")
+@click.option("--force", is_flag=True,
+              help="Replace a crasp dataset already at OUTPUT/NAME (never anything else).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="paper", show_default=True,
               help="paper: {lo}_to_{hi}_src.txt / _tgt.txt files; jsonl: one file per split.")
 @click.option("--train-bin", help="The training bin LO:HI; then every bin of --bins is a test "
@@ -83,7 +86,7 @@ def languages_command(as_json):
 @click.option("--strings-from", metavar="NAME",
               help="For a program: draw strings from NAME's generator instead of uniformly "
                    "over the program's alphabet.")
-def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fraction, negatives,
+def generate_command(language, bins, n, seed, output, force, fmt, train_bin, val_fraction, negatives,
                      distinct, strings_from):
     """Write a length-binned dataset of NAME (or of the program PROG.crasp) with a manifest.
 
@@ -119,12 +122,15 @@ def generate_command(language, bins, n, seed, output, fmt, train_bin, val_fracti
     if distinct:
         words.append("--distinct")
     # The layouts name a test file by its bounds alone, so each distribution's test bins go
-    # to their own dataset directory, with the same train and validation splits.
-    manifests = [
-        write_task(part, dataset_directory(
-            output, chosen.name if distribution == UNIFORM else f"{chosen.name}@{distribution}"),
-            fmt, command=shlex.join(words))
-        for distribution, part in by_distribution(task).items()]
+    # to their own dataset directory, with the same train and validation splits. Every place is
+    # claimed before any is written, so a refused one leaves the others untouched.
+    parts = {dataset_directory(output, chosen.name if distribution == UNIFORM
+                               else f"{chosen.name}@{distribution}"): part
+             for distribution, part in by_distribution(task).items()}
+    for directory in parts:
+        claim(directory, DATASET, force)
+    manifests = [write_task(part, directory, fmt, command=shlex.join(words), force=force)
+                 for directory, part in parts.items()]
     width = max(10, *(len(split.name) for split in task.splits))
     for split in task.splits:
         note = f", {split.duplicates} duplicates" if split.duplicates else ""

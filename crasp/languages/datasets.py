@@ -155,27 +155,38 @@ def lengths_only(test_bin: BinSpec, text: str, what: str = "here a bin") -> Bin:
     return test_bin.bounds
 
 
-def check_bin(bin_: Sequence[int]) -> Bin:
+def check_bin(bin_: Sequence[int] | str) -> Bin:
+    """A bin of lengths given as ``"11:20"`` or ``(11, 20)`` -> (11, 20), checked."""
+    if isinstance(bin_, str):
+        return parse_bin(bin_)
     lo, hi = (int(v) for v in bin_)
     if not 0 <= lo <= hi:
         raise CraspError(f"bad bin {lo}:{hi}: a bin LO:HI needs 0 <= LO <= HI")
     return lo, hi
 
 
-def build_task(language: Language | str, train_bin: Sequence[int],
-               test_bins: Sequence[BinSpec | Sequence[int] | str], n_train: int, n_test: int,
+def build_task(language: Language | str, train_bin: Sequence[int] | str,
+               test_bins: Sequence[BinSpec | Sequence[int] | str] | str, n_train: int,
+               n_test: int,
                val_fraction: float = 0.2, seed: int = 0, *, negative_rate: float = 0.0,
                distinct: bool = False) -> Task:
     """Draw and label the train, validation and test splits (see the module docstring).
 
-    A test bin is a ``BinSpec``, a pair (lo, hi) (the language's own generator), or its text
-    ``LO:HI[@NAME]``.
+    Bins are ``"11:20"`` or ``(11, 20)``. A test bin is a ``BinSpec``, a pair (lo, hi) (the
+    language's own generator), or its text ``LO:HI[@NAME]``; ``test_bins`` may also be one
+    string ``"21:40,41:80@skewed"``.
+
+    >>> task = build_task("L3", "11:20", "21:40,41:80", n_train=50, n_test=20, seed=0)
+    >>> len(task.train.strings) + len(task.val.strings), [s.name for s in task.tests]
+    (50, ['21:40', '41:80'])
     """
     if isinstance(language, str):
         from crasp.languages.registry import get_language
 
         language = get_language(language)
     train_bin = check_bin(train_bin)
+    if isinstance(test_bins, str):
+        test_bins = parse_test_bins(test_bins)
     test_specs = [as_test_bin(b) for b in test_bins]
     test_drawers = {d: _Drawer(language.under(d), negative_rate, distinct)
                     for d in dict.fromkeys(b.distribution for b in test_specs)}

@@ -1,4 +1,6 @@
-"""Program text for the L_k and E_k families, for any k (the shipped examples are these texts).
+"""Program text for the L_k and E_k families, for any k, and the reference programs that ship
+as package data in ``crasp/programs/`` (the L_k and E_k files there are these texts; the
+repository's ``examples/`` holds identical copies, checked by the tests).
 
 Recognition (Knee-Deep, lem:piecewise_testable): L_k = A_k && !B_k, where A_k holds iff the
 string contains the alternating word a b a ... of length k as a subsequence and B_k the same
@@ -12,18 +14,29 @@ uses B_{k-1} (depth k - 1; see ``blocks.neutral_prediction_depth``).
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
 from crasp.atomic import write_text_atomic
 from crasp.languages.blocks import block_letters, blocks_prediction_depth, neutral_prediction_depth
 
-EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
+PROGRAMS_DIR = Path(str(resources.files("crasp") / "programs"))
+"""The reference programs, package data of crasp (a plain directory: crasp installs unzipped)."""
 
 SHIPPED_RECOGNITION = range(1, 7)
-"""k of the shipped files examples/L{k}.crasp and examples/E{k}.crasp."""
+"""k of the shipped files programs/L{k}.crasp and programs/E{k}.crasp."""
 SHIPPED_PREDICTION = range(3, 9)
-"""k of the shipped files examples/L{k}_predict.crasp and examples/E{k}_predict.crasp."""
+"""k of the shipped files programs/L{k}_predict.crasp and programs/E{k}_predict.crasp."""
+
+
+def program_path(file_name: str) -> Path:
+    """The installed reference program ``file_name``.
+
+    >>> program_path("dyck1.crasp").name
+    'dyck1.crasp'
+    """
+    return PROGRAMS_DIR / file_name
 
 
 def _chain(prefix: str, first: str, k: int) -> list[str]:
@@ -144,8 +157,14 @@ def shipped_programs() -> Iterable[tuple[str, str]]:
             yield f"{family}{k}_predict.crasp", prediction_program(k, neutral)
 
 
-def write_programs(directory: Path = EXAMPLES, families: str = "LE") -> list[Path]:
-    """Write the shipped L_k / E_k programs of the given families into ``directory``."""
+def write_programs(directory: str | Path, families: str = "LE") -> list[Path]:
+    """Write the shipped L_k / E_k programs of the given families into ``directory`` (a
+    maintainer refreshes ``crasp/programs`` and ``examples`` in a checkout this way).
+
+    >>> import tempfile
+    >>> len(write_programs(tempfile.mkdtemp(), families="L"))
+    12
+    """
     written = []
     for file_name, text in shipped_programs():
         if file_name[0] in families:

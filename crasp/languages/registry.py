@@ -11,8 +11,8 @@ from crasp.errors import CraspError
 from crasp.languages import blocks, controls, counting, sparse_memory
 from crasp.languages.distributions import blocks_distributions, neutral_distributions
 from crasp.languages.language import Language, ReferenceProgram
-from crasp.languages.programs import (EXAMPLES, SHIPPED_PREDICTION, SHIPPED_RECOGNITION,
-                                      prediction_program, recognition_program)
+from crasp.languages.programs import (SHIPPED_PREDICTION, SHIPPED_RECOGNITION, prediction_program,
+                                      program_path, recognition_program)
 
 LISTED_K = range(1, 13)
 """The k of L_k and E_k listed in ``LANGUAGES`` (the paper trains L_3 .. L_12); every k >= 1
@@ -24,7 +24,7 @@ PROGRAM_SUFFIXES = (".crasp", ".cr")
 def _family_program(k: int, neutral: bool, predict: bool) -> ReferenceProgram:
     family = "E" if neutral else "L"
     shipped = SHIPPED_PREDICTION if predict else SHIPPED_RECOGNITION
-    path = EXAMPLES / f"{family}{k}{'_predict' if predict else ''}.crasp"
+    path = program_path(f"{family}{k}{'_predict' if predict else ''}.crasp")
     text = (prediction_program if predict else recognition_program)(k, neutral)
     return ReferenceProgram(path if k in shipped else None, text)
 
@@ -72,7 +72,7 @@ def _counting_language(name: str, alphabet: tuple[str, ...], description: str, s
                        sample_ids, oracle, labeller, lengths_note: str,
                        example: str) -> Language:
     recognition_depth, prediction_depth = counting.DEPTHS[name]
-    program = ReferenceProgram(EXAMPLES / example)
+    program = ReferenceProgram(program_path(example))
     prediction_text = counting.PREDICTION_PROGRAMS.get(name)
     return Language(
         name=name, alphabet=alphabet, description=description, support_size=support_size,
@@ -125,7 +125,7 @@ def _classic_languages() -> list[Language]:
             support_size=controls.aa_star_support, sample_ids=controls.sample_aa_star,
             oracle=controls.aa_star_oracle, labeller=controls.aa_star_labels,
             lengths_note="even length", expressible=False, recognition_depth=None,
-            prediction_depth=None, program=ReferenceProgram(EXAMPLES / "aa_star.crasp"),
+            prediction_depth=None, program=ReferenceProgram(program_path("aa_star.crasp")),
             note="negative control: not in C-RASP (Huang et al. 2025); in C-RASP[periodic] at "
                  "depth 1, examples/aa_star.crasp (#import pos_even)"),
     ]
@@ -174,7 +174,12 @@ _FAMILY = re.compile(r"(?P<family>[LE])(?P<k>\d+)(?:@(?P<rate>.+))?")
 
 
 def get_language(name: str) -> Language:
-    """The language called ``name``; see the module docstring for the names."""
+    """The language called ``name``; see the module docstring for the names.
+
+    >>> language = get_language("dyck1")
+    >>> language.alphabet, language.recognition_depth, language.contains(list("(())"))
+    (('(', ')'), 2, True)
+    """
     name = str(name).strip()
     base, _, parameter = name.partition("@")
     if base.endswith(PROGRAM_SUFFIXES):

@@ -27,8 +27,11 @@ import numpy as np
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages.datasets import Split, Task, format_bin
+from crasp.outputs import DATASET, replace_directory
+from crasp.safe_read import read_bytes_file, read_json_file
 
 MANIFEST = "manifest.json"
+MAX_DATA_BYTES = 8 << 30
 FORMATS = ("paper", "jsonl")
 
 
@@ -39,32 +42,50 @@ def dataset_directory(root: str | Path, language: str) -> Path:
 
 
 def write_task(task: Task, directory: str | Path, fmt: str = "paper",
-               command: str | None = None) -> Path:
-    """Write ``task`` into ``directory`` (files, then the manifest); returns the manifest path."""
+               command: str | None = None, force: bool = False) -> Path:
+    """Write ``task`` into ``directory`` (files, then the manifest); returns the manifest path.
+
+    The directory is written as a whole (``crasp.outputs.replace_directory``): it must be absent
+    or empty, or, with ``force``, hold a crasp dataset, which is then replaced atomically (no
+    stale bins beside the new manifest; a failure leaves the old dataset whole).
+
+    >>> import tempfile
+    >>> from crasp.languages import build_task
+    >>> task = build_task("L3", "3:8", "9:12", n_train=20, n_test=5)
+    >>> write_task(task, tempfile.mkdtemp()).name
+    'manifest.json'
+    """
     directory = Path(directory)
     if fmt not in FORMATS:
         raise CraspError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     repeated = {format_bin(b) for b in task.test_bins if task.test_bins.count(b) > 1}
     if repeated:
         raise CraspError(f"test bin {', '.join(sorted(repeated))} listed twice")
-    placements = (_write_paper if fmt == "paper" else _write_jsonl)(task, directory)
-    manifest = {
-        "language": task.language, "alphabet": list(task.vocab), "format": fmt,
-        "seed": task.seed, "train_bin": format_bin(task.train_bin),
-        "bins": [format_bin(task.train_bin)] + [format_bin(b) for b in task.test_bins],
-        "val_fraction": task.val_fraction, "negative_rate": task.negative_rate,
-        "distinct": task.distinct,
-        "counts": {split.name: len(split) for split in task.splits},
-        "duplicates": {split.name: split.duplicates for split in task.splits},
-        "splits": [{"name": split.name, "bin": format_bin((split.lo, split.hi)),
-                    "count": len(split), "duplicates": split.duplicates, **placement}
-                   for split, placement in zip(task.splits, placements)],
-    }
-    if command:
-        manifest["command"] = command
-    path = directory / MANIFEST
-    write_text_atomic(path, json.dumps(manifest, indent=2) + "\n")
-    return path
+    long_tokens = [t for t in task.vocab if len(t) != 1]
+    if fmt == "paper" and long_tokens:
+        raise CraspError(f"the paper layout concatenates tokens, so every token must be one "
+                         f"character; {task.language} has {', '.join(map(repr, long_tokens))}. "
+                         "Use --format jsonl")
+    def write(staging: Path) -> None:
+        placements = (_write_paper if fmt == "paper" else _write_jsonl)(task, staging)
+        manifest = {
+            "language": task.language, "alphabet": list(task.vocab), "format": fmt,
+            "seed": task.seed, "train_bin": format_bin(task.train_bin),
+            "bins": [format_bin(task.train_bin)] + [format_bin(b) for b in task.test_bins],
+            "val_fraction": task.val_fraction, "negative_rate": task.negative_rate,
+            "distinct": task.distinct,
+            "counts": {split.name: len(split) for split in task.splits},
+            "duplicates": {split.name: split.duplicates for split in task.splits},
+            "splits": [{"name": split.name, "bin": format_bin((split.lo, split.hi)),
+                        "count": len(split), "duplicates": split.duplicates, **placement}
+                       for split, placement in zip(task.splits, placements)],
+        }
+        if command:
+            manifest["command"] = command
+        write_text_atomic(staging / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+
+    replace_directory(directory, DATASET, force, write)
+    return directory / MANIFEST
 
 
 def _labels_text(labels: np.ndarray) -> str:
@@ -72,11 +93,6 @@ def _labels_text(labels: np.ndarray) -> str:
 
 
 def _write_paper(task: Task, directory: Path) -> list[dict]:
-    long_tokens = [t for t in task.vocab if len(t) != 1]
-    if long_tokens:
-        raise CraspError(f"the paper layout concatenates tokens, so every token must be one "
-                         f"character; {task.language} has {', '.join(map(repr, long_tokens))}. "
-                         "Use --format jsonl")
     train_stem = _paper_stem(task.train_bin)
     groups = {train_stem: [task.train, task.val]}
     for split in task.tests:
@@ -123,20 +139,33 @@ def _write_jsonl(task: Task, directory: Path) -> list[dict]:
 # ---------------------------------------------------------------------------- reading
 
 def read_task(directory: str | Path) -> Task:
-    """The Task written by ``write_task`` into ``directory``."""
+    """The Task written by ``write_task`` into ``directory``; a manifest that is not a regular
+    file, too large, or not of the shape ``write_task`` writes is a ``CraspError`` naming it.
+
+    >>> import tempfile
+    >>> from crasp.languages import build_task
+    >>> task = build_task("L3", "3:8", "9:12", n_train=20, n_test=5)
+    >>> read_task(write_task(task, tempfile.mkdtemp()).parent).train.strings == task.train.strings
+    True
+    """
     directory = Path(directory)
+    manifest = read_json_file(directory / MANIFEST)
+    if not DATASET.recognise(manifest):
+        raise CraspError(f"{directory / MANIFEST} is not a crasp dataset manifest (it needs "
+                         f"'language', 'splits', 'bins' and 'format': paper or jsonl)")
     try:
-        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise CraspError(f"cannot read {directory / MANIFEST}: {error.strerror}") from None
-    vocab = tuple(manifest["alphabet"])
-    splits = [_read_split(directory, entry, manifest["format"], vocab)
-              for entry in manifest["splits"]]
-    bins = [tuple(int(v) for v in b.split(":")) for b in manifest["bins"]]
-    return Task(language=manifest["language"], vocab=vocab, train=splits[0], val=splits[1],
-                tests=splits[2:], seed=manifest["seed"], train_bin=bins[0],
-                val_fraction=manifest["val_fraction"], negative_rate=manifest["negative_rate"],
-                distinct=manifest["distinct"], test_bins=bins[1:])
+        vocab = tuple(manifest["alphabet"])
+        splits = [_read_split(directory, entry, manifest["format"], vocab)
+                  for entry in manifest["splits"]]
+        bins = [tuple(int(v) for v in b.split(":")) for b in manifest["bins"]]
+        return Task(language=manifest["language"], vocab=vocab, train=splits[0],
+                    val=splits[1], tests=splits[2:], seed=manifest["seed"], train_bin=bins[0],
+                    val_fraction=manifest["val_fraction"],
+                    negative_rate=manifest["negative_rate"], distinct=manifest["distinct"],
+                    test_bins=bins[1:])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        raise CraspError(f"{directory / MANIFEST}: malformed manifest ({type(error).__name__}: "
+                         f"{error})") from None
 
 
 def _read_split(directory: Path, entry: dict, fmt: str, vocab: tuple[str, ...]) -> Split:
@@ -179,9 +208,9 @@ def read_paper_bins(directory: str | Path) -> list[Split]:
 
 def _lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").split("\n")[:-1]
-    except OSError as error:
-        raise CraspError(f"cannot read {path}: {error.strerror}") from None
+        return read_bytes_file(path, MAX_DATA_BYTES).decode("utf-8").split("\n")[:-1]
+    except UnicodeDecodeError:
+        raise CraspError(f"{path} is not UTF-8 text") from None
 
 
 def _parse_labels(text: str) -> np.ndarray:

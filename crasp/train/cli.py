@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
 from crasp.errors import CraspError
-from crasp.train.config import TrainConfig, config_fields, parse_bin, parse_bins
+from crasp.languages.datasets import parse_test_bins
+from crasp.train.config import TrainConfig, config_fields, parse_bin
 from crasp.train.presets import preset_names, resolve_preset
 
 # option name -> config field, for the options that map one-to-one onto a field
@@ -71,7 +73,7 @@ def _overrides(params: dict, ctx: click.Context) -> dict:
         if option == "train_bin":
             value = parse_bin(value)
         elif option == "test_bins":
-            value = parse_bins(value)
+            value = parse_test_bins(value)
         elif option == "alibi_slopes":
             value = _parse_floats(value)
         overrides[field] = value
@@ -136,7 +138,9 @@ def _summary(results: dict, run_dir: Path) -> str:
 @click.option("--patience", type=int,
               help="Stop after this many epochs without a better validation score (0: never).")
 @click.option("--train-bin", help="Training lengths LO:HI (validation is a split of it).")
-@click.option("--test-bins", help="Comma-separated test length bins, e.g. 101:150,151:200.")
+@click.option("--test-bins", help="Comma-separated test length bins, e.g. 101:150,151:200; "
+                                  "LO:HI@NAME draws that bin from a test distribution (L_k, "
+                                  "E_k: uniform, skewed, extreme), e.g. 351:400,351:400@skewed.")
 @click.option("--n-train", type=int, help="Strings drawn in the train bin (before the split).")
 @click.option("--n-test", type=int, help="Strings per test bin.")
 @click.option("--val-fraction", type=float, help="Fraction of the train bin held out.")
@@ -184,8 +188,14 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
         if config.posenc == "alibi" and config.n_heads == 1 and config.alibi_slopes is None:
             click.echo("note: one-head ALiBi uses the standard slope 2^-8 (a bias of -1.56 at "
                        "distance 400: nearly NoPE); set --alibi-slopes to choose", err=True)
+        from crasp.outputs import TRAINING_RUN, restored_on_failure
+
         try:
-            results = train(config, run_dir, progress=not no_progress, resume=resume)
+            # A fresh run must not touch a foreign folder; --force keeps the old run until the
+            # new one has not failed (crasp.outputs.restored_on_failure).
+            place = nullcontext() if resume else restored_on_failure(run_dir, TRAINING_RUN, force)
+            with place:
+                results = train(config, run_dir, progress=not no_progress, resume=resume)
         except TrainingInterrupted:
             click.echo(f"\ninterrupted; the run is resumable: crasp train --resume {run_dir}",
                        err=True)
@@ -203,6 +213,7 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
 
 def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig, Path, bool]:
     """The config, run directory and resume flag; every check that needs no work."""
+    from crasp.outputs import TRAINING_RUN, holds
     from crasp.train.run import CONFIG_FILE, RESULTS_FILE
 
     if resume_dir is not None:
@@ -214,14 +225,19 @@ def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig,
         path = Path(resume_dir) / CONFIG_FILE
         if not path.is_file():
             raise CraspError(f"--resume {resume_dir}: no run there (missing {CONFIG_FILE})")
+        from crasp.train.run import read_json
+
+        stored = read_json(path)
+        if not isinstance(stored, dict):
+            raise CraspError(f"{path}: a run's config must be a JSON object")
         try:
-            config = TrainConfig.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except ValueError as error:
+            config = TrainConfig.from_dict(stored)
+        except (ValueError, TypeError) as error:
             raise CraspError(f"{path}: unreadable config ({error})") from None
         return config.validate(), Path(resume_dir), True
     config = resolve_preset(preset, **_overrides(params, ctx))
     run_dir = Path(out_dir) if out_dir else default_run_dir(config)
-    if (run_dir / CONFIG_FILE).is_file() and not force:
+    if not force and holds(run_dir, TRAINING_RUN):
         state = "a finished run" if (run_dir / RESULTS_FILE).is_file() else "a run"
         raise CraspError(f"{run_dir} already holds {state}; use --resume {run_dir} to continue "
                          f"it, --force to start over, or --out for another directory")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from crasp.errors import CraspError
-from crasp.languages.datasets import parse_bin, parse_bins
+from crasp.languages.datasets import UNIFORM, parse_bin, parse_test_bin, parse_test_bins
 
 POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal")
 NORMS = ("pre", "post")
@@ -26,6 +26,19 @@ ACTIVATIONS = ("relu", "gelu")
 SCHEDULES = ("constant", "linear", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
 ALIBI_IMPLS = ("mask", "fold")
+
+
+def _test_bin(value: Any) -> tuple:
+    """A test bin as stored in a config: ``(lo, hi)`` for the uniform distribution (so configs
+    and cell ids from before test distributions are unchanged), ``(lo, hi, name)`` otherwise."""
+    if isinstance(value, str):
+        value = parse_test_bin(value)
+    elif isinstance(value, (list, tuple)) and len(value) == 3:
+        value = parse_test_bin(f"{_pair(value[:2], 'test_bins')[0]}:{value[1]}@{value[2]}")
+    else:
+        return _pair(value, "test_bins")
+    lo, hi, distribution = value
+    return (lo, hi) if distribution == UNIFORM else (lo, hi, distribution)
 
 
 def _pair(value: Any, name: str) -> tuple[int, int]:
@@ -75,7 +88,7 @@ class TrainConfig:
     patience: int = 6
     # data
     train_bin: tuple[int, int] = (201, 250)
-    test_bins: list[tuple[int, int]] = field(
+    test_bins: list[tuple] = field(
         default_factory=lambda: [(251, 300), (301, 350), (351, 400)])
     n_train: int = 2000
     n_test: int = 500
@@ -127,8 +140,8 @@ class TrainConfig:
         c = dataclasses.replace(self)
         c.train_bin = _pair(c.train_bin, "train_bin")
         if isinstance(c.test_bins, str):
-            c.test_bins = parse_bins(c.test_bins)
-        c.test_bins = [_pair(b, "test_bins") for b in (c.test_bins or [])]
+            c.test_bins = parse_test_bins(c.test_bins)
+        c.test_bins = [_test_bin(b) for b in (c.test_bins or [])]
         for name in ("dropout", "rope_base", "rope_fraction", "lr", "weight_decay",
                      "adam_beta1", "adam_beta2", "grad_clip", "val_fraction"):
             value = getattr(c, name)
@@ -210,13 +223,14 @@ class TrainConfig:
         need(1 <= lo <= hi, f"train_bin {lo}:{hi}: need 1 <= LO <= HI")
         need(len(self.test_bins) >= 1, "give at least one test bin")
         seen = set()
-        for tlo, thi in self.test_bins:
+        for tlo, thi, *distribution in self.test_bins:
             need(1 <= tlo <= thi, f"test bin {tlo}:{thi}: need 1 <= LO <= HI")
             need(thi < lo or tlo > hi,
                  f"test bin {tlo}:{thi} overlaps the train bin {lo}:{hi}; test bins must hold "
                  f"other lengths (the validation split plays the role of a train-length test)")
-            need((tlo, thi) not in seen, f"test bin {tlo}:{thi} is given twice")
-            seen.add((tlo, thi))
+            key = (tlo, thi, *distribution)
+            need(key not in seen, f"test bin {test_bin_name(key)} is given twice")
+            seen.add(key)
         n_val = int(round(self.n_train * self.val_fraction))
         need(1 <= n_val < self.n_train,
              f"n_train={self.n_train} with val_fraction={self.val_fraction} leaves no "
@@ -234,7 +248,7 @@ class TrainConfig:
 
     def max_length(self) -> int:
         """The longest string any split can hold (bins' upper ends)."""
-        return max([self.train_bin[1]] + [hi for _, hi in self.test_bins])
+        return max([self.train_bin[1]] + [b[1] for b in self.test_bins])
 
     def trials(self) -> list["TrainConfig"]:
         """The concrete configs a run tries in order (one unless ``search`` is set)."""
@@ -255,3 +269,10 @@ def rope_dims(head_dim: int, fraction: float) -> int:
 
 def config_fields() -> list[str]:
     return [f.name for f in dataclasses.fields(TrainConfig)]
+
+
+def test_bin_name(test_bin: tuple) -> str:
+    """``(351, 400)`` -> ``351:400``; ``(351, 400, "skewed")`` -> ``351:400@skewed``: the name
+    of the test split, of its results and of its report columns."""
+    lo, hi, *distribution = test_bin
+    return f"{lo}:{hi}" + (f"@{distribution[0]}" if distribution else "")

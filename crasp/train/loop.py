@@ -19,6 +19,7 @@ resumed or not.
 from __future__ import annotations
 
 import math
+import os
 import platform
 import time
 from pathlib import Path
@@ -30,7 +31,8 @@ import torch
 from crasp.errors import CraspError
 from crasp.train import run as files
 from crasp.train.batching import EncodedSplit, encode_split
-from crasp.train.config import TrainConfig
+from crasp.train.budget import improvement_record
+from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.model import build_model, count_parameters
 
@@ -62,17 +64,19 @@ def build_splits(config: TrainConfig, language) -> tuple[tuple[str, ...], dict[s
                                                          EncodedSplit, EncodedSplit,
                                                          list[EncodedSplit]]:
     from crasp.languages import build_task
+    from crasp.languages.datasets import parse_test_bin
 
     seed = config.seed if config.data_seed is None else config.data_seed
     task = build_task(language, train_bin=tuple(config.train_bin),
-                      test_bins=[tuple(b) for b in config.test_bins], n_train=config.n_train,
+                      test_bins=[parse_test_bin(test_bin_name(b)) for b in config.test_bins],
+                      n_train=config.n_train,
                       n_test=config.n_test, val_fraction=config.val_fraction, seed=seed)
     vocab = tuple(task.vocab)
     train_split = encode_split(task.train, vocab)
     val_split = encode_split(task.val, vocab)
     tests = [encode_split(split, vocab) for split in task.tests]
-    for split, (lo, hi) in zip(tests, config.test_bins):
-        split.name = f"{lo}:{hi}"
+    for split, test_bin in zip(tests, config.test_bins):
+        split.name = test_bin_name(test_bin)
     if train_split.n == 0 or val_split.n == 0:
         raise CraspError(f"language {config.language} gave no training or no validation "
                          f"strings in the bin {config.train_bin[0]}:{config.train_bin[1]}")
@@ -158,7 +162,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
                              f"{', '.join(changed)}); use another run directory")
         if (run_dir / files.RESULTS_FILE).is_file():
             return files.read_json(run_dir / files.RESULTS_FILE)
-        if (run_dir / files.STATE_FILE).is_file():
+        if os.path.lexists(run_dir / files.STATE_FILE):  # a FIFO or symlink: refused, not skipped
             state = files.load_state(run_dir / files.STATE_FILE)
     else:
         for name in files.RUN_FILES:
@@ -169,23 +173,25 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     if device.type == "cpu":
         torch.set_num_threads(config.threads)
     vocab, data, train_split, val_split, tests = build_splits(config, language)
-    trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, progress)
+    trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, tests, progress)
     with files.SignalGuard() as guard:
         finished = trainer.run(state, guard, max_epochs_this_session)
     if not finished:
         return None
-    return trainer.finish(language, data, tests)
+    return trainer.finish(language, data)
 
 
 class _Trainer:
     def __init__(self, config: TrainConfig, run_dir: Path, device: torch.device, vocab,
-                 train_split: EncodedSplit, val_split: EncodedSplit, progress: bool):
+                 train_split: EncodedSplit, val_split: EncodedSplit,
+                 tests: list[EncodedSplit], progress: bool):
         self.config = config
         self.run_dir = run_dir
         self.device = device
         self.vocab = vocab
         self.train_split = train_split
         self.val_split = val_split
+        self.tests = tests
         self.progress = progress
         self.trials = config.trials()
 
@@ -193,7 +199,7 @@ class _Trainer:
     def _fresh_state(self) -> dict[str, Any]:
         return {"version": 1, "trial": 0, "epoch": 0, "step": 0, "history": [],
                 "trial_summaries": [], "best": None, "trial_best": None,
-                "since_improvement": 0, "elapsed": 0.0, "done": False}
+                "since_improvement": 0, "elapsed": 0.0, "done": False, "improvements": []}
 
     def _new_trial(self, trial: int):
         config = self.trials[trial]
@@ -228,10 +234,15 @@ class _Trainer:
             config = self.trials[trial]
             model, optimizer, scheduler = self._new_trial(trial)
             if resumed and state["epoch"] > 0:  # mid-trial: continue exactly where it stopped
-                model.load_state_dict(state["model"])
-                optimizer.load_state_dict(state["optimizer"])
-                scheduler.load_state_dict(state["scheduler"])
-                _set_rng_state(state["rng"], self.device)
+                try:
+                    model.load_state_dict(state["model"])
+                    optimizer.load_state_dict(state["optimizer"])
+                    scheduler.load_state_dict(state["scheduler"])
+                    _set_rng_state(state["rng"], self.device)
+                except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
+                    raise CraspError(f"{self.run_dir / files.STATE_FILE} does not fit this "
+                                     f"run's model: {str(error).splitlines()[0][:200]}; start "
+                                     f"over with --force") from None
             resumed = False
             for key in ("model", "optimizer", "scheduler", "rng"):
                 state.pop(key, None)
@@ -339,6 +350,8 @@ class _Trainer:
                                    "val_exact_match": val.exact_match,
                                    "val_token_accuracy": val.token_accuracy}
             state["since_improvement"] = 0
+            state.setdefault("improvements", []).append(
+                improvement_record(trial, line, val, self._test_bins(model, config)))
         else:
             state["since_improvement"] += 1
         if state["best"] is None or key > state["best"]["key"]:
@@ -356,6 +369,16 @@ class _Trainer:
             return "max_epochs"
         return None
 
+    def _test_bins(self, model, config) -> dict[str, dict[str, float]]:
+        """Every test bin scored by ``model`` (the trainer's metrics), keyed by split name."""
+        bins = {}
+        for split in self.tests:
+            metrics = evaluate(model, split, self.device, config.eval_batch_tokens)
+            bins[split.name] = {"exact_match": metrics.exact_match,
+                                "token_accuracy": metrics.token_accuracy, "n": metrics.n,
+                                "loss": metrics.loss}
+        return bins
+
     def _end_trial(self, trial, config, reason) -> None:
         state = self.state
         best = state["trial_best"] or {}
@@ -371,7 +394,7 @@ class _Trainer:
             state.update(trial=trial + 1, epoch=0, step=0, trial_best=None, since_improvement=0)
 
     # ------------------------------------------------------------------ results
-    def finish(self, language, data, tests) -> dict[str, Any]:
+    def finish(self, language, data) -> dict[str, Any]:
         state = self.state
         best = state["best"]
         trial = best["trial"]
@@ -381,12 +404,7 @@ class _Trainer:
         files.load_weights(self.run_dir / files.BEST_FILE, model)
         model.to(self.device)
         val = evaluate(model, self.val_split, self.device, config.eval_batch_tokens)
-        bins = {}
-        for split in tests:
-            metrics = evaluate(model, split, self.device, config.eval_batch_tokens)
-            bins[split.name] = {"exact_match": metrics.exact_match,
-                                "token_accuracy": metrics.token_accuracy, "n": metrics.n,
-                                "loss": metrics.loss}
+        bins = self._test_bins(model, config)
         eval_time = time.perf_counter() - start
         summary = state["trial_summaries"][trial]
         results = {
@@ -402,6 +420,7 @@ class _Trainer:
             "best_trial": trial,
             "selected": _overrides(self.config, trial),
             "trials": state["trial_summaries"],
+            "improvements": state.get("improvements", []),
             "wall_time_s": state["elapsed"] + eval_time,
             "train_time_s": state["elapsed"],
             "eval_time_s": eval_time,

@@ -5,15 +5,22 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
 
 * per cell: one CSV row with every config field, the seed, per-bin metrics, epochs, wall time;
 * per (encoding, language, depth): the hyperparameter setting (grid point) with the best mean
-  exact match on the longest test bin over seeds (``select="long"``, the default), or with the
-  best mean validation exact match (``select="val"``), and its mean and sample standard
-  deviation over seeds;
+  validation exact match over seeds (``select="val"``, the default), or — asked for explicitly
+  and labelled as such — with the best mean exact match on the longest *test* bin
+  (``select="long"``), and its mean, sample standard deviation (for two seeds or more) and
+  number of seeds;
 * per (encoding, language): the smallest depth at which every seed of some setting reaches the
   threshold (default 0.99) on the longest bin, and the smallest at which a strict majority does,
   next to the depth the theory predicts (the language's prediction depth: k - 2 for L_k) and
   the depth of the language's compiled reference program;
 * per language with a reference program: the compiled model's exact match on the same test bins
-  (built with ``build_task`` from the cells' own data settings), which must be 100%.
+  (built with ``build_task`` from the cells' own data settings), which must be 100%;
+* theory checks (``crasp.train.theory_bounds``): where a theorem bounds the depth, the cells
+  below the lower bound that succeed and the cells at or above the upper bound that fail, by
+  both criteria (≥ threshold on the longest bin; 100% validation exact match);
+* with ``budget=B``: every cell as the checkpoint validation selects within B epochs
+  (``crasp.train.budget``); ``budget_<encoding>.png`` plots the smallest succeeding depth
+  against the budget for every budget the runs can answer for.
 
 ``write_report(report, out)`` writes ``cells.csv``, ``report.md``, ``report.json`` and
 ``heatmap_<posenc>.png`` atomically.
@@ -35,10 +42,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from crasp.atomic import write_bytes_atomic, write_text_atomic
 from crasp.errors import CraspError
+from crasp.train.budget import has_records, results_at_budget, trained_epochs
 from crasp.train.sweep import (
     AXES, CELL_FILE, CELLS_DIR, ERROR_FILE, RESULTS_FILE, SESSIONS_DIR, SWEEP_FILE,
     canonical_json, long_bin_exact_match, parse_bin, read_json,
 )
+from crasp.train.theory_bounds import DepthBound, depth_bound
 
 DEFAULT_THRESHOLD = 0.99
 POSENC_NAMES = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi"}
@@ -106,6 +115,23 @@ class SweepData:
     missing: list[str] = field(default_factory=list)       # ids named by specs, not done
     duplicates: int = 0                                    # same id in several directories
     superseded: list[str] = field(default_factory=list)    # same coordinates, other config
+    unbudgeted: list[str] = field(default_factory=list)    # cells that cannot answer the budget
+    budget: int | None = None                              # epochs; None: each run's own
+
+
+def at_budget(data: SweepData, budget: int) -> SweepData:
+    """``data`` with every cell read at ``budget`` epochs (``crasp.train.budget``); the cells
+    that cannot answer for it (no records, or fewer epochs trained) move to ``unbudgeted``."""
+    if budget < 1:
+        raise CraspError(f"--budget must be at least 1 epoch, not {budget}")
+    kept, left_out = [], []
+    for cell in data.cells:
+        view = results_at_budget(cell.results, budget)
+        if view is None:
+            left_out.append(cell.id)
+        else:
+            kept.append(dataclasses.replace(cell, results=view))
+    return dataclasses.replace(data, cells=kept, unbudgeted=left_out, budget=budget)
 
 
 def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
@@ -342,10 +368,10 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
     """
     import crasp
 
-    try:
-        from crasp.languages import build_task, get_language
-    except ImportError as error:
-        return {"status": f"error: language library unavailable ({error})"}
+    from crasp.languages import build_task, get_language
+    from crasp.languages.datasets import parse_test_bin
+    from crasp.train.config import test_bin_name
+
     try:
         lang = get_language(language)
     except Exception as error:
@@ -369,7 +395,9 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
 
         model = compile_program(program)
         task = build_task(lang, train_bin=_bin_tuple(config["train_bin"]),
-                          test_bins=[_bin_tuple(b) for b in config["test_bins"]],
+                          test_bins=[parse_test_bin(b if isinstance(b, str) else
+                                                    test_bin_name(b))
+                                     for b in config["test_bins"]],
                           n_train=config["n_train"], n_test=config["n_test"],
                           val_fraction=config.get("val_fraction", 0.2),
                           seed=config["seed"] if config.get("data_seed") is None
@@ -377,7 +405,7 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
         bins = {}
         for split in task.tests:
             em = compiled_exact_match(model, split.strings, split.labels, program.alphabet)
-            bins[f"{split.lo}:{split.hi}"] = {"exact_match": em, "n": len(split.strings)}
+            bins[split.name] = {"exact_match": em, "n": len(split.strings)}
     except Exception as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         if "position" in message.lower():
@@ -450,7 +478,7 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
 
 
 def aggregate(cells: Sequence[CellResult], threshold: float = DEFAULT_THRESHOLD,
-              select: str = "long") -> dict[str, dict[str, dict[int, Aggregate]]]:
+              select: str = "val") -> dict[str, dict[str, dict[int, Aggregate]]]:
     """posenc -> language -> depth -> Aggregate (best setting by ``select``: long or val)."""
     if select not in ("long", "val"):
         raise CraspError(f"select must be 'long' or 'val', not {select!r}")
@@ -493,16 +521,18 @@ def aggregate(cells: Sequence[CellResult], threshold: float = DEFAULT_THRESHOLD,
 
 
 def summarize(table: Mapping[str, Mapping[str, Mapping[int, Aggregate]]],
-              compiled: Mapping[str, dict], threshold: float,
-              theory: Mapping[str, int | None] | None = None) -> list[dict]:
-    """One summary per (encoding, language): smallest generalizing depth vs theory vs compiled."""
+              compiled: Mapping[str, dict], threshold: float) -> list[dict]:
+    """One summary per (encoding, language): smallest generalizing depth vs theory vs compiled.
+
+    ``theory_depth`` is the depth a theorem fixes exactly (``theory_bounds``), else None;
+    ``theory_bound`` states what is known (a proved range, or nothing)."""
     lines = []
     for posenc, languages in table.items():
         for language, depths in languages.items():
             all_depths = [d for d, a in depths.items() if a.all_pass]
             majority_depths = [d for d, a in depths.items() if a.majority_pass]
-            depth_predicted = (theory[language] if theory is not None and language in theory
-                               else theory_depth(language))
+            bound = depth_bound(language, posenc)
+            depth_predicted = bound.upper if bound is not None and bound.exact else None
             reference = compiled.get(language) or {}
             smallest_all = min(all_depths) if all_depths else None
             smallest_majority = min(majority_depths) if majority_depths else None
@@ -528,11 +558,173 @@ def summarize(table: Mapping[str, Mapping[str, Mapping[int, Aggregate]]],
                 "passing_depths_all_seeds": sorted(all_depths),
                 "fails_above_smallest": gaps,
                 "theory_depth": depth_predicted,
+                "theory_bound": None if bound is None else {
+                    "lower": bound.lower, "upper": bound.upper, "statement": bound.statement},
                 "compiled_depth": reference.get("depth"),
                 "compiled_status": reference.get("status"),
                 "compiled_all_perfect": reference.get("all_perfect"),
                 "agrees_with_theory": agrees,
             })
+    return lines
+
+
+def theory_checks(cells: Sequence[CellResult], threshold: float) -> list[dict]:
+    """Per (encoding, language) that a theorem bounds: every cell below the proved lower bound
+    that succeeds, and every cell at or above the proved upper bound that fails, under each of
+    the two criteria (≥ ``threshold`` exact match on the longest test bin; 100% validation exact
+    match, the paper's), with the number of cells (one per seed and setting) on each side."""
+    groups: dict[tuple[str, str], list[CellResult]] = {}
+    for cell in cells:
+        if cell.long_exact_match is not None and depth_bound(cell.language, cell.posenc):
+            groups.setdefault((cell.posenc, cell.language), []).append(cell)
+    checks = []
+    for (posenc, language), members in sorted(
+            groups.items(), key=lambda i: (posenc_sort_key(i[0][0]), language_sort_key(i[0][1]))):
+        bound = depth_bound(language, posenc)
+        below = [c for c in members if c.depth < bound.lower]
+        above = [c for c in members if c.depth >= bound.upper]
+
+        def entry(cell: CellResult) -> dict:
+            return {"id": cell.id, "depth": cell.depth, "seed": cell.seed, "hyper": cell.hyper,
+                    "long_exact_match": cell.long_exact_match,
+                    "val_exact_match": cell.val_exact_match}
+
+        def succeeds(cell: CellResult) -> dict[str, bool]:
+            return {"long": cell.long_exact_match >= threshold,
+                    "val": (cell.val_exact_match or 0.0) >= 1.0}
+
+        checks.append({
+            "posenc": posenc, "language": language, "threshold": threshold,
+            "bound": {"lower": bound.lower, "upper": bound.upper, "statement": bound.statement},
+            "cells_below": len(below), "cells_at_or_above": len(above),
+            "below_bound_succeed": {criterion: [entry(c) for c in sorted(below, key=_cell_order)
+                                                if succeeds(c)[criterion]]
+                                    for criterion in ("long", "val")},
+            "at_or_above_bound_fail": {criterion: [entry(c) for c in sorted(above, key=_cell_order)
+                                                   if not succeeds(c)[criterion]]
+                                       for criterion in ("long", "val")},
+        })
+    return checks
+
+
+def budget_curves(data: SweepData, threshold: float, select: str) -> dict[str, dict]:
+    """posenc -> {"budgets": [1..B], "languages": {language: {"majority": [...], "all": [...],
+    "contradictions": [...]}}}: per budget, the smallest depth at which a majority (all) of a
+    setting's seeds succeed, None where none does, and the number of cells below a proved lower
+    bound that succeed on the longest bin. Only cells with improvement records count; the
+    budgets run from 1 to the most epochs any of them trained."""
+    recorded = [cell for cell in data.cells if has_records(cell.results)]
+    if not recorded:
+        return {}
+    horizon = max(trained_epochs(cell.results) for cell in recorded)
+    budgets = list(range(1, horizon + 1))
+    curves: dict[str, dict] = {}
+    for budget in budgets:
+        view = at_budget(dataclasses.replace(data, cells=recorded), budget)
+        table = aggregate(view.cells, threshold, select)
+        contradictions = {(c["posenc"], c["language"]): len(c["below_bound_succeed"]["long"])
+                          for c in theory_checks(view.cells, threshold)}
+        for posenc, languages in table.items():
+            for language, by_depth in languages.items():
+                curve = curves.setdefault(posenc, {"budgets": budgets, "languages": {}})[
+                    "languages"].setdefault(language, {"majority": [None] * len(budgets),
+                                                       "all": [None] * len(budgets),
+                                                       "contradictions": [0] * len(budgets)})
+                index = budget - 1
+                curve["majority"][index] = min(
+                    (d for d, a in by_depth.items() if a.majority_pass), default=None)
+                curve["all"][index] = min((d for d, a in by_depth.items() if a.all_pass),
+                                          default=None)
+                curve["contradictions"][index] = contradictions.get((posenc, language), 0)
+    return curves
+
+
+def budget_png(posenc: str, curve: Mapping, depths: Sequence[int], threshold: float) -> bytes:
+    """Smallest depth where a majority of seeds succeed, against the training budget, one line
+    per language; a dotted line at a depth a theorem fixes exactly, none elsewhere."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    budgets = curve["budgets"]
+    none_level = max(depths, default=0) + 1
+    figure = Figure(figsize=(7.2, 4.2))
+    axes = figure.add_subplot()
+    colors = matplotlib.colormaps["tab10"]
+    for index, (language, lines) in enumerate(curve["languages"].items()):
+        color = colors(index % 10)
+        values = [none_level if v is None else v for v in lines["majority"]]
+        offset = (index - len(curve["languages"]) / 2) * 0.04  # keep equal lines apart
+        axes.step(budgets, [v + offset for v in values], where="post", color=color,
+                  linewidth=1.8, marker="o", markersize=3, label=language)
+        bound = depth_bound(language, posenc)
+        if bound is not None and bound.exact:
+            axes.axhline(bound.upper + offset, color=color, linestyle=":", linewidth=1.2)
+    axes.set_yticks(list(depths) + [none_level],
+                    [str(d) for d in depths] + ["none"])
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel("training budget (epochs; the checkpoint validation selects by then)")
+    axes.set_ylabel("smallest depth where a majority\nof seeds succeed")
+    axes.set_title(f"{POSENC_NAMES.get(posenc, posenc)}: smallest succeeding depth vs budget\n"
+                   f"(success: ≥ {100 * threshold:g}% exact match on the longest test bin; "
+                   "dotted: the depth a theorem fixes)", fontsize=9)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
+
+
+def distribution_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
+                       cells: Sequence[CellResult], depths: Sequence[int]) -> str:
+    """Exact match on every test bin drawn from a named distribution (``LO:HI@NAME``), for the
+    setting each cell of the main table selected: one Markdown table per such bin, or ''."""
+    chosen = {(language, depth): (a.hyper, set(a.seeds))
+              for language, by_depth in languages.items() for depth, a in by_depth.items()}
+    scores: dict[str, dict[tuple[str, int], list[float]]] = {}
+    for cell in cells:
+        if cell.posenc != posenc or (cell.language, cell.depth) not in chosen:
+            continue
+        hyper, seeds = chosen[cell.language, cell.depth]
+        if cell.hyper != hyper or cell.seed not in seeds:
+            continue
+        for name, metrics in (cell.results.get("bins") or {}).items():
+            if "@" in name and metrics.get("exact_match") is not None:
+                scores.setdefault(name, {}).setdefault((cell.language, cell.depth), []).append(
+                    float(metrics["exact_match"]))
+    parts = []
+    for name in sorted(scores):
+        parts += [f"Exact match (%) on the test bin `{name}` (same settings and seeds as above):",
+                  "", "| language | " + " | ".join(f"depth {d}" for d in depths) + " |",
+                  "|---|" + "---:|" * len(depths)]
+        for language in languages:
+            row = [seeds_text(scores[name][language, d]) if (language, d) in scores[name]
+                   else "–" for d in depths]
+            parts.append(f"| {language} | " + " | ".join(row) + " |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
+    """Markdown bullets: the counts, then every contradicting cell by name."""
+    lines = []
+    for check in checks:
+        bound = check["bound"]
+        name = f"{check['language']} [{POSENC_NAMES.get(check['posenc'], check['posenc'])}]"
+        for criterion, label in (("long", f"≥ {100 * check['threshold']:g}% on the longest bin"),
+                                 ("val", "100% validation")):
+            wins = check["below_bound_succeed"][criterion]
+            losses = check["at_or_above_bound_fail"][criterion]
+            text = (f"- {name}, {label}: {len(wins)} of {check['cells_below']} cells below depth "
+                    f"{bound['lower']} succeed; {len(losses)} of {check['cells_at_or_above']} "
+                    f"cells at depth ≥ {bound['upper']} fail")
+            if wins:
+                text += " — below the bound: " + ", ".join(
+                    f"d{c['depth']} s{c['seed']} ({_pct(c['long_exact_match'])} long, "
+                    f"{_pct(c['val_exact_match'])} val)" for c in wins)
+            lines.append(text)
     return lines
 
 
@@ -549,11 +741,33 @@ def summary_text(line: Mapping) -> str:
             f"smallest depth where {seeds} ≥ {pct} exact match on "
             f"{_bin_label(line['bin'])}: {depth(line['smallest_depth_all_seeds'])}; "
             f"majority of seeds: {depth(line['smallest_depth_majority'])}; "
-            f"theory: {line['theory_depth'] if line['theory_depth'] is not None else 'n/a'}; "
+            f"theory: {_bound_text(line.get('theory_bound'))}; "
             f"compiled program: {_compiled_text(line)}")
     if line["fails_above_smallest"]:
         text += f"; not monotone (fails again at depth {', '.join(map(str, line['fails_above_smallest']))})"
     return text
+
+
+def _bound_text(bound: Mapping | None) -> str:
+    if not bound:
+        return "no proved bound"
+    if bound["lower"] == bound["upper"]:
+        return f"depth {bound['upper']} (proved)"
+    return f"depth {bound['lower']}–{bound['upper']} (proved range; {bound['upper']} conjectured)"
+
+
+def _bound_cell(bound: DepthBound | None) -> str:
+    if bound is None:
+        return "–"
+    return str(bound.upper) if bound.exact else f"{bound.lower}–{bound.upper}"
+
+
+def seeds_text(values: Sequence[float]) -> str:
+    """Mean with its sample standard deviation and seed count; one seed shows no deviation."""
+    if len(values) == 1:
+        return f"{_pct(values[0])} (n=1)"
+    mean, std = _mean_std(values)
+    return f"{_pct(mean)} ± {_pct(std)} (n={len(values)})"
 
 
 def _compiled_text(line: Mapping) -> str:
@@ -586,6 +800,8 @@ class Report:
     rows: list[dict]
     columns: list[str]
     theory: dict[str, int | None] = field(default_factory=dict)
+    checks: list[dict] = field(default_factory=list)
+    curves: dict[str, dict] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         depths = sorted({d for langs in self.table.values() for ds in langs.values() for d in ds})
@@ -604,6 +820,10 @@ class Report:
                        for posenc, langs in self.table.items()},
             "summary": [{**line, "text": summary_text(line)} for line in self.summary],
             "theory_depths": self.theory,
+            "theory_checks": self.checks,
+            "budget": self.data.budget,
+            "cells_without_budget": self.data.unbudgeted,
+            "budget_curves": self.curves,
             "compiled": self.compiled,
             "wall_time": wall_time(self.data),
             "commands": commands(self.data),
@@ -717,12 +937,15 @@ def _compiled_configs(cells: Sequence[CellResult]) -> dict[str, dict]:
 
 
 def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOLD,
-                 select: str = "long", compiled: bool = True,
-                 compiled_fn: CompiledFn | None = None) -> Report:
+                 select: str = "val", compiled: bool = True,
+                 compiled_fn: CompiledFn | None = None, budget: int | None = None) -> Report:
     """Load and aggregate sweep directories (see the module docstring)."""
     if not 0.0 < threshold <= 1.0:
         raise CraspError(f"threshold must be in (0, 1], not {threshold}")
     data = load_sweeps(dirs)
+    curves = budget_curves(data, threshold, select)
+    if budget is not None:
+        data = at_budget(data, budget)
     table = aggregate(data.cells, threshold, select)
     compiled_results: dict[str, dict] = {}
     if compiled:
@@ -755,10 +978,10 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
             except OSError:  # a read-only sweep directory: no cache, same report
                 pass
     theory = theory_depths(data.cells)
-    summary = summarize(table, compiled_results, threshold, theory)
+    summary = summarize(table, compiled_results, threshold)
     rows, columns = csv_rows(data.cells)
     return Report(data, threshold, select, table, summary, compiled_results, rows, columns,
-                  theory)
+                  theory, theory_checks(data.cells, threshold), curves)
 
 
 # --------------------------------------------------------------------------- writers
@@ -785,35 +1008,35 @@ def _compiled_cell(reference: Mapping | None, bin_name: str | None) -> str:
 
 def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
                    depths: Sequence[int], compiled: Mapping[str, dict], threshold: float,
-                   theory: Mapping[str, int | None] | None = None) -> str:
+                   select: str = "val") -> str:
     bins = {a.bin for ds in languages.values() for a in ds.values()}
     bin_text = _bin_label(next(iter(bins))) if len(bins) == 1 else "the longest test bin"
-    n_max = max((a.n for ds in languages.values() for a in ds.values()), default=0)
+    chosen_by = ("validation exact match" if select == "val"
+                 else "exact match on the longest TEST bin (selected on test data)")
     lines = [
         f"### {POSENC_NAMES.get(posenc, posenc)}: exact match (%) on {bin_text}",
         "",
-        f"Best hyperparameter setting per cell, mean ± standard deviation over seeds (n = "
-        f"{n_max} unless marked). **Bold**: every seed of some setting reaches ≥ "
-        f"{100 * threshold:g}%. *theory*: the minimal depth the theory predicts; *compiled*: "
-        "the compiled reference program's exact match on the same bin, at its depth.",
+        f"Per cell the hyperparameter setting with the best mean {chosen_by}; mean ± sample "
+        f"standard deviation over its seeds, and the number of seeds n (one seed: no deviation). "
+        f"**Bold**: every seed of some setting reaches ≥ {100 * threshold:g}%. *theory*: the "
+        "depth a theorem fixes (a range where only bounds are proved; – where none is known, "
+        "crasp.train.theory_bounds); *compiled*: the compiled reference program's exact match on "
+        "the same bin, at its depth, in crasp's exact fixed-precision executor (floor rounding).",
         "",
         "| language | theory | " + " | ".join(f"depth {d}" for d in depths) + " | compiled |",
         "|---|---:|" + "---:|" * len(depths) + "---:|",
     ]
     for language, by_depth in languages.items():
-        predicted = (theory or {}).get(language) if theory is not None else theory_depth(language)
         cells = []
         for depth in depths:
             entry = by_depth.get(depth)
             if entry is None:
                 cells.append("–")
                 continue
-            text = f"{_pct(entry.mean)} ± {_pct(entry.std)}"
-            if entry.n != n_max:
-                text += f" (n={entry.n})"
+            text = seeds_text(entry.values)
             cells.append(f"**{text}**" if entry.all_pass else text)
         bin_name = next(iter(by_depth.values())).bin if by_depth else None
-        lines.append(f"| {language} | {predicted if predicted is not None else '–'} | "
+        lines.append(f"| {language} | {_bound_cell(depth_bound(language, posenc))} | "
                      + " | ".join(cells) + f" | {_compiled_cell(compiled.get(language), bin_name)} |")
     hypers = [a.hyper for ds in languages.values() for a in ds.values()]
     varying = sorted({k for h in hypers for k in h
@@ -828,9 +1051,10 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
 
 
 def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
-                depths: Sequence[int], compiled: Mapping[str, dict],
-                theory: Mapping[str, int | None] | None = None) -> bytes:
-    """A language x depth heatmap of mean exact match with the theory's staircase."""
+                depths: Sequence[int], compiled: Mapping[str, dict]) -> bytes:
+    """A language x depth heatmap of mean exact match, with a theory staircase only for the
+    rows a theorem bounds (``theory_bounds``): solid at a proved exact depth or lower bound,
+    dashed at an upper bound whose exactness is conjectured."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -862,20 +1086,11 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
                 label += f"\n±{100 * stds[r, c]:.0f}"
             axes.text(c, r, label, ha="center", va="center", fontsize=7 if "\n" in label else 8,
                       color="black" if grid[r, c] > 0.6 else "white")
-    # Staircase: the left edge of the column of the predicted depth, joined row to row.
-    xs, ys = [], []
-    for r, language in enumerate(names):
-        predicted = (theory or {}).get(language) if theory is not None else theory_depth(language)
-        if predicted is None:
-            if xs:
-                axes.plot(xs, ys, color="red", linewidth=2.2)
-            xs, ys = [], []
-            continue
-        edge = sum(1 for d in depths if d < predicted) - 0.5
-        xs += [edge, edge]
-        ys += [r - 0.5, r + 0.5]
-    if xs:
-        axes.plot(xs, ys, color="red", linewidth=2.2)
+    # Staircases: the left edge of the column of the bound, joined row to row.
+    bounds = [depth_bound(language, posenc) for language in names]
+    solid = _staircase(axes, [b.lower if b else None for b in bounds], depths, "-")
+    dashed = _staircase(axes, [b.upper if b and not b.exact else None for b in bounds], depths,
+                        "--")
     marked = False
     for r, language in enumerate(names):
         reference = compiled.get(language) or {}
@@ -892,10 +1107,20 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
     axes.set_ylim(len(names) - 0.5, -0.5)
     bins = {a.bin for ds in languages.values() for a in ds.values()}
     where = _bin_label(next(iter(bins))) if len(bins) == 1 else "the longest test bin"
+    seeds = sorted({a.n for ds in languages.values() for a in ds.values()})
+    seeds_label = "–".join(map(str, sorted({seeds[0], seeds[-1]}))) if seeds else "0"
     axes.set_title(f"{POSENC_NAMES.get(posenc, posenc)}: exact match on {where}\n"
-                   "(best setting, mean over seeds, %)", fontsize=9)
-    handles = [Line2D([], [], color="red", linewidth=2.2,
-                      label="theory: minimal depth\n(prediction task)")]
+                   f"(best setting, mean over {seeds_label} seed(s) per cell, %)", fontsize=9)
+    handles = []
+    if solid:
+        handles.append(Line2D([], [], color="red", linewidth=2.2,
+                              label="proved: minimal depth\n(or its lower bound)"))
+    if dashed:
+        handles.append(Line2D([], [], color="red", linewidth=2.2, linestyle="--",
+                              label="proved upper bound,\nconjectured exact"))
+    if not solid and not dashed:
+        handles.append(Line2D([], [], color="none", label="no proved depth bound\n"
+                                                          "for this encoding"))
     if marked:
         handles.append(Line2D([], [], marker="D", color="white", markeredgecolor="black",
                               linestyle="none", label="compiled program depth"))
@@ -906,6 +1131,25 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=120)
     return buffer.getvalue()
+
+
+def _staircase(axes, levels: Sequence[int | None], depths: Sequence[int], style: str) -> bool:
+    """Draw the left edges of the columns at ``levels`` (one per row, None: no line there);
+    returns whether anything was drawn."""
+    drawn = False
+    xs: list[float] = []
+    ys: list[float] = []
+    for row, level in enumerate([*levels, None]):
+        if level is None:
+            if xs:
+                axes.plot(xs, ys, color="red", linewidth=2.2, linestyle=style)
+                drawn = True
+            xs, ys = [], []
+            continue
+        edge = sum(1 for d in depths if d < level) - 0.5
+        xs += [edge, edge]
+        ys += [row - 0.5, row + 0.5]
+    return drawn
 
 
 def _duration(seconds: float) -> str:
@@ -920,8 +1164,15 @@ def markdown_report(report: Report) -> str:
     table = report.table
     depths = sorted({d for langs in table.values() for ds in langs.values() for d in ds})
     times = wall_time(data)
-    selected = ("the best mean exact match on the longest test bin" if report.select == "long"
-                else "the best mean validation exact match")
+    selected = ("the best mean exact match on the longest test bin — SELECTED ON TEST DATA "
+                "(--select long), so these numbers overstate what a held-out choice would get"
+                if report.select == "long" else "the best mean validation exact match")
+    budget = (f"Budget: every cell read at {data.budget} epoch(s), as the checkpoint validation "
+              f"selects by then (crasp.train.budget)"
+              + (f"; {len(data.unbudgeted)} cell(s) cannot answer for it (no per-epoch test "
+                 "records, or fewer epochs trained) and are left out" if data.unbudgeted
+                 else "") + "." if data.budget is not None
+              else "Budget: each run's own (all the epochs it trained).")
     parts = [
         "# Sweep report",
         "",
@@ -930,7 +1181,8 @@ def markdown_report(report: Report) -> str:
         + (f"; {len(data.errors)} failed" if data.errors else "") + ".",
         f"Threshold for \"length-generalizes\": ≥ {100 * report.threshold:g}% exact match on the "
         "longest test bin. Per cell, the hyperparameter setting (grid point) with "
-        f"{selected} is shown; mean ± sample standard deviation over its seeds.",
+        f"{selected} is shown; mean ± sample standard deviation over its seeds (n).",
+        budget,
         "",
         (f"Wall time: {_duration(times['sessions_total_s'])} over {times['sessions']} sweep "
          f"invocation(s); " if times["sessions"] else "Wall time: ")
@@ -939,19 +1191,28 @@ def markdown_report(report: Report) -> str:
     ]
     for posenc, languages in table.items():
         parts.append(markdown_table(posenc, languages, depths, report.compiled, report.threshold,
-                                    report.theory))
+                                    report.select))
         if posenc != "nope":
             parts.append(
-                "The boundary is the C-RASP (NoPE) prediction depth. With a positional encoding "
-                "a head can attend locally (the Y operator of TL[◁#]^pos), which in theory brings "
-                "L_k down to depth 1; the depth hierarchy under RoPE and ALiBi is the one of E_k "
-                "(L_k with a neutral letter), whose boundary the language registry states.\n")
+                "No depth bound for the prediction task is proved under this encoding, so no "
+                "theory line is drawn: with a positional encoding a head can attend locally (the "
+                "Y operator of TL[◁#]^pos), which in theory brings L_k down to depth 1, and the "
+                "E_k theorems under positional encodings are about recognition.\n")
         parts.append(f"![{posenc} heatmap](heatmap_{posenc}.png)\n")
+        extra = distribution_table(posenc, languages, data.cells, depths)
+        if extra:
+            parts.append(extra)
         parts.append("Smallest depth that length-generalizes, against theory and the compiled "
                      "program:\n")
         parts += [f"- {summary_text(line)}" for line in report.summary
                   if line["posenc"] == posenc]
         parts.append("")
+        checks = [c for c in report.checks if c["posenc"] == posenc]
+        if checks:
+            parts += ["Theory checks (cells on the wrong side of a proved bound; "
+                      "crasp.train.theory_bounds):", ""] + theory_check_lines(checks) + [""]
+        if posenc in report.curves:
+            parts.append(f"![{posenc} budget](budget_{posenc}.png)\n")
     if report.compiled:
         all_bins = sorted({b for r in report.compiled.values() for b in (r.get("bins") or {})},
                           key=lambda n: parse_bin(n) or (0, 0))
@@ -988,7 +1249,8 @@ def markdown_report(report: Report) -> str:
     if cmds:
         parts += ["## Commands", "", "```"] + cmds + ["```", ""]
     parts += ["Files: `cells.csv` (one row per cell), `report.json` (everything above), "
-              "`heatmap_<encoding>.png`.", ""]
+              "`heatmap_<encoding>.png`, `budget_<encoding>.png` (where runs recorded their "
+              "per-epoch test scores).", ""]
     return "\n".join(parts)
 
 
@@ -1006,9 +1268,12 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
     depths = sorted({d for langs in report.table.values() for ds in langs.values() for d in ds})
     for posenc, languages in report.table.items():
         path = out / f"heatmap_{posenc}.png"
-        write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled,
-                                             report.theory))
+        write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled))
         paths[f"heatmap_{posenc}"] = path
+    for posenc, curve in report.curves.items():
+        path = out / f"budget_{posenc}.png"
+        write_bytes_atomic(path, budget_png(posenc, curve, depths, report.threshold))
+        paths[f"budget_{posenc}"] = path
     write_text_atomic(paths["markdown"], markdown_report(report))
     write_text_atomic(paths["json"], json.dumps(report.as_dict(), indent=2, default=str) + "\n")
     return paths

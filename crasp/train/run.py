@@ -21,6 +21,7 @@ import io
 import json
 import signal
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,10 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    with open(path, encoding="utf-8") as file:
-        return json.load(file)
+    """A run file's JSON, read by ``crasp.safe_read`` (regular file, bounded size and depth)."""
+    from crasp.safe_read import read_json_file
+
+    return read_json_file(path)
 
 
 def save_weights(path: Path, model: torch.nn.Module, metadata: dict[str, Any]) -> None:
@@ -73,8 +76,53 @@ def save_state(path: Path, state: dict[str, Any]) -> None:
     write_bytes_atomic(path, buffer.getvalue())
 
 
+MAX_STATE_BYTES = 4 << 30
+STATE_SCHEMA = {"version": (int,), "trial": (int,), "epoch": (int,), "step": (int,),
+                "history": (list,), "trial_summaries": (list,), "best": (dict, type(None)),
+                "trial_best": (dict, type(None)), "since_improvement": (int,),
+                "elapsed": (float, int), "done": (bool,)}
+STATE_TENSORS = ("model", "optimizer", "scheduler", "rng")
+
+
 def load_state(path: Path) -> dict[str, Any]:
-    return torch.load(path, map_location="cpu", weights_only=True)
+    """The resume state in ``path``: a regular file within the size limit, loaded with
+    ``weights_only=True`` (no code runs), holding every key of ``STATE_SCHEMA`` with exactly
+    that type; anything else is a ``CraspError`` naming the file."""
+    from crasp.errors import CraspError
+    from crasp.safe_read import read_bytes_file
+
+    data = read_bytes_file(path, MAX_STATE_BYTES)
+    try:
+        with warnings.catch_warnings():  # torch warns about pickle protocols it then refuses
+            warnings.simplefilter("ignore", UserWarning)
+            state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as error:  # truncated, random, or holding objects weights_only refuses
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise CraspError(f"{path} is not a crasp resume state (truncated, corrupt, or holding "
+                         f"objects other than tensors and plain data, which are never "
+                         f"loaded): {type(error).__name__}: {first_line[:200]}") from None
+    problems = _state_problems(state)
+    if problems:
+        raise CraspError(f"{path} is not a crasp resume state: {problems}; start over with "
+                         f"--force")
+    return state
+
+
+def _state_problems(state: Any) -> str:
+    if not isinstance(state, dict):
+        return f"it holds {type(state).__name__}, not a dict"
+    for key, types in STATE_SCHEMA.items():
+        if key not in state:
+            return f"missing key {key!r}"
+        if type(state[key]) not in types:
+            return f"{key!r} is {type(state[key]).__name__}, expected {types[0].__name__}"
+        if types == (int,) and state[key] < 0:
+            return f"{key!r} is negative"
+    if state["epoch"] > 0:
+        missing = [key for key in STATE_TENSORS if not isinstance(state.get(key), dict)]
+        if missing:
+            return f"missing {', '.join(missing)} for resuming mid-trial"
+    return ""
 
 
 def write_metrics(path: Path, history: list[dict[str, Any]]) -> None:

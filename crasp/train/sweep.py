@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
+from crasp.train.sweep_lock import watch_parent
 
 SWEEP_FILE = "sweep.json"
 CELLS_DIR = "cells"
@@ -188,6 +189,9 @@ _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
 
+_BIN_TEXT = r"\d+\s*:\s*\d+(@[\w-]+)?"
+
+
 def parse_value(text: str, annotation: Any = None) -> Any:
     """Parse one grid value with the type of its config field.
 
@@ -241,10 +245,12 @@ def parse_value(text: str, annotation: Any = None) -> Any:
         return text
     if origin in (tuple, list) or annotation in (tuple, list):
         item = args[0] if args else None
-        if origin is list and typing.get_origin(item) is tuple and re.fullmatch(
-                r"\d+\s*:\s*\d+(\s*\+\s*\d+\s*:\s*\d+)*", text):
-            # a list of bins: 251:300+301:350 (a comma would separate grid values)
-            return [parse_value(part, item) for part in text.split("+")]
+        if origin is list and (item is tuple or typing.get_origin(item) is tuple) and \
+                re.fullmatch(rf"{_BIN_TEXT}(\s*\+\s*{_BIN_TEXT})*", text):
+            # a list of bins: 251:300+301:350@skewed (a comma would separate grid values); a
+            # bin with a test distribution stays text, which the config parses
+            return [part.strip() if "@" in part else parse_value(part, tuple[int, int])
+                    for part in text.split("+")]
         pair = re.fullmatch(r"(-?\d+)\s*:\s*(-?\d+)", text)
         value = [int(pair.group(1)), int(pair.group(2))] if pair else json.loads(text)
         if not isinstance(value, list):
@@ -562,8 +568,10 @@ def parse_bin(name: str) -> tuple[int, int] | None:
 
 # --------------------------------------------------------------------------- workers
 
-def _init_worker() -> None:
-    """Runs first in each spawned worker: ignore Ctrl-C (the parent handles it), one thread."""
+def _init_worker(parent_pid: int) -> None:
+    """Runs first in each spawned worker: die with the parent, ignore Ctrl-C (the parent
+    handles it), one thread."""
+    watch_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["MKL_NUM_THREADS"] = "1"
@@ -583,7 +591,7 @@ def run_cell(train_fn: TrainFn | None, config: Any, run_dir: str) -> tuple[str, 
     run_path = Path(run_dir)
     try:
         if train_fn is None:
-            from crasp.train import train as train_fn
+            from crasp.train.loop import train as train_fn
         results = train_fn(config, run_path, progress=False, resume=True)
     except Exception:  # one broken cell must not stop the sweep; it is retried next time
         text = traceback.format_exc()
@@ -746,7 +754,8 @@ def _run_pool(pending: Sequence[Cell], out: Path, jobs: int, train_fn: TrainFn |
     context = multiprocessing.get_context("spawn")
     with _OneThreadEnvironment():  # workers are spawned on submit and inherit os.environ
         executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(jobs, len(pending)), mp_context=context, initializer=_init_worker)
+            max_workers=min(jobs, len(pending)), mp_context=context, initializer=_init_worker,
+            initargs=(os.getpid(),))
         try:
             futures = {executor.submit(run_cell, train_fn, _config_for(cell),
                                        str(cell_dir(out, cell))): cell for cell in pending}

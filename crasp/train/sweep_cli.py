@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
+from crasp.outputs import REPORT, SWEEP, claim_updatable
+from crasp.train.sweep_lock import SweepLock
 
 
 def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,
@@ -88,15 +90,17 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
     entries = [item for entry in list(grid) + list(grid_args) for item in entry.split()]
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
                             shard)
-    sweep.record_spec(out, spec, cells, command)
-    status = sweep.sweep_status(out, mine)
-    click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
-               f"{len(mine)}; done {len(status['done'])}, to run "
-               f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) -> {out}",
-               err=True)
+    claim_updatable(out, SWEEP)
     try:
-        outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
-                                  shard=shard_index, echo=lambda m: click.echo(m, err=True))
+        with SweepLock(out, shard_index, command):
+            sweep.record_spec(out, spec, cells, command)
+            status = sweep.sweep_status(out, mine)
+            click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
+                       f"{len(mine)}; done {len(status['done'])}, to run "
+                       f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) -> "
+                       f"{out}", err=True)
+            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
+                                      shard=shard_index, echo=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:
         click.echo("interrupted: finished cells are kept and cells in flight resume from their "
                    "last checkpoint; run the same command again to continue", err=True)
@@ -115,26 +119,37 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.99,
               show_default=True,
               help="Exact match on the longest test bin that counts as length-generalizing.")
-@click.option("--select", type=click.Choice(["long", "val"]), default="long", show_default=True,
-              help="Best hyperparameters by mean exact match on the longest test bin (long) or "
-                   "by mean validation exact match (val).")
+@click.option("--select", type=click.Choice(["val", "long"]), default="val", show_default=True,
+              help="Best hyperparameters by mean validation exact match (val), or by mean exact "
+                   "match on the longest TEST bin (long: selection on test data, labelled so in "
+                   "the report).")
+@click.option("--budget", type=click.IntRange(min=1), metavar="EPOCHS",
+              help="Read every cell at this training budget: the checkpoint validation selects "
+                   "within EPOCHS epochs, from the run's per-epoch test records.")
 @click.option("--compiled/--no-compiled", default=True, show_default=True,
               help="Compile each language's reference program and score it on the same bins.")
-def report_command(dirs, out_dir, threshold, select, compiled):
+def report_command(dirs, out_dir, threshold, select, budget, compiled):
     """Tabulate and plot one or more sweep directories (shards are merged).
 
     Writes cells.csv, report.md (a table per encoding: language x depth, mean ± std over seeds,
     with the compiled reference program), heatmap_<encoding>.png and report.json, and prints
     one line per language and encoding: the smallest depth that length-generalizes against the
-    theory's depth and the compiled program's depth.
+    theory's depth and the compiled program's depth. Hyperparameters are chosen on validation
+    unless --select long; with runs that recorded per-epoch test scores, --budget reads every
+    cell at a smaller training budget and budget_<encoding>.png plots depth against budget.
+
+    \b
+      crasp report runs/sweep
+      crasp report runs/sweep --budget 6 -o runs/sweep/report-6-epochs
     """
     from crasp.train import report as report_module
 
     report = report_module.build_report(list(dirs), threshold=threshold, select=select,
-                                        compiled=compiled)
+                                        compiled=compiled, budget=budget)
     if not report.data.cells:
         raise CraspError(f"report: no finished cells in {', '.join(dirs)}")
     out = Path(out_dir) if out_dir else Path(dirs[0]) / "report"
+    claim_updatable(out, REPORT)
     paths = report_module.write_report(report, out)
     for line in report_module.report_lines(report):
         click.echo(line)

@@ -1,0 +1,42 @@
+"""Inputs given from Python, made into the batch of token lists every pass works on.
+
+The Python API reads inputs the way the command line reads its arguments, with the CLI's own
+tokenizer (``crasp.inputs.tokenize``):
+
+* a ``str`` is ONE input, tokenized exactly as ``crasp run PROGRAM ARG`` tokenizes ``ARG``
+  (``"(())"`` is four tokens when every symbol is one character; ``"( ( ) )"`` likewise);
+* a list of ``str`` is a batch of such inputs;
+* a list of token lists (lists or tuples of ``str``) is a batch of token lists, taken as is.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+from crasp.errors import InputError
+from crasp.inputs import tokenize
+
+Inputs = Union[str, Sequence[str], Sequence[Sequence[str]]]
+"""One input string, a batch of input strings, or a batch of token lists."""
+
+
+def token_batch(inputs: Inputs, alphabet: Sequence[str]) -> list[list[str]]:
+    """The batch of token lists that ``inputs`` stands for, over ``alphabet``.
+
+    >>> token_batch("(())", ["(", ")"])
+    [['(', '(', ')', ')']]
+    >>> token_batch(["ab", "b a"], ["a", "b"])
+    [['a', 'b'], ['b', 'a']]
+    >>> token_batch([["if", "x"]], ["if", "x"])
+    [['if', 'x']]
+    """
+    if isinstance(inputs, str):
+        return [tokenize(inputs, alphabet)]
+    batch = list(inputs)
+    if all(isinstance(item, str) for item in batch):
+        return [tokenize(item, alphabet) for item in batch]
+    if all(not isinstance(item, str) and all(isinstance(token, str) for token in item)
+           for item in batch):
+        return [list(item) for item in batch]
+    raise InputError("inputs must be one string, a list of strings, or a list of token lists "
+                     "(lists of strings); this batch mixes them or holds something else")

@@ -1,0 +1,112 @@
+"""One sweep process per sweep directory and shard, and workers that die with their parent.
+
+``SweepLock`` — why ``flock(2)``: the lock belongs to an open file description, and the kernel
+drops it when the last descriptor closes, which happens whenever the holding process ends,
+however it ends (exit, exception, ``kill -9``, a crash). A dead process therefore never holds a
+sweep directory, and no stale-lock clean-up is needed. The lock file records the holder (pid,
+host, command, start time), so that a refused sweep can say who holds the directory. Shards of
+one sweep may share a directory by design (their cells are disjoint, docs/experiments.md), so the
+lock is per shard: ``DIR/locks/shard-<i>-of-<n>.lock``. Preconditions: a local file system, or
+a network file system whose ``flock`` is honoured across hosts (NFS v4 maps it to byte-range
+locks; some older set-ups do not, and two hosts could then both take the lock).
+
+``watch_parent`` — a worker of the process pool must not outlive the sweep that started it
+(left alone it would finish its cell and then wait forever for work). Two mechanisms, because
+neither alone covers every case: on Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` makes the
+kernel kill the worker the moment its parent dies; it is tied to the parent *thread* that
+spawned the worker, which is the sweep's main thread here (``ProcessPoolExecutor.submit``
+spawns ``spawn``-context workers in the calling thread). It cannot fire for a parent that died
+before the call, and it does not exist elsewhere, so a daemon thread also polls ``os.getppid()``
+once a second and ends the worker (``os._exit``) when the parent it was started by is gone.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import fcntl
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+from crasp.errors import CraspError
+
+LOCKS_DIR = "locks"
+PARENT_POLL_S = 1.0
+PR_SET_PDEATHSIG = 1
+
+
+class SweepInUseError(CraspError):
+    """Another live process holds the sweep directory (for this shard)."""
+
+
+class SweepLock:
+    """``with SweepLock(out, shard, command):`` holds the directory for this shard, or raises
+    ``SweepInUseError`` naming the process that holds it."""
+
+    def __init__(self, out_dir: str | Path, shard: tuple[int, int], command: str | None):
+        self.path = Path(out_dir) / LOCKS_DIR / f"shard-{shard[0]}-of-{shard[1]}.lock"
+        self.shard = shard
+        self.command = command
+        self.file = None
+
+    def __enter__(self) -> "SweepLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        file = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            file.seek(0)
+            holder = file.read()
+            file.close()
+            raise SweepInUseError(self._refusal(holder)) from None
+        file.seek(0)
+        file.truncate()
+        file.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                               "command": self.command,
+                               "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n")
+        file.flush()
+        self.file = file
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self.file is not None:
+            self.file.close()  # closing the descriptor releases the lock
+            self.file = None
+        return False
+
+    def _refusal(self, holder_text: str) -> str:
+        directory = self.path.parent.parent
+        try:
+            holder = json.loads(holder_text)
+            who = (f"process {holder.get('pid')} on {holder.get('host')} (since "
+                   f"{holder.get('started')}: {holder.get('command') or 'a sweep'})")
+        except ValueError:
+            who = "another process (it has not recorded itself yet)"
+        return (f"the sweep directory {directory} (shard {self.shard[0]}/{self.shard[1]}) is in "
+                f"use by {who}; wait for it to finish or stop it, then run this command again "
+                "(finished cells are kept either way)")
+
+
+def watch_parent(parent_pid: int) -> None:
+    """End this process when ``parent_pid`` is no longer its parent (see the module docstring)."""
+    if sys.platform.startswith("linux"):
+        libc_name = ctypes.util.find_library("c")
+        if libc_name:
+            libc = ctypes.CDLL(libc_name, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before the kernel could be told
+        os._exit(1)
+
+    def poll() -> None:
+        while True:
+            time.sleep(PARENT_POLL_S)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=poll, name="crasp-parent-watch", daemon=True).start()

@@ -1,0 +1,210 @@
+"""The hostile-file matrix: model directories and resume states that are broken, hostile or
+not files at all are refused at once with a message naming the file, exit status 2, and no
+traceback (and no hang: FIFOs and /dev/zero are refused before a byte is read)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import crasp
+from crasp.cli import cli
+from crasp.compiler import compile_program, model_format
+from crasp.train.config import TrainConfig
+from crasp.train.loop import train
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("model") / "m"
+    compile_program(crasp.load_program("examples/majority.crasp")).save(path)
+    return path
+
+
+def edit_config(change):
+    def mutate(path: Path) -> None:
+        config = json.loads((path / "config.json").read_text())
+        change(config)
+        (path / "config.json").write_text(json.dumps(config))
+    return mutate
+
+
+def replace_with(name: str, make):
+    def mutate(path: Path) -> None:
+        (path / name).unlink()
+        make(path / name)
+    return mutate
+
+
+def write(name: str, data: bytes):
+    return lambda path: (path / name).write_bytes(data)
+
+
+def set_precision(**values):
+    return edit_config(lambda config: config["precision"].update(values))
+
+
+MODEL_CASES = {
+    "config symlink to /dev/zero": replace_with("config.json",
+                                                lambda p: p.symlink_to("/dev/zero")),
+    "weights symlink to /dev/zero": replace_with("model.safetensors",
+                                                 lambda p: p.symlink_to("/dev/zero")),
+    "config is a FIFO": replace_with("config.json", os.mkfifo),
+    "weights are a FIFO": replace_with("model.safetensors", os.mkfifo),
+    "config is a directory": replace_with("config.json", Path.mkdir),
+    "config missing": lambda path: (path / "config.json").unlink(),
+    "config empty": write("config.json", b""),
+    "config truncated": lambda path: (path / "config.json").write_bytes(
+        (path / "config.json").read_bytes()[:40]),
+    "config not UTF-8": write("config.json", b"\xff\xfe{}"),
+    "100,000 nested brackets": write("config.json", b"[" * 100_000 + b"]" * 100_000),
+    "5,000-digit integer": write("config.json", b'{"version": ' + b"9" * 5000 + b"}"),
+    "NaN": write("config.json", b'{"version": NaN}'),
+    "config is a list": write("config.json", b"[1, 2]"),
+    "version is true": edit_config(lambda config: config.update(version=True)),
+    "version is 99": edit_config(lambda config: config.update(version=99)),
+    "d_model is a string": edit_config(lambda config: config.update(d_model="4")),
+    "n_layers is true": edit_config(lambda config: config.update(n_layers=True)),
+    "total_bits = 1": set_precision(total_bits=1),
+    "total_bits = 54": set_precision(total_bits=54),
+    "total_bits is true": set_precision(total_bits=True),
+    "frac_bits = -1": set_precision(frac_bits=-1),
+    "weights random": write("model.safetensors", os.urandom(256)),
+    "weights empty": write("model.safetensors", b""),
+    "weights truncated": lambda path: (path / "model.safetensors").write_bytes(
+        (path / "model.safetensors").read_bytes()[:100]),
+}
+
+
+@pytest.mark.parametrize("case", MODEL_CASES)
+def test_a_broken_or_hostile_model_directory_is_refused(tmp_path, model_dir, case):
+    broken = tmp_path / "m"
+    shutil.copytree(model_dir, broken)
+    MODEL_CASES[case](broken)
+    result = CliRunner().invoke(cli, ["run", "--model", str(broken), "a b"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert str(broken) in result.output
+
+
+def test_a_file_over_the_size_limit_is_refused_before_reading(tmp_path, model_dir,
+                                                              monkeypatch):
+    monkeypatch.setattr(model_format, "MAX_CONFIG_BYTES", 64)
+    result = CliRunner().invoke(cli, ["run", "--model", str(model_dir), "a b"])
+    assert result.exit_code == 2
+    assert "config.json is" in result.output and "more than the 64 allowed" in result.output
+
+
+# ---------------------------------------------------------------- resume states
+
+@pytest.fixture(scope="module")
+def interrupted_run(tmp_path_factory) -> Path:
+    """A run stopped after its first of two epochs: config.json and a real state.pt."""
+    path = tmp_path_factory.mktemp("run") / "r"
+    config = TrainConfig(language="L3", depth=1, train_bin=(1, 4), test_bins=[(5, 6)],
+                         n_train=20, n_test=10, epochs=2, device="cpu")
+    assert train(config, path, max_epochs_this_session=1) is None
+    assert (path / "state.pt").is_file()
+    return path
+
+
+def torch_bytes(value) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    return buffer.getvalue()
+
+
+class Hostile:
+    def __reduce__(self):
+        return (os.system, ("touch HACKED",))
+
+
+def real_state(path: Path) -> dict:
+    return torch.load(path / "state.pt", weights_only=True)
+
+
+STATE_CASES = {
+    "truncated": lambda path: (path / "state.pt").write_bytes(
+        (path / "state.pt").read_bytes()[:200]),
+    "random": write("state.pt", os.urandom(4096)),
+    "empty": write("state.pt", b""),
+    "hostile pickle": write("state.pt", pickle.dumps(Hostile())),
+    "wrong keys": write("state.pt", torch_bytes({"weights": torch.zeros(2)})),
+    "not a dict": write("state.pt", torch_bytes([1, 2, 3])),
+    "epoch is true": lambda path: (path / "state.pt").write_bytes(
+        torch_bytes({**real_state(path), "epoch": True})),
+    "model of another shape": lambda path: (path / "state.pt").write_bytes(
+        torch_bytes({**real_state(path), "model": {"embed.weight": torch.zeros(3)}})),
+    "symlink to /dev/zero": replace_with("state.pt", lambda p: p.symlink_to("/dev/zero")),
+    "FIFO": replace_with("state.pt", os.mkfifo),
+    "config.json symlink to /dev/zero": replace_with("config.json",
+                                                     lambda p: p.symlink_to("/dev/zero")),
+    "config.json a list": write("config.json", b"[]"),
+}
+
+
+@pytest.mark.parametrize("case", STATE_CASES)
+def test_a_broken_or_hostile_resume_state_is_refused(tmp_path, interrupted_run, case,
+                                                     monkeypatch):
+    run = tmp_path / "r"
+    shutil.copytree(interrupted_run, run)
+    STATE_CASES[case](run)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["train", "--resume", str(run), "--no-progress"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert str(run) in result.output
+    assert not (tmp_path / "HACKED").exists()
+
+
+def test_the_real_state_still_resumes(tmp_path, interrupted_run):
+    run = tmp_path / "r"
+    shutil.copytree(interrupted_run, run)
+    result = CliRunner().invoke(cli, ["train", "--resume", str(run), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert (run / "results.json").is_file()
+
+
+# ---------------------------------------------------------------- dataset manifests
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("data")
+    result = CliRunner().invoke(cli, ["generate", "L3", "--bins", "1:6,7:8", "--n", "6",
+                                      "--val-fraction", "0", "-o", str(root)])
+    assert result.exit_code == 0, result.output
+    return root / "L3"
+
+
+DATASET_CASES = {
+    "manifest symlink to /dev/zero": replace_with("manifest.json",
+                                                  lambda p: p.symlink_to("/dev/zero")),
+    "manifest is a FIFO": replace_with("manifest.json", os.mkfifo),
+    "manifest is a list": write("manifest.json", b"[]"),
+    "manifest without splits": write("manifest.json", json.dumps(
+        {"language": "L3", "bins": [], "format": "paper"}).encode()),
+    "splits of the wrong shape": write("manifest.json", json.dumps(
+        {"language": "L3", "bins": ["1:6"], "format": "paper", "splits": [1, 2],
+         "alphabet": ["a"]}).encode()),
+    "a split file is a FIFO": replace_with("1_to_6_src.txt", os.mkfifo),
+}
+
+
+@pytest.mark.parametrize("case", DATASET_CASES)
+def test_a_broken_or_hostile_dataset_is_refused(tmp_path, dataset_dir, case):
+    from crasp.errors import CraspError
+    from crasp.languages import read_task
+
+    broken = tmp_path / "L3"
+    shutil.copytree(dataset_dir, broken)
+    DATASET_CASES[case](broken)
+    with pytest.raises(CraspError, match=str(broken)):
+        read_task(broken)

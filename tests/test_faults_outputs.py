@@ -1,0 +1,279 @@
+"""The output-failure matrix: every writing command x every kind of folder already at its place
+(a training run, a sweep, a compiled model, a dataset, a Hugging Face-style model, unrelated
+files), with and without --force, and failing writes (a path under a file, a full disk, a
+read-only place). Nothing foreign is ever lost; a failure leaves the old result whole."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import crasp
+from crasp.cli import cli
+from crasp.compiler import compile_program, load_model
+from crasp.train.config import TrainConfig
+
+TRAIN_ARGS = ["--language", "L3", "--depth", "1", "--train-bin", "1:4", "--test-bins", "5:6",
+              "--n-train", "20", "--n-test", "10", "--epochs", "1", "--no-progress"]
+
+
+def make_training_run(path: Path) -> None:
+    path.mkdir(parents=True)
+    config = TrainConfig(language="L3", depth=1).to_dict()
+    (path / "config.json").write_text(json.dumps(config))
+    (path / "metrics.jsonl").write_text('{"epoch": 1}\n')
+    (path / "results.json").write_text('{"bins": []}\n')
+
+
+def make_sweep(path: Path) -> None:
+    (path / "cells" / "c0").mkdir(parents=True)
+    (path / "sweep.json").write_text(json.dumps({"version": 1, "specs": []}))
+    (path / "cells" / "c0" / "results.json").write_text("{}\n")
+
+
+def make_compiled_model(path: Path) -> None:
+    compile_program(crasp.load_program("examples/majority.crasp")).save(path)
+
+
+def make_dataset(path: Path) -> None:
+    result = CliRunner().invoke(cli, ["generate", "L3", "--bins", "1:3", "--n", "5",
+                                      "--val-fraction", "0", "-o", str(path.parent)])
+    assert result.exit_code == 0, result.output
+    assert path.is_dir()
+
+
+def make_huggingface(path: Path) -> None:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 2}))
+    (path / "model.safetensors").write_bytes(os.urandom(64))
+    (path / "tokenizer.json").write_text("{}")
+
+
+def make_unrelated(path: Path) -> None:
+    path.mkdir(parents=True)
+    (path / "notes.txt").write_text("keep me")
+
+
+FOLDERS = {"training run": make_training_run, "sweep": make_sweep,
+           "compiled model": make_compiled_model, "dataset": make_dataset,
+           "huggingface": make_huggingface, "unrelated": make_unrelated}
+
+# command -> (its own kind, arguments writing to PLACE); generate writes into PARENT/L3
+WRITERS = {
+    "compile": ("compiled model", lambda place: ["compile", "examples/dyck1.crasp",
+                                                 "-o", str(place)]),
+    "generate": ("dataset", lambda place: ["generate", "L3", "--bins", "1:6,7:8", "--n", "6",
+                                           "--val-fraction", "0", "-o", str(place.parent)]),
+    "train": ("training run", lambda place: ["train", *TRAIN_ARGS, "-o", str(place)]),
+}
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def place_for(tmp_path: Path) -> Path:
+    return tmp_path / "out" / "L3"
+
+
+def leftovers(parent: Path) -> list[str]:
+    return [p.name for p in parent.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("folder", FOLDERS)
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_writer_replaces_only_its_own_kind_and_only_with_force(tmp_path, command, folder,
+                                                                 force):
+    own_kind, arguments = WRITERS[command]
+    place = place_for(tmp_path)
+    FOLDERS[folder](place)
+    before = snapshot(place)
+    result = CliRunner().invoke(cli, arguments(place) + (["--force"] if force else []))
+    assert "Traceback" not in result.output
+    if folder == own_kind and force:
+        assert result.exit_code == 0, result.output
+        assert snapshot(place) != before
+    else:
+        assert result.exit_code == 2, result.output
+        assert snapshot(place) == before
+        expected = "--force" if folder == own_kind else "refusing"
+        assert expected in result.output
+    assert leftovers(place.parent) == []
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_an_absent_or_empty_place_is_written(tmp_path, command):
+    _, arguments = WRITERS[command]
+    place = place_for(tmp_path)
+    place.mkdir(parents=True)
+    result = CliRunner().invoke(cli, arguments(place))
+    assert result.exit_code == 0, result.output
+    assert any(place.iterdir())
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_place_under_a_file_is_a_clear_error(tmp_path, command):
+    _, arguments = WRITERS[command]
+    (tmp_path / "out").write_text("a file")
+    result = CliRunner().invoke(cli, arguments(place_for(tmp_path)))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "error" in result.output.lower()
+    assert (tmp_path / "out").read_text() == "a file"
+
+
+def full_disk(*_args, **_kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_full_disk_leaves_the_old_result_whole(tmp_path, monkeypatch, command):
+    own_kind, arguments = WRITERS[command]
+    place = place_for(tmp_path)
+    FOLDERS[own_kind](place)
+    before = snapshot(place)
+    monkeypatch.setattr(os, "fsync", full_disk)
+    result = CliRunner().invoke(cli, arguments(place) + ["--force"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "No space left on device" in result.output
+    assert snapshot(place) == before
+    assert leftovers(place.parent) == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_read_only_place_is_a_clear_error(tmp_path, command):
+    _, arguments = WRITERS[command]
+    place = place_for(tmp_path)
+    place.parent.mkdir()
+    place.parent.chmod(0o500)
+    try:
+        result = CliRunner().invoke(cli, arguments(place))
+    finally:
+        place.parent.chmod(0o700)
+    assert result.exit_code == 2, result.output
+    assert "Permission denied" in result.output and "Traceback" not in result.output
+
+
+def test_a_trace_replaces_only_an_earlier_trace_and_only_with_force(tmp_path):
+    trace = tmp_path / "t.txt"
+    run = ["run", "examples/majority.crasp", "a b a", "--trace", str(trace)]
+    assert CliRunner().invoke(cli, run).exit_code == 0
+    first = trace.read_bytes()
+    again = CliRunner().invoke(cli, run)
+    assert again.exit_code == 2 and "--force" in again.output
+    assert CliRunner().invoke(cli, [*run[:3], "b b a", *run[3:], "--force"]).exit_code == 0
+    assert trace.read_bytes() != first
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    refused = CliRunner().invoke(cli, [*run[:3], "--trace", str(notes), "--force"])
+    assert refused.exit_code == 2 and "refusing" in refused.output
+    assert notes.read_text() == "mine"
+
+
+@pytest.mark.parametrize("target", ["trace", "fmt"])
+def test_single_file_writers_report_a_full_disk(tmp_path, monkeypatch, target):
+    program = tmp_path / "p.crasp"
+    program.write_text('alphabet "a" "b"\nx =   #"a" > #"b"\n')
+    original = program.read_bytes()
+    monkeypatch.setattr(os, "fsync", full_disk)
+    arguments = (["fmt", "-w", str(program)] if target == "fmt" else
+                 ["run", str(program), "a", "--trace", str(tmp_path / "t.html")])
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 2, result.output
+    assert "No space left on device" in result.output and "Traceback" not in result.output
+    assert program.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.crasp"]
+
+
+def test_a_replaced_model_is_whole_and_loads(tmp_path):
+    place = tmp_path / "m"
+    make_compiled_model(place)
+    result = CliRunner().invoke(cli, ["compile", "examples/dyck1.crasp", "-o", str(place),
+                                      "--force"])
+    assert result.exit_code == 0, result.output
+    assert load_model(place).config["vocab"] == ["(", ")"]
+
+
+# ---------------------------------------------------------------- sweep and report
+
+
+
+@pytest.mark.parametrize("folder", ["unrelated", "huggingface", "compiled model"])
+def test_sweep_and_report_refuse_a_foreign_folder(tmp_path, folder):
+    from test_report import synthetic
+
+    place = tmp_path / "place"
+    FOLDERS[folder](place)
+    before = snapshot(place)
+    sweep = CliRunner().invoke(cli, ["sweep", "--depths", "1", "--languages", "L3",
+                                     "--seeds", "1", "-o", str(place)])
+    synthetic(tmp_path / "sweep")
+    report = CliRunner().invoke(cli, ["report", str(tmp_path / "sweep"), "--no-compiled",
+                                      "-o", str(place)])
+    for result in (sweep, report):
+        assert result.exit_code == 2, result.output
+        assert "refusing" in result.output and "Traceback" not in result.output
+    assert snapshot(place) == before
+
+
+def test_sweep_and_report_under_a_file_are_clear_errors(tmp_path):
+    from test_report import synthetic
+
+    (tmp_path / "file").write_text("a file")
+    synthetic(tmp_path / "sweep")
+    for arguments in (["sweep", "--depths", "1", "--languages", "L3", "--seeds", "1",
+                       "-o", str(tmp_path / "file" / "s")],
+                      ["report", str(tmp_path / "sweep"), "--no-compiled",
+                       "-o", str(tmp_path / "file" / "r")]):
+        result = CliRunner().invoke(cli, arguments)
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output
+    assert (tmp_path / "file").read_text() == "a file"
+
+
+def test_a_report_is_refreshed_in_place(tmp_path):
+    from test_report import synthetic
+
+    synthetic(tmp_path / "sweep")
+    arguments = ["report", str(tmp_path / "sweep"), "--no-compiled", "-o", str(tmp_path / "r")]
+    assert CliRunner().invoke(cli, arguments).exit_code == 0
+    again = CliRunner().invoke(cli, arguments)
+    assert again.exit_code == 0, again.output
+
+
+def test_a_forced_run_restores_the_old_one_on_failure_and_replaces_it_on_interrupt(tmp_path):
+    from crasp.outputs import TRAINING_RUN, restored_on_failure
+
+    place = tmp_path / "run"
+    make_training_run(place)
+    before = snapshot(place)
+    with pytest.raises(OSError):
+        with restored_on_failure(place, TRAINING_RUN, force=True):
+            place.mkdir()
+            (place / "half.bin").write_bytes(b"partial")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert snapshot(place) == before and leftovers(tmp_path) == []
+    with pytest.raises(KeyboardInterrupt):
+        with restored_on_failure(place, TRAINING_RUN, force=True):
+            place.mkdir()
+            (place / "state.pt").write_bytes(b"resumable")
+            raise KeyboardInterrupt
+    assert snapshot(place) == {"state.pt": b"resumable"} and leftovers(tmp_path) == []
+
+
+def test_a_symbolic_link_to_a_model_is_not_replaced(tmp_path):
+    make_compiled_model(tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    before = snapshot(tmp_path / "real")
+    result = CliRunner().invoke(cli, ["compile", "examples/dyck1.crasp", "-o",
+                                      str(tmp_path / "link"), "--force"])
+    assert result.exit_code == 2 and "a symbolic link" in result.output
+    assert snapshot(tmp_path / "real") == before and (tmp_path / "link").is_symlink()
