@@ -28,6 +28,8 @@ from crasp.trace import write_trace
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
                 "Compile a program to the weights of an equivalent transformer."),
+    "decompile": ("crasp.compiler.decompile_cli:decompile_command",
+                  "Turn a fixed-precision transformer into a C-RASP program of the same depth."),
     "languages": ("crasp.languages.cli:languages_command",
                   "List the built-in languages, their depths and reference programs."),
     "generate": ("crasp.languages.cli:generate_command",
@@ -218,6 +220,22 @@ def _depth_table(report: crasp.depth.DepthReport) -> str:
     return "\n".join(lines)
 
 
+def verification_options(command):
+    """--max-length, --random-length, --random-count and --seed: what --verify runs (shared by
+    depth-check and decompile)."""
+    for option in reversed([
+        click.option("--max-length", type=click.IntRange(min=0), default=8, show_default=True,
+                     help="--verify: every string up to this length."),
+        click.option("--random-length", type=click.IntRange(min=1), default=2000,
+                     show_default=True, help="--verify: random strings up to this length."),
+        click.option("--random-count", type=click.IntRange(min=0), default=64,
+                     show_default=True, help="--verify: how many random strings."),
+        click.option("--seed", type=int, default=0, show_default=True,
+                     help="--verify: random seed.")]):
+        command = option(command)
+    return command
+
+
 @cli.command("depth-check")
 @click.argument("program_path", metavar="PROG")
 @click.option("--max-depth", type=click.IntRange(min=0), default=None,
@@ -225,13 +243,7 @@ def _depth_table(report: crasp.depth.DepthReport) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--verify", is_flag=True,
               help="Also compile the program and compare the model with the interpreter.")
-@click.option("--max-length", type=click.IntRange(min=0), default=8, show_default=True,
-              help="--verify: every string up to this length.")
-@click.option("--random-length", type=click.IntRange(min=1), default=2000, show_default=True,
-              help="--verify: random strings up to this length.")
-@click.option("--random-count", type=click.IntRange(min=0), default=64, show_default=True,
-              help="--verify: how many random strings.")
-@click.option("--seed", type=int, default=0, show_default=True, help="--verify: random seed.")
+@verification_options
 @click.option("--alphabet", "extra_alphabet", multiple=True,
               help="Extra tokens (space-separated) for the alphabet of a program that declares "
                    "none (--verify then also tries strings with them).")

@@ -207,6 +207,19 @@ class FixedPrecisionTransformer(torch.nn.Module):
             pieces.append(arithmetic.attend(scores, v, mask))
         return torch.cat(pieces, dim=1)
 
+    def finish_layer(self, h: torch.Tensor, heads: torch.Tensor, layer: int) -> torch.Tensor:
+        """The rest of ``layer`` after its heads: R(h + Wo heads), then the feed-forward
+        sublayer and its residual. ``heads`` [..., n_heads * d_head] are the averages c."""
+        arithmetic, p = self.arithmetic, self.weight
+        h = arithmetic.round(h + linear(heads, p(f"layers.{layer}.attn.o")))
+        x = h
+        for m in range(self.ffn_depths[layer]):
+            x = arithmetic.round(linear(x, p(f"layers.{layer}.ffn.{m}.weight"),
+                                        p(f"layers.{layer}.ffn.{m}.bias")))
+            if m < self.ffn_depths[layer] - 1:
+                x = torch.relu(x)
+        return arithmetic.round(h + x)
+
     def forward(self, ids: torch.Tensor, record: bool = False):
         self.arithmetic = (_Exact(self.config["precision"]["total_bits"],
                                   self.config["precision"]["frac_bits"])
@@ -216,14 +229,7 @@ class FixedPrecisionTransformer(torch.nn.Module):
         states = []
         for layer in range(self.config["n_layers"]):
             heads = [self._head(h, layer, head) for head in range(self.n_heads)]
-            h = arithmetic.round(h + linear(torch.cat(heads, dim=-1), p(f"layers.{layer}.attn.o")))
-            x = h
-            for m in range(self.ffn_depths[layer]):
-                x = arithmetic.round(linear(x, p(f"layers.{layer}.ffn.{m}.weight"),
-                                            p(f"layers.{layer}.ffn.{m}.bias")))
-                if m < self.ffn_depths[layer] - 1:
-                    x = torch.relu(x)
-            h = arithmetic.round(h + x)
+            h = self.finish_layer(h, torch.cat(heads, dim=-1), layer)
             if record:
                 states.append(h)
         scores = h @ p("out.weight") + p("out.bias")

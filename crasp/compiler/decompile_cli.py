@@ -1,0 +1,116 @@
+"""``crasp decompile MODEL -o PROG.crasp``: write the program and print its summary.
+
+Loaded lazily by ``crasp/cli.py``, which turns every ``CraspError`` into its message on stderr
+and exit status 2. Exit status 1 when ``--verify`` finds a disagreement.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+import crasp
+from crasp.atomic import write_text_atomic
+from crasp.cli import verification_options
+from crasp.compiler.decompile import decompile, format_decompile_summary
+from crasp.compiler.decompile_program import HEADER
+from crasp.compiler.decompile_states import DEFAULT_MAX_STATES
+from crasp.compiler.model_format import load_model
+from crasp.compiler.verification import VerificationResult, verify
+from crasp.errors import CraspError
+
+
+def _check_output(output: str, force: bool) -> None:
+    """Refuse a place that holds anything but a program this command wrote (and that only
+    with --force)."""
+    path = Path(output)
+    if path.suffix not in crasp.PROGRAM_SUFFIXES:
+        raise CraspError(f"-o {output!r}: the program file must end in .crasp or .cr "
+                         f"(or use -o - for standard output)")
+    if not path.exists():
+        return
+    try:
+        ours = path.is_file() and path.read_text(encoding="utf-8").startswith(HEADER)
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if not ours:
+        raise CraspError(f"refusing to overwrite {output!r}: it exists and is not a program "
+                         f"written by crasp decompile")
+    if not force:
+        raise CraspError(f"{output!r} exists (a program written by crasp decompile); pass "
+                         f"--force to replace it")
+
+
+def _describe(result: VerificationResult) -> str:
+    if result.ok:
+        random = (f" and {result.random_strings} random strings of length up to "
+                  f"{result.random_length}" if result.random_strings else "")
+        return (f"the decompiled program agrees with the model ({result.layers} layers) at every "
+                f"position of {result.checked_strings} strings: all strings up to length "
+                f"{result.exhaustive_length}{random}")
+    tokens = result.counterexample or []
+    where = "at BOS (the empty input)" if result.position == -1 else f"at position {result.position}"
+    return (f"on the input {' '.join(tokens)!r} ({len(tokens)} tokens) {where}, the model "
+            f"answers {result.got} but the decompiled program answers {result.expected}")
+
+
+@click.command("decompile")
+@click.argument("model_dir", metavar="MODEL", type=click.Path(file_okay=False))
+@click.option("-o", "--output", required=True, metavar="PROG.crasp",
+              help="The program file to write (- for standard output).")
+@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
+              show_default=True,
+              help="Stop (before enumerating) when a layer has more candidate (state, head "
+                   "output) pairs than this, or its attention tables more than 40 times as many "
+                   "(query state, key state) pairs.")
+@click.option("--force", is_flag=True,
+              help="Replace PROG.crasp if it is a program crasp decompile wrote.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print the summary as JSON: {"layers", "depth", "states", "candidates", '
+                   '"definitions", "comparisons", "depths", ...}.')
+@click.option("--verify", "verify_flag", is_flag=True,
+              help="Run the model and the program on all short and some long random strings.")
+@verification_options
+def decompile_command(model_dir, output, max_states, force, as_json, verify_flag, max_length,
+                      random_length, random_count, seed):
+    """Decompile MODEL (a crasp model directory) into a C-RASP program of the same depth.
+
+    The program answers exactly as the model at every position of every input, the empty
+    input and tokens outside the vocabulary included; it has one counting level per layer
+    (fewer only where its answer provably needs fewer). Any model in the crasp format works,
+    compiled or not; the cost grows with the number of residual states, which --max-states
+    bounds. See docs/decompile.md.
+
+    \b
+      crasp compile examples/dyck1.crasp -o dyck1.model
+      crasp decompile dyck1.model -o dyck1.decompiled.crasp --verify
+      crasp depth-check dyck1.decompiled.crasp
+    """
+    if output != "-":
+        _check_output(output, force)
+    model = load_model(model_dir)
+    result = decompile(model, source=model_dir, max_states=max_states)
+    summary = dict(result.summary)
+    verification = None
+    if verify_flag:
+        verification = verify(result.program, max_length, random_length, random_count, seed,
+                              model=model)
+        summary["verify"] = {"ok": verification.ok,
+                             "checked_strings": verification.checked_strings,
+                             "counterexample": verification.counterexample,
+                             "message": _describe(verification)}
+    if output == "-":
+        click.echo(result.text, nl=False)
+    else:
+        write_text_atomic(output, result.text)
+        summary["output"] = output
+    report = json.dumps(summary, indent=2) if as_json else format_decompile_summary(summary)
+    if verification is not None and not as_json:
+        report += ("\nverified: " if verification.ok else "\nMISMATCH: ") + _describe(verification)
+    if output != "-" and not as_json:
+        report += f"\n\nwrote {output}"
+    click.echo(report, err=output == "-")
+    sys.exit(0 if verification is None or verification.ok else 1)
