@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite twice: in the checkout (.venv, made by scripts/setup.sh), then against
-# the built wheel installed into a fresh virtual environment and run from a directory outside
-# the source tree, so that a file missing from the wheel fails. Arguments go to both pytest runs.
+# The whole test suite twice: in the checkout (.venv, made by scripts/setup.sh), and against the
+# built wheel installed into a fresh virtual environment and run from a directory outside the
+# source tree, so that a file missing from the wheel fails. The two runs go side by side (the
+# machine has two cores); their logs are printed one after the other. Arguments go to both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/python -m pytest "$@"
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+.venv/bin/python -m pytest -p no:cacheprovider "$@" >"$work/checkout.log" 2>&1 &
+checkout=$!
+
 .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
     --wheel-dir "$work/dist" .
 wheel=$(ls "$work"/dist/crasp-*.whl)
@@ -19,7 +22,19 @@ python3 -m venv "$work/venv"
 # so that `import crasp` finds only the installed wheel.
 mkdir "$work/suite"
 git ls-files -z | grep -zv '^crasp/' | xargs -0 cp --parents -t "$work/suite"
-cd "$work/suite"
-"$work/venv/bin/python" -c 'import crasp, sys; "site-packages" in crasp.__file__ or sys.exit(
-    f"crasp imported from {crasp.__file__}, not from the installed wheel")'
-CRASP_WHEEL="$wheel" "$work/venv/bin/python" -m pytest -p no:cacheprovider -m "not slow" "$@" tests
+installed=0
+(
+    cd "$work/suite"
+    "$work/venv/bin/python" -c 'import crasp, sys; "site-packages" in crasp.__file__ or sys.exit(
+        f"crasp imported from {crasp.__file__}, not from the installed wheel")'
+    CRASP_WHEEL="$wheel" "$work/venv/bin/python" -m pytest -p no:cacheprovider -m "not slow" \
+        "$@" tests
+) >"$work/installed.log" 2>&1 || installed=$?
+in_checkout=0
+wait "$checkout" || in_checkout=$?
+
+echo "=== the suite in the checkout (exit status $in_checkout)"
+cat "$work/checkout.log"
+echo "=== the suite against the installed wheel, outside the source tree (exit status $installed)"
+cat "$work/installed.log"
+[ "$in_checkout" -eq 0 ] && [ "$installed" -eq 0 ]
