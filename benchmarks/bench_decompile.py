@@ -24,7 +24,7 @@ import torch  # noqa: E402
 import crasp  # noqa: E402
 from crasp import syntax  # noqa: E402
 from crasp.compiler import compile_program  # noqa: E402
-from crasp.compiler.decompile import decompile  # noqa: E402
+from crasp.compiler.decompile import decompile_model  # noqa: E402
 from crasp.compiler.decompile_states import DEFAULT_MAX_STATES, StateLimitError  # noqa: E402
 from crasp.compiler.random_models import random_model  # noqa: E402
 from timing import best_of  # noqa: E402
@@ -46,8 +46,8 @@ def examples(max_states: int) -> None:
         except crasp.ProgramError:
             continue  # positional predicates: not compilable
         model = compile_program(program)
-        seconds = best_of(1, lambda: decompile(model, path.stem, max_states))
-        result = decompile(model, path.stem, max_states)
+        seconds = best_of(1, lambda: decompile_model(model, path.stem, max_states))
+        result = decompile_model(model, path.stem, max_states)
         slowest = max(slowest, seconds)
         print(f"{path.stem:<14}{model.n_layers:>7}{compiled:>10.3f}{seconds:>12.3f}"
               f"{seconds / compiled:>7.0f}x{result.summary['definitions']:>6}"
@@ -63,11 +63,11 @@ def random_models(count: int, max_states: int) -> None:
     for seed in range(count):
         model = random_model(seed)
         try:
-            seconds = best_of(1, lambda: decompile(model, str(seed), max_states))
+            seconds = best_of(1, lambda: decompile_model(model, str(seed), max_states))
         except StateLimitError:
             refused += 1
             continue
-        result = decompile(model, str(seed), max_states)
+        result = decompile_model(model, str(seed), max_states)
         print(f"{seed:>4}{model.n_layers:>7}{model.config['d_model']:>8}{seconds:>9.2f}"
               f"{' '.join(map(str, result.summary['candidates'])):>24}"
               f"{result.summary['definitions']:>7}{result.summary['depth']:>6}")

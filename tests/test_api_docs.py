@@ -16,7 +16,8 @@ DOCTESTED_MODULES = ["crasp", "crasp.api_inputs", "crasp.depth", "crasp.compiler
                      "crasp.compiler.executor", "crasp.compiler.model_format",
                      "crasp.languages.datasets", "crasp.languages.programs",
                      "crasp.languages.registry", "crasp.languages.storage",
-                     "crasp.compiler.verification", "crasp.fmt", "crasp.train.api"]
+                     "crasp.compiler.verification", "crasp.compiler.decompile", "crasp.fmt",
+                     "crasp.train.api"]
 
 SHOWN = {"crasp": ["parse_program", "load_program", "example", "depth_of", "analyze",
                    "evaluate", "format_trace", "format_program"],

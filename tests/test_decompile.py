@@ -22,7 +22,7 @@ import crasp
 from crasp import syntax
 from crasp.cli import cli
 from crasp.compiler import compile_program, execute, load_model, verify
-from crasp.compiler.decompile import decompile
+from crasp.compiler.decompile import decompile_model
 from crasp.compiler.decompile_states import StateLimitError
 from crasp.compiler.model_format import FORMAT, VERSION, CompiledModel, validate
 from crasp.compiler.random_models import random_model
@@ -60,7 +60,7 @@ def parses_back(result) -> None:
 def round_trip(original: crasp.Program, max_length: int) -> int:
     """The decompiled program's depth, after checking it against the original and the model."""
     model = compile_program(original)
-    result = decompile(model)
+    result = decompile_model(model)
     parses_back(result)
     assert_same_answers(original, result.program, max_length)
     checked = verify(result.program, 0, 500, 3, model=model)
@@ -99,7 +99,7 @@ def test_random_models_agree_with_the_executor(seed, tmp_path):
     random strings up to length 2,000, every position."""
     random_model(seed).save(tmp_path / "model")
     model = load_model(tmp_path / "model")
-    result = decompile(model)
+    result = decompile_model(model)
     parses_back(result)
     assert crasp.depth_of(result.program) <= model.n_layers
     checked = verify(result.program, 8, 2000, 4, seed=seed, model=model)
@@ -112,7 +112,7 @@ def test_random_models_cover_softmax_attention_and_every_depth():
     assert any(m.tensors[f"layers.{l}.attn.q"].any() and m.tensors[f"layers.{l}.attn.k"].any()
                for m in models for l in range(m.n_layers))
     assert {m.config["precision"]["frac_bits"] for m in models} == {0, 1}
-    depths = {(m.n_layers, crasp.depth_of(decompile(m).program)) for m in models}
+    depths = {(m.n_layers, crasp.depth_of(decompile_model(m).program)) for m in models}
     assert {(1, 1), (2, 2), (3, 3)} <= depths
 
 
@@ -128,13 +128,13 @@ def assert_agree_outside_the_alphabet(model, program: crasp.Program, max_length:
 @pytest.mark.parametrize("seed", [2, 12, 31])
 def test_random_models_agree_on_tokens_outside_the_vocabulary(seed):
     model = random_model(seed)
-    assert_agree_outside_the_alphabet(model, decompile(model).program, 6)
+    assert_agree_outside_the_alphabet(model, decompile_model(model).program, 6)
 
 
 def test_compiled_models_agree_on_tokens_outside_the_vocabulary():
     for name in ("dyck1", "L3", "majority"):
         model = compile_program(crasp.load_program(f"examples/{name}.crasp"))
-        assert_agree_outside_the_alphabet(model, decompile(model).program, 6)
+        assert_agree_outside_the_alphabet(model, decompile_model(model).program, 6)
 
 
 def test_bos_told_from_an_outside_token_by_a_count():
@@ -147,7 +147,7 @@ def test_bos_told_from_an_outside_token_by_a_count():
     model = CompiledModel(config, {"embed": np.array([[0.0], [0], [1], [0]]),
                                    "out.weight": np.array([1.0]), "out.bias": np.array(-0.5)})
     validate(model.config, model.tensors, "hand-made")
-    program = decompile(model).program
+    program = decompile_model(model).program
     assert crasp.format_program(program).endswith('bos = #true == 0\nanswer = bos\n')
     assert_agree_outside_the_alphabet(model, program, 4)
 
@@ -166,7 +166,7 @@ def linear_terms(expr: syntax.Expr, sign: int = 1) -> list[int]:
 
 @pytest.mark.parametrize("seed", [2, 8, 26, 29])
 def test_comparisons_have_the_smallest_integer_coefficients(seed):
-    program = decompile(random_model(seed)).program
+    program = decompile_model(random_model(seed)).program
     compares = [node for d in program.definitions for node in syntax.walk(d.expr)
                 if isinstance(node, syntax.Compare)]
     assert compares
@@ -177,17 +177,17 @@ def test_comparisons_have_the_smallest_integer_coefficients(seed):
 
 def test_definitions_are_named_from_residual_labels_and_used():
     model = compile_program(crasp.load_program("examples/dyck1.crasp"))
-    program = decompile(model).program
+    program = decompile_model(model).program
     names = [d.name for d in program.definitions]
     assert "L1_V" in names  # the class "V's coordinate is 1" (label "V: value (layer 1)")
     assert not crasp.analyze(program).unused
     model.config["residual_labels"] = [""] * model.config["d_model"]
     assert any(name.startswith("L1_state") for name in
-               (d.name for d in decompile(model).program.definitions))
+               (d.name for d in decompile_model(model).program.definitions))
 
 
 def test_equal_states_are_merged_into_one_definition_each():
-    result = decompile(compile_program(crasp.load_program("examples/majority.crasp")))
+    result = decompile_model(compile_program(crasp.load_program("examples/majority.crasp")))
     after_layer_1 = result.summary["states"][1]
     assert after_layer_1["classes"] == 2 < after_layer_1["states"]  # accept or not
     assert result.summary["definitions"] == 2  # one comparison and the answer
@@ -196,7 +196,7 @@ def test_equal_states_are_merged_into_one_definition_each():
 def test_the_state_limit_is_measured_before_enumerating():
     model = compile_program(crasp.load_program("examples/L3.crasp"))
     with pytest.raises(StateLimitError) as error:
-        decompile(model, max_states=12)
+        decompile_model(model, max_states=12)
     message = str(error.value)
     assert "layer 2 would enumerate 20 (query state, head output) pairs > --max-states 12" in message
     assert "embedding: 3 states" in message  # a, b and a token outside the vocabulary
@@ -211,8 +211,8 @@ def test_the_attention_tables_are_measured_too():
     model = compile_program(crasp.parse_program(text))
     with pytest.raises(StateLimitError, match=r"layer 1 would hold 2,652 \(query state, key "
                                               r"state\) pairs > 40 x --max-states 60"):
-        decompile(model, max_states=60)
-    assert crasp.depth_of(decompile(model, max_states=200).program) == 1
+        decompile_model(model, max_states=60)
+    assert crasp.depth_of(decompile_model(model, max_states=200).program) == 1
 
 
 # ---------------------------------------------------------------- the command line

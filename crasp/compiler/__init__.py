@@ -7,7 +7,9 @@ so that ``crasp compile`` never loads torch):
 * ``load_model(dir) -> CompiledModel`` (raises ``ModelFormatError``, a ``CraspError``);
 * ``execute(model, inputs, mode="exact") -> ModelEvaluation``;
 * ``verify(program, ...) -> VerificationResult``;
-* ``compile_summary(model) -> dict`` and ``format_summary(summary) -> str``.
+* ``compile_summary(model) -> dict`` and ``format_summary(summary) -> str``;
+* ``decompile_model(model) -> Decompilation`` (``.program``, ``.text``, ``.summary``): any model in
+  the format back to a C-RASP program of the same depth (``docs/decompile.md``).
 
 See ``docs/compiler.md`` for the construction and ``docs/model-format.md`` for the format.
 """
@@ -21,11 +23,13 @@ from crasp.compiler.model_format import CompiledModel, ModelFormatError, load_mo
 from crasp.compiler.summary import compile_summary, format_summary
 
 __all__ = [
-    "CompiledModel", "ModelEvaluation", "ModelFormatError", "VerificationResult",
-    "compile_program", "compile_summary", "execute", "format_summary", "load_model", "verify",
+    "CompiledModel", "Decompilation", "ModelEvaluation", "ModelFormatError",
+    "VerificationResult", "compile_program", "compile_summary", "decompile_model", "execute",
+    "format_summary", "load_model", "verify",
 ]
 
 _LAZY = {"execute": "executor", "ModelEvaluation": "executor",
+         "decompile_model": "decompile", "Decompilation": "decompile",
          "verify": "verification", "VerificationResult": "verification"}
 
 

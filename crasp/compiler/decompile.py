@@ -34,8 +34,20 @@ class Decompilation:
     summary: dict
 
 
-def decompile(model: CompiledModel, source: str = "a model",
-              max_states: int = DEFAULT_MAX_STATES) -> Decompilation:
+def decompile_model(model: CompiledModel, source: str = "a model",
+                    max_states: int = DEFAULT_MAX_STATES) -> Decompilation:
+    """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
+    at every position of every input (the passes: ``decompile_states`` → ``decompile_classes``
+    → ``decompile_program``; the derivation is in their docstrings). Raises ``CraspError``
+    when more than ``max_states`` residual states would have to be enumerated.
+
+    >>> import crasp
+    >>> from crasp.compiler import compile_program
+    >>> model = compile_program(crasp.load_program(crasp.example("dyck1")))
+    >>> result = decompile_model(model)
+    >>> result.summary["depth"], crasp.depth_of(result.program)
+    (2, 2)
+    """
     machine = enumerate_states(model, max_states)
     classes = classify(machine)
     written = write_program(machine, classes, list(model.config["residual_labels"]), source)

@@ -15,7 +15,7 @@ import click
 import crasp
 from crasp.atomic import write_text_atomic
 from crasp.cli import verification_options
-from crasp.compiler.decompile import decompile, format_decompile_summary
+from crasp.compiler.decompile import decompile_model, format_decompile_summary
 from crasp.compiler.decompile_program import HEADER
 from crasp.compiler.decompile_states import DEFAULT_MAX_STATES
 from crasp.compiler.model_format import load_model
@@ -92,7 +92,7 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     if output != "-":
         _check_output(output, force)
     model = load_model(model_dir)
-    result = decompile(model, source=model_dir, max_states=max_states)
+    result = decompile_model(model, source=model_dir, max_states=max_states)
     summary = dict(result.summary)
     verification = None
     if verify_flag:
