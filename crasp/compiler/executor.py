@@ -279,10 +279,14 @@ def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "
             uniform_shortcut: bool = True) -> ModelEvaluation:
     """Run ``model`` on token lists (an unknown token raises ``InputError`` naming it and its
     position). ``mode`` is "exact" (fixed precision) or "float" (float64, no rounding; then
-    ``disagreement`` reports the first place it decides differently from exact)."""
+    ``disagreement`` reports the first place it decides differently from exact). A checkpoint
+    of the trainer's model class (``crasp.train.checkpoint``: a trained run or a float
+    realization) runs in its own dtype, whatever ``mode`` says; ``.mode`` names that dtype."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     ids, lengths = _encode(model, inputs)
+    if not isinstance(model, CompiledModel):  # a checkpoint (crasp.train.checkpoint)
+        return _evaluation(model.scores(ids), lengths, model.config["dtype"])
     exact_scores, saturations = _scores(FixedPrecisionTransformer(model, True, uniform_shortcut),
                                         ids)
     scores = exact_scores
@@ -298,8 +302,13 @@ def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "
                 row, list(inputs[row]), column - 1,
                 _first_layer_apart(model, ids[row, :lengths[row] + 1], column, uniform_shortcut),
                 bool(exact_scores[row, column] > 0), bool(scores[row, column] > 0))
+    return _evaluation(scores, lengths, mode, saturations, disagreement)
+
+
+def _evaluation(scores: np.ndarray, lengths: np.ndarray, mode: str, saturations: int = 0,
+                disagreement: Disagreement | None = None) -> ModelEvaluation:
     decisions = scores > 0
-    mask = np.arange(ids.shape[1] - 1)[None, :] < lengths[:, None]
+    mask = np.arange(scores.shape[1] - 1)[None, :] < lengths[:, None]
     return ModelEvaluation(
         output=decisions[:, 1:] & mask,
         accept=decisions[np.arange(len(lengths)), lengths],

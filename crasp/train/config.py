@@ -21,7 +21,7 @@ from crasp.errors import CraspError
 from crasp.languages.datasets import parse_bin, parse_bins
 
 POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal")
-NORMS = ("pre", "post")
+NORMS = ("pre", "post", "none")
 ACTIVATIONS = ("relu", "gelu")
 SCHEDULES = ("constant", "linear", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
@@ -56,7 +56,7 @@ class TrainConfig:
     n_heads: int = 4
     d_ff: int = 256
     dropout: float = 0.0
-    norm: Literal["pre", "post"] = "pre"
+    norm: Literal["pre", "post", "none"] = "pre"
     activation: Literal["relu", "gelu"] = "relu"
     rope_base: float = 10000.0
     rope_fraction: float = 1.0
@@ -156,7 +156,7 @@ class TrainConfig:
              f"depth must be an integer >= 1, got {self.depth!r}")
         need(self.posenc in POSENCS,
              f"unknown positional encoding {self.posenc!r} (choose from {', '.join(POSENCS)})")
-        need(self.norm in NORMS, f"norm must be 'pre' or 'post', got {self.norm!r}")
+        need(self.norm in NORMS, f"norm must be 'pre', 'post' or 'none', got {self.norm!r}")
         need(self.activation in ACTIVATIONS,
              f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
         need(self.lr_schedule in SCHEDULES,
