@@ -275,6 +275,14 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
     return None
 
 
+def score_ids(model, ids: np.ndarray) -> np.ndarray:
+    """The output scores [B, T + 1] of any model (a ``CompiledModel``, run exactly, or a
+    checkpoint) on token ids [B, T + 1] with BOS (``bos_id``) in column 0."""
+    if isinstance(model, CompiledModel):
+        return _scores(FixedPrecisionTransformer(model), ids)[0]
+    return model.scores(ids)
+
+
 def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "exact",
             uniform_shortcut: bool = True) -> ModelEvaluation:
     """Run ``model`` on token lists (an unknown token raises ``InputError`` naming it and its
@@ -286,7 +294,7 @@ def execute(model: CompiledModel, inputs: Sequence[Sequence[str]], mode: str = "
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     ids, lengths = _encode(model, inputs)
     if not isinstance(model, CompiledModel):  # a checkpoint (crasp.train.checkpoint)
-        return _evaluation(model.scores(ids), lengths, model.config["dtype"])
+        return _evaluation(score_ids(model, ids), lengths, model.config["dtype"])
     exact_scores, saturations = _scores(FixedPrecisionTransformer(model, True, uniform_shortcut),
                                         ids)
     scores = exact_scores

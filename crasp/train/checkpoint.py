@@ -165,11 +165,15 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
         if not results.is_file():
             raise ModelFormatError(f"{where}/{files.RESULTS_FILE} is missing: the run has not "
                                    f"finished, so its vocabulary is not recorded")
-        vocab = (_read_json(results, where).get("data") or {}).get("vocab")
+        recorded = _read_json(results, where)
+        vocab = (recorded.get("data") or {}).get("vocab")
+        # a search's best trial may differ from config.json: results.json names its overrides
+        config = config.replace(**(recorded.get("selected") or {}), search=None)
         architecture, widths, kind, dtype = {}, None, "trained", "float32"
     if not isinstance(vocab, list) or not all(isinstance(token, str) for token in vocab):
         raise ModelFormatError(f"{where}: no vocabulary (a list of token strings) recorded")
-    module = CausalTransformer(config, len(vocab), config.max_length() + 1, widths)
+    module = CausalTransformer(config, len(vocab), config.max_length() + 1,
+                               widths or config.ffn_widths)
     module.to(DTYPES[dtype]).eval()  # first: float32 would not hold large gains exactly
     try:
         weights = load_file(str(path / files.BEST_FILE))
@@ -177,7 +181,7 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
     except FileNotFoundError:
         raise ModelFormatError(f"{where}/{files.BEST_FILE} is missing") from None
     except Exception as error:  # safetensors' own error, or load_state_dict's RuntimeError
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = " ".join(str(error).split())[:300] or type(error).__name__
         raise ModelFormatError(f"{where}/{files.BEST_FILE} does not fit {files.CONFIG_FILE} "
                                f"(truncated, corrupt or from another architecture): "
                                f"{first}") from None

@@ -154,7 +154,8 @@ class CausalTransformer(nn.Module):
 
 def build_model(config: TrainConfig, vocab_size: int) -> CausalTransformer:
     """The model for ``config`` (weights drawn from torch's global RNG)."""
-    return CausalTransformer(config, vocab_size, max_positions=config.max_length() + 1)
+    return CausalTransformer(config, vocab_size, max_positions=config.max_length() + 1,
+                             ffn_widths=config.ffn_widths)
 
 
 def count_parameters(model: nn.Module) -> int:
