@@ -131,10 +131,12 @@ class FloatRealization:
     largest_value: int
 
 
-def realize_float(program: syntax.Program, max_length: int, dtype: str = "float32"
-                  ) -> FloatRealization:
+def realize_float(program: syntax.Program, max_length: int, dtype: str = "float32",
+                  require_certificate: bool = True) -> FloatRealization:
     """The float realization of a checked program for inputs of length <= ``max_length``
-    (raises ``CraspError`` when that length cannot be certified in ``dtype``)."""
+    (raises ``CraspError`` when that length cannot be certified in ``dtype``, unless
+    ``require_certificate`` is False: then ``certified_length`` is the largest certifiable
+    length, below ``max_length``, and the rest is up to measurement)."""
     if dtype not in UNIT_ROUNDOFF:
         raise CraspError(f"--dtype must be one of {', '.join(UNIT_ROUNDOFF)}, got {dtype!r}")
     if max_length < 1:
@@ -144,11 +146,12 @@ def realize_float(program: syntax.Program, max_length: int, dtype: str = "float3
     threshold = Threshold(gain(max_length))
     weights = emit(plan, layout, Realization(threshold, ThresholdFeedForward, extra_stages=1))
     largest = largest_certifiable(dtype, max(1, threshold.largest_value))
-    if max_length > largest:
+    if max_length > largest and require_certificate:
         raise CraspError(f"cannot certify length {max_length} in {dtype} for this program: the "
                          f"largest certifiable length is {largest} (the softmax average's "
                          f"rounding error must stay below the threshold's margin; try "
                          f"--dtype float64 or a smaller --max-length)")
     return FloatRealization(weights.tensors, list(program.alphabet), weights.d_head,
-                            weights.ffn_widths, list(layout.labels), dtype, max_length, largest,
+                            weights.ffn_widths, list(layout.labels), dtype,
+                            min(max_length, largest), largest,
                             threshold.gain, threshold.largest_value)

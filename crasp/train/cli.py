@@ -116,7 +116,7 @@ def _summary(results: dict, run_dir: Path) -> str:
 @click.option("--n-heads", "--heads", "n_heads", type=int, help="Attention heads per layer.")
 @click.option("--d-ff", type=int, help="Feed-forward width.")
 @click.option("--dropout", type=float, help="Dropout probability.")
-@click.option("--norm", help="LayerNorm placement: pre or post.")
+@click.option("--norm", help="LayerNorm placement: pre or post (or none).")
 @click.option("--activation", help="Feed-forward activation: relu or gelu.")
 @click.option("--rope-base", type=float, help="RoPE base (default 10000).")
 @click.option("--rope-fraction", type=float,
