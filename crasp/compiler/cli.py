@@ -29,8 +29,18 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
 @click.option("--alphabet", "extra_alphabet", multiple=True,
               help="Extra tokens (space-separated) for the vocabulary of a program that declares "
                    "no alphabet.")
+@click.option("--target", type=click.Choice(["exact", "float"]), default="exact",
+              show_default=True,
+              help="exact: the fixed-precision model; float: a float transformer (softmax, "
+                   "ReLU, no rounding) in the trainer's checkpoint format, certified exact up "
+                   "to --max-length.")
+@click.option("--max-length", type=click.IntRange(min=1), metavar="N",
+              help="(--target float) The longest input the float model must be exact on.")
+@click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32",
+              show_default=True, help="(--target float) The float type it is certified for.")
 @dialect_option
-def compile_command(program_path, output, force, as_json, extra_alphabet, dialect):
+def compile_command(program_path, output, force, as_json, extra_alphabet, target, max_length,
+                     dtype, dialect):
     """Compile PROG to the weights of an equivalent transformer in DIR.
 
     The model has one layer per counting level (exactly the program's depth), one head per
@@ -44,8 +54,15 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, dialec
 
     Programs with positional predicates (pos_even, mod, #[pred] ...) are rejected.
     """
-    model = compile_program(load_program_argument(program_path, split_tokens(extra_alphabet),
-                                                  dialect))
+    program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
+    if target == "float":
+        if max_length is None:
+            raise click.UsageError("--target float needs --max-length N")
+        from crasp.compiler.float_measure import compile_float, format_float_summary  # torch
+        summary = compile_float(program, output, max_length, dtype, force=force)
+        click.echo(json.dumps(summary, indent=2) if as_json else format_float_summary(summary))
+        return
+    model = compile_program(program)
     model.save(output, force=force)
     summary = {**compile_summary(model), "output": output}
     if as_json:

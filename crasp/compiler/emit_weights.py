@@ -15,7 +15,8 @@ BOS included (``Readouts``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
 import numpy as np
 
@@ -233,18 +234,7 @@ class FeedForward:
         self.carried: dict[tuple[object, int], Affine] = {}
         self.clear: dict[int, list[tuple[int, object]]] = {}  # test -> (sign, part) of -r
         for test in layer.tests:
-            low, high = values[test].average_range
-            r = unit(slots[test])
-            u1 = self.add_unit(1, r.scaled(-1), -high, -low, "ReLU(-r)")
-            u2 = self.add_unit(1, r.scaled(-1) - constant(1), -high - 1, -low - 1, "ReLU(-r-1)")
-            self.native[test] = (1, u1 - u2)
-            self.native[("ReLU(-r)", test)] = (1, u1)
-            self.ranges[("ReLU(-r)", test)] = max(0, -low)
-            self.clear[test] = [(1, ("ReLU(-r)", test))]
-            if high > 0:  # else r <= 0 always, ReLU(r) = 0 and -r = u1
-                u3 = self.add_unit(1, r, low, high, "ReLU(r)")
-                self.native[("ReLU(r)", test)], self.ranges[("ReLU(r)", test)] = (1, u3), high
-                self.clear[test].append((-1, ("ReLU(r)", test)))
+            self.add_test_bit(test, *values[test].average_range)
         for gate in layer.gates:
             stage = layer.stage[gate]
             node = self.circuit.nodes[gate]
@@ -260,6 +250,21 @@ class FeedForward:
                 assert isinstance(node, Or)
                 u = self.add_unit(stage, constant(1) - total, 1 - n, 1, f"OR of {n} for {name}")
                 self.native[gate] = (stage, constant(1) - u)
+
+    def add_test_bit(self, test: int, low: int, high: int) -> None:
+        """The test-bit gadget (see the class docstring) for the average r of ``test``, which
+        lies in [low, high]: its bit at stage 1 and the parts of -r that clear its slot."""
+        r = unit(self.slots[test])
+        u1 = self.add_unit(1, r.scaled(-1), -high, -low, "ReLU(-r)")
+        u2 = self.add_unit(1, r.scaled(-1) - constant(1), -high - 1, -low - 1, "ReLU(-r-1)")
+        self.native[test] = (1, u1 - u2)
+        self.native[("ReLU(-r)", test)] = (1, u1)
+        self.ranges[("ReLU(-r)", test)] = max(0, -low)
+        self.clear[test] = [(1, ("ReLU(-r)", test))]
+        if high > 0:  # else r <= 0 always, ReLU(r) = 0 and -r = u1
+            u3 = self.add_unit(1, r, low, high, "ReLU(r)")
+            self.native[("ReLU(r)", test)], self.ranges[("ReLU(r)", test)] = (1, u3), high
+            self.clear[test].append((-1, ("ReLU(r)", test)))
 
     def add_unit(self, stage: int, pre: Affine, low: int, high: int, what: str) -> Affine:
         self.units[stage].append(pre)
@@ -313,11 +318,33 @@ class FeedForward:
         return layers
 
 
-def emit(plan: Schedule, layout: Layout) -> Weights:
+@dataclass(frozen=True)
+class Realization:
+    """What a realization other than the exact one changes (``float_realize`` is one): how a
+    test's value row is transformed, which feed-forward class turns the average into a bit,
+    and how many hidden layers that takes (every stage of ``schedule`` shifts by the extra)."""
+
+    test_value: Callable[[TestValue, Layout], TestValue] = lambda value, layout: value
+    feed_forward: type[FeedForward] = FeedForward
+    extra_stages: int = 0
+
+    def layer_plan(self, layer: LayerPlan) -> LayerPlan:
+        if not self.extra_stages:
+            return layer
+        return replace(layer, stage={node: s + self.extra_stages
+                                     for node, s in layer.stage.items()},
+                       hidden_layers=layer.hidden_layers + self.extra_stages)
+
+
+EXACT = Realization()
+
+
+def emit(plan: Schedule, layout: Layout, realization: Realization = EXACT) -> Weights:
     """All tensors of the model format (``docs/model-format.md``) and the bounds of every value
     they produce. Per layer: q = k = 0 (uniform attention), one value row per test
     (``value_row``), o copying head dimension k to scratch slot k, and the feed-forward
-    sublayer (``FeedForward``). The output reads the answer: out . h - 1 = 2 * answer - 1."""
+    sublayer (``FeedForward``). The output reads the answer: out . h - 1 = 2 * answer - 1.
+    ``realization`` swaps the test-bit gadget (the exact model's is the default)."""
     circuit = plan.linearized.circuit
     read = Readouts(plan, layout)
     d, d_head = layout.d_model, len(layout.scratch)
@@ -327,7 +354,8 @@ def emit(plan: Schedule, layout: Layout) -> Weights:
     for layer in plan.layers:
         prefix = f"layers.{layer.layer - 1}"
         slots = {test: layout.scratch[k] for k, test in enumerate(layer.tests)}
-        values = {test: value_row(circuit.nodes[test], read) for test in layer.tests}
+        values = {test: realization.test_value(value_row(circuit.nodes[test], read), layout)
+                  for test in layer.tests}
         v, no_bias = matrix({k: values[test].row for k, test in enumerate(layer.tests)},
                             (d_head, d))
         assert not no_bias.any()  # value rows are linear: constants go through ONE
@@ -343,7 +371,8 @@ def emit(plan: Schedule, layout: Layout) -> Weights:
         tensors[f"{prefix}.attn.q"] = np.zeros((d_head, d))
         tensors[f"{prefix}.attn.k"] = np.zeros((d_head, d))
         tensors[f"{prefix}.attn.v"], tensors[f"{prefix}.attn.o"] = v, o
-        linears = FeedForward(layer, read, values, slots, bounds).matrices(layout)
+        linears = realization.feed_forward(realization.layer_plan(layer), read, values, slots,
+                                           bounds).matrices(layout)
         for m, (weight, bias) in enumerate(linears):
             tensors[f"{prefix}.ffn.{m}.weight"], tensors[f"{prefix}.ffn.{m}.bias"] = weight, bias
         ffn_widths.append([weight.shape[0] for weight, _ in linears[:-1]])

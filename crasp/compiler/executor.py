@@ -319,13 +319,23 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
     return None
 
 
+def score_ids(model, ids: np.ndarray) -> np.ndarray:
+    """The output scores [B, T + 1] of any model (a ``CompiledModel``, run exactly, or a
+    checkpoint) on token ids [B, T + 1] with BOS (``bos_id``) in column 0."""
+    if isinstance(model, CompiledModel):
+        return _scores(FixedPrecisionTransformer(model), ids)[0]
+    return model.scores(ids)
+
+
 def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
             uniform_shortcut: bool = True) -> ModelEvaluation:
     """Run ``model`` on one input string, a list of them, or a list of token lists, read as
     ``crasp run --model`` reads them (a token outside the vocabulary reads as the interpreter
     reads it; a version 1 model raises ``InputError`` naming it and its position). ``mode`` is
     "exact" (fixed precision) or "float" (float64, no rounding; then ``disagreement`` reports the
-    first place it decides differently from exact).
+    first place it decides differently from exact). A checkpoint of the trainer's model class
+    (``crasp.train.checkpoint``: a trained run or a float realization) runs in its own dtype,
+    whatever ``mode`` says; ``.mode`` names that dtype.
 
     >>> import crasp
     >>> from crasp.compiler import compile_program
@@ -337,6 +347,8 @@ def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     inputs = token_batch(inputs, model.config["vocab"])
     ids, lengths = _encode(model, inputs)
+    if not isinstance(model, CompiledModel):  # a checkpoint (crasp.train.checkpoint)
+        return _evaluation(score_ids(model, ids), lengths, model.config["dtype"])
     exact_scores, saturations = _scores(FixedPrecisionTransformer(model, True, uniform_shortcut),
                                         ids)
     scores = exact_scores
@@ -352,8 +364,13 @@ def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
                 row, list(inputs[row]), column - 1,
                 _first_layer_apart(model, ids[row, :lengths[row] + 1], column, uniform_shortcut),
                 bool(exact_scores[row, column] > 0), bool(scores[row, column] > 0))
+    return _evaluation(scores, lengths, mode, saturations, disagreement)
+
+
+def _evaluation(scores: np.ndarray, lengths: np.ndarray, mode: str, saturations: int = 0,
+                disagreement: Disagreement | None = None) -> ModelEvaluation:
     decisions = scores > 0
-    mask = np.arange(ids.shape[1] - 1)[None, :] < lengths[:, None]
+    mask = np.arange(scores.shape[1] - 1)[None, :] < lengths[:, None]
     return ModelEvaluation(
         output=decisions[:, 1:] & mask,
         accept=decisions[np.arange(len(lengths)), lengths],

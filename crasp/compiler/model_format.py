@@ -176,8 +176,10 @@ def validate(config: dict, tensors: dict[str, np.ndarray], where: str) -> None:
             raise ModelFormatError(f"{name}: tensor {key!r} has non-finite values")
 
 
-def load_model(directory: str | Path) -> CompiledModel:
-    """Read and check a model directory (raises ``ModelFormatError``).
+def load_model(directory: str | Path):
+    """Read and check a model directory (raises ``ModelFormatError``): a compiled exact model
+    (``CompiledModel``), or a run directory of the trainer's model class (a trained run or a
+    float realization: ``crasp.train.checkpoint.Checkpoint``).
 
     >>> import crasp, tempfile
     >>> from crasp.compiler import compile_program
@@ -188,6 +190,9 @@ def load_model(directory: str | Path) -> CompiledModel:
     """
     path = Path(directory)
     where = str(path)
+    if (path / "best.safetensors").is_file():
+        from crasp.train.checkpoint import load_checkpoint  # torch: only for checkpoints
+        return load_checkpoint(path)
     if not path.exists():
         raise ModelFormatError(f"model directory {where!r} does not exist")
     if not path.is_dir():

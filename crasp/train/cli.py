@@ -30,7 +30,7 @@ FIELD_OPTIONS = {
     "train_bin": "train_bin", "test_bins": "test_bins", "n_train": "n_train",
     "n_test": "n_test", "val_fraction": "val_fraction", "data_seed": "data_seed",
     "seed": "seed", "device": "device", "threads": "threads",
-    "eval_batch_tokens": "eval_batch_tokens",
+    "eval_batch_tokens": "eval_batch_tokens", "init_from": "init_from",
 }
 
 
@@ -118,7 +118,7 @@ def _summary(results: dict, run_dir: Path) -> str:
 @click.option("--n-heads", "--heads", "n_heads", type=int, help="Attention heads per layer.")
 @click.option("--d-ff", type=int, help="Feed-forward width.")
 @click.option("--dropout", type=float, help="Dropout probability.")
-@click.option("--norm", help="LayerNorm placement: pre or post.")
+@click.option("--norm", help="LayerNorm placement: pre or post (or none).")
 @click.option("--activation", help="Feed-forward activation: relu or gelu.")
 @click.option("--rope-base", type=float, help="RoPE base (default 10000).")
 @click.option("--rope-fraction", type=float,
@@ -149,6 +149,10 @@ def _summary(results: dict, run_dir: Path) -> str:
 @click.option("--device", help="auto, cpu or cuda.")
 @click.option("--threads", type=int, help="CPU threads of this process (default 1).")
 @click.option("--eval-batch-tokens", type=int, help="Padded positions per evaluation batch.")
+@click.option("--init-from", metavar="DIR|compiled",
+              help="Start from a checkpoint (a trained run or a float realization) or from the "
+                   "language's compiled reference program ('compiled'); the architecture is "
+                   "the checkpoint's.")
 @click.option("--set", "set_values", multiple=True, metavar="KEY=VALUE",
               help="Any other config field, VALUE as JSON (e.g. --set 'search=null').")
 @click.option("--out", "-o", "out_dir", type=click.Path(file_okay=False),
@@ -184,6 +188,9 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
         from crasp.train.loop import check_config, train
         from crasp.train.run import TrainingInterrupted
 
+        if config.init_from and not resume:
+            from crasp.train.init import adopt_architecture
+            config = adopt_architecture(config)
         check_config(config)
         if config.posenc == "alibi" and config.n_heads == 1 and config.alibi_slopes is None:
             click.echo("note: one-head ALiBi uses the standard slope 2^-8 (a bias of -1.56 at "

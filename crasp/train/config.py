@@ -21,7 +21,7 @@ from crasp.errors import CraspError
 from crasp.languages.datasets import UNIFORM, parse_bin, parse_test_bin, parse_test_bins
 
 POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal")
-NORMS = ("pre", "post")
+NORMS = ("pre", "post", "none")
 ACTIVATIONS = ("relu", "gelu")
 SCHEDULES = ("constant", "linear", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
@@ -69,12 +69,14 @@ class TrainConfig:
     n_heads: int = 4
     d_ff: int = 256
     dropout: float = 0.0
-    norm: Literal["pre", "post"] = "pre"
+    norm: Literal["pre", "post", "none"] = "pre"
     activation: Literal["relu", "gelu"] = "relu"
     rope_base: float = 10000.0
     rope_fraction: float = 1.0
     alibi_slopes: list[float] | None = None
     alibi_impl: Literal["mask", "fold"] = "mask"
+    ffn_widths: list[list[int]] | None = None   # per-layer hidden widths (default [[d_ff]] * depth)
+    init_from: str | None = None                 # a checkpoint directory or "compiled" (init.py)
     # optimisation
     lr: float = 1e-3
     batch_size: int = 32
@@ -149,6 +151,8 @@ class TrainConfig:
                 setattr(c, name, float(value))
         if c.alibi_slopes is not None:
             c.alibi_slopes = [float(s) for s in c.alibi_slopes]
+        if c.ffn_widths is not None:
+            c.ffn_widths = [list(widths) for widths in c.ffn_widths]
         if c.search is not None:
             c.search = [dict(entry) for entry in c.search]
         return c
@@ -169,7 +173,7 @@ class TrainConfig:
              f"depth must be an integer >= 1, got {self.depth!r}")
         need(self.posenc in POSENCS,
              f"unknown positional encoding {self.posenc!r} (choose from {', '.join(POSENCS)})")
-        need(self.norm in NORMS, f"norm must be 'pre' or 'post', got {self.norm!r}")
+        need(self.norm in NORMS, f"norm must be 'pre', 'post' or 'none', got {self.norm!r}")
         need(self.activation in ACTIVATIONS,
              f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
         need(self.lr_schedule in SCHEDULES,
@@ -219,6 +223,12 @@ class TrainConfig:
                  f"alibi_slopes must be {self.n_heads} non-negative numbers (one per head), "
                  f"got {self.alibi_slopes!r}")
             need(self.posenc == "alibi", "alibi_slopes is set but posenc is not 'alibi'")
+        if self.ffn_widths is not None:
+            need(isinstance(self.ffn_widths, list) and len(self.ffn_widths) == self.depth
+                 and all(isinstance(w, list) and w and all(is_int(x) and x >= 1 for x in w)
+                         for w in self.ffn_widths),
+                 f"ffn_widths must hold one non-empty list of positive widths per layer "
+                 f"({self.depth} layers), got {self.ffn_widths!r}")
         lo, hi = self.train_bin
         need(1 <= lo <= hi, f"train_bin {lo}:{hi}: need 1 <= LO <= HI")
         need(len(self.test_bins) >= 1, "give at least one test bin")

@@ -34,6 +34,7 @@ from crasp.train.batching import EncodedSplit, encode_split
 from crasp.train.budget import improvement_record
 from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
+from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
 
 TIMING_KEYS = ("wall_time_s", "train_time_s", "eval_time_s")
@@ -204,7 +205,10 @@ class _Trainer:
     def _new_trial(self, trial: int):
         config = self.trials[trial]
         torch.manual_seed(config.seed)
-        model = build_model(config, len(self.vocab)).to(self.device)
+        model = build_model(config, len(self.vocab))
+        if config.init_from:
+            load_initial_weights(model, config, self.vocab)
+        model.to(self.device)
         optimizer = make_optimizer(model, config)
         steps = math.ceil(self.train_split.n / config.batch_size)
         scheduler = make_scheduler(optimizer, config, steps)

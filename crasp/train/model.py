@@ -1,18 +1,22 @@
 """A future-masked (causal) transformer with a per-position binary head.
 
-Layout (every part a plain, separately addressable module, so that a compiled NoPE model's
-weights can be loaded later)::
+Layout (every part a plain, separately addressable module; ``crasp.train.checkpoint`` writes
+compiled programs' float realizations as checkpoints of this class)::
 
     embed                      nn.Embedding(V + 2, d)      tokens, BOS = V, PAD = V + 1
     pos                        Learned | Sinusoidal | None (absolute encodings only)
     layers[l].attn.{q,k,v,o}   nn.Linear(d, d)             per-layer attention projections
-    layers[l].ff.{up,down}     nn.Linear(d, d_ff), nn.Linear(d_ff, d)
-    layers[l].norm1, .norm2    nn.LayerNorm(d)
-    final_norm                 nn.LayerNorm(d) for pre-LN, Identity for post-LN
+    layers[l].ff.up            nn.Linear(d, w_1)           the first hidden layer
+    layers[l].ff.hidden[k]     nn.Linear(w_k+1, w_k+2)     further hidden layers (none by default)
+    layers[l].ff.down          nn.Linear(w_M, d)
+    layers[l].norm1, .norm2    nn.LayerNorm(d), or Identity for norm "none"
+    final_norm                 nn.LayerNorm(d) for pre-LN, Identity for post-LN and "none"
     head                       nn.Linear(d, 1)             logit of "prefix is in the language"
 
 Pre-LN: ``x + Attn(LN(x))``, ``x + FF(LN(x))``, final LN. Post-LN (PyTorch's default, the
-paper's): ``LN(x + Attn(x))``, ``LN(x + FF(x))``, no final LN. Dropout (as in PyTorch's
+paper's): ``LN(x + Attn(x))``, ``LN(x + FF(x))``, no final LN. No normalization ("none", what
+compiled programs need): ``x + Attn(x)``, ``x + FF(x)``. The hidden widths default to one
+layer of ``d_ff`` per block; ``ffn_widths`` gives each block its own list. Dropout (as in PyTorch's
 transformer layers) acts on the attention weights, on each residual branch, and after the
 feed-forward activation. Attention is ``torch.nn.functional.scaled_dot_product_attention`` with
 ``is_causal=True`` (and, for ALiBi with ``alibi_impl="mask"``, a float bias that includes the
@@ -71,26 +75,31 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str):
+    def __init__(self, d_model: int, widths: list[int], dropout: float, activation: str):
         super().__init__()
-        self.up = nn.Linear(d_model, d_ff)
-        self.down = nn.Linear(d_ff, d_model)
+        self.up = nn.Linear(d_model, widths[0])
+        self.hidden = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:]))
+        self.down = nn.Linear(widths[-1], d_model)
         self.act = nn.ReLU() if activation == "relu" else nn.GELU()
         self.drop = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down(self.drop(self.act(self.up(x))))
+        x = self.drop(self.act(self.up(x)))
+        for layer in self.hidden:
+            x = self.drop(self.act(layer(x)))
+        return self.down(x)
 
 
 class Block(nn.Module):
-    def __init__(self, config: TrainConfig):
+    def __init__(self, config: TrainConfig, ffn_widths: list[int]):
         super().__init__()
         d = config.d_model
-        self.pre = config.norm == "pre"
+        self.pre = config.norm in ("pre", "none")
         self.attn = Attention(d, config.n_heads, config.dropout)
-        self.ff = FeedForward(d, config.d_ff, config.dropout, config.activation)
-        self.norm1 = nn.LayerNorm(d)
-        self.norm2 = nn.LayerNorm(d)
+        self.ff = FeedForward(d, ffn_widths, config.dropout, config.activation)
+        norm = nn.Identity if config.norm == "none" else nn.LayerNorm
+        self.norm1 = norm(d)
+        self.norm2 = norm(d)
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, x, rotary=None, alibi=None):
@@ -104,7 +113,8 @@ class Block(nn.Module):
 class CausalTransformer(nn.Module):
     """``forward(tokens (B, T) long) -> logits (B, T)``; position 0 holds BOS."""
 
-    def __init__(self, config: TrainConfig, vocab_size: int, max_positions: int):
+    def __init__(self, config: TrainConfig, vocab_size: int, max_positions: int,
+                 ffn_widths: list[list[int]] | None = None):
         super().__init__()
         self.vocab_size = vocab_size
         self.bos_id = vocab_size
@@ -125,7 +135,8 @@ class CausalTransformer(nn.Module):
         elif config.posenc == "alibi":
             slopes = config.alibi_slopes or alibi_slopes(config.n_heads)
             self.alibi = ALiBi(list(slopes), config.alibi_impl)
-        self.layers = nn.ModuleList(Block(config) for _ in range(config.depth))
+        self.ffn_widths = ffn_widths or [[config.d_ff]] * config.depth
+        self.layers = nn.ModuleList(Block(config, widths) for widths in self.ffn_widths)
         self.final_norm = nn.LayerNorm(d) if config.norm == "pre" else nn.Identity()
         self.head = nn.Linear(d, 1)
 
@@ -143,7 +154,8 @@ class CausalTransformer(nn.Module):
 
 def build_model(config: TrainConfig, vocab_size: int) -> CausalTransformer:
     """The model for ``config`` (weights drawn from torch's global RNG)."""
-    return CausalTransformer(config, vocab_size, max_positions=config.max_length() + 1)
+    return CausalTransformer(config, vocab_size, max_positions=config.max_length() + 1,
+                             ffn_widths=config.ffn_widths)
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -775,7 +775,8 @@ def _compiled_text(line: Mapping) -> str:
     if status is None or status == "no program":
         return "none"
     if status == "ok":
-        verdict = "100% on every bin" if line.get("compiled_all_perfect") else "NOT 100% on every bin"
+        verdict = ("exact fixed-precision model: " + ("100% on every bin"
+                   if line.get("compiled_all_perfect") else "NOT 100% on every bin"))
         return f"depth {line['compiled_depth']} ({verdict})"
     if line.get("compiled_depth") is not None:
         return f"depth {line['compiled_depth']}, {status}"
@@ -1217,9 +1218,12 @@ def markdown_report(report: Report) -> str:
         all_bins = sorted({b for r in report.compiled.values() for b in (r.get("bins") or {})},
                           key=lambda n: parse_bin(n) or (0, 0))
         parts += ["## Compiled reference programs", "",
-                  "Each language's reference program compiled to transformer weights and run on "
-                  "the same test bins (data settings of the language's lowest-seed cell). These "
-                  "weights exist at the stated depth; they must score 100% on every bin.", "",
+                  "Each language's reference program compiled to the exact fixed-precision "
+                  "transformer (floor rounding, crasp's exact executor; not a float model) and "
+                  "run on the same test bins (data settings of the language's lowest-seed cell). "
+                  "These weights exist at the stated depth; they must score 100% on every bin. "
+                  "A float transformer with the same depth exists up to a certified length: "
+                  "`crasp compile --target float`.", "",
                   "| " + " | ".join(["language", "program", "depth", "status"]
                                     + [_bin_label(b) for b in all_bins]) + " |",
                   "|---|---|---:|---|" + "---:|" * len(all_bins)]

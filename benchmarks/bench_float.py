@@ -1,0 +1,174 @@
+"""Float realization benchmarks (issue 14): certified lengths, measured failures, throughput.
+
+1. For every compilable example: the largest certifiable length N in float32 and float64, the
+   model's hidden layers and parameters, and, compiled at the float32 certificate, the measured
+   first failing length beyond it (random strings up to 4 N, 8 per length).
+2. Beyond the certificate in float32: compiled for N = 10^4 without a certificate, do random
+   strings of length 10^4 still agree with the interpreter (the certificate is worst case)?
+3. Throughput (tokens/s) of the float realization (the trainer's model class, float32, softmax
+   attention) against the exact executor, on 1,000 random strings of length 1,000.
+4. The exact model's ONNX graph (onnxruntime) against the exact executor at every position of
+   random strings of length 10^5, with both timings.
+
+    python benchmarks/bench_float.py [--strings 1000] [--length 1000] [--onnx-length 100000]
+                                     [--skip certificates,beyond,throughput,onnx]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import crasp  # noqa: E402
+from crasp.compiler import compile_program, execute, load_model  # noqa: E402
+from crasp.compiler.float_measure import first_disagreement, measure  # noqa: E402
+from crasp.compiler.float_realize import largest_certifiable, realize_float  # noqa: E402
+from crasp.train.checkpoint import save_float_realization  # noqa: E402
+from timing import best_of  # noqa: E402
+
+POSITIONAL = {"aa_star", "contains_ab"}
+TIMED = ("majority", "dyck1", "anbncn", "L6")
+
+
+def example(name: str):
+    return crasp.load_program(str(ROOT / "examples" / f"{name}.crasp"))
+
+
+def header(*columns: str) -> None:
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
+def random_batch(program, rng, strings: int, length: int) -> list[list[str]]:
+    alphabet = np.array(program.alphabet, dtype=object)
+    return [list(alphabet[rng.integers(0, len(alphabet), length)]) for _ in range(strings)]
+
+
+def checkpoint(program, max_length, dtype, directory, require_certificate=True):
+    realization = realize_float(program, max_length, dtype, require_certificate)
+    save_float_realization(directory, realization, "bench", "")
+    return realization, load_model(directory)
+
+
+def certificates(scratch: Path) -> None:
+    header("example", "layers", "hidden layers per FFN", "params (float)", "certified N float32",
+           "certified N float64", "first failing length (float32, N = certificate)")
+    for path in sorted((ROOT / "examples").glob("*.crasp")):
+        if path.stem in POSITIONAL:
+            continue
+        program = crasp.load_program(str(path))
+        probe = realize_float(program, 1, "float32")
+        n32 = largest_certifiable("float32", max(1, probe.largest_value))
+        n64 = largest_certifiable("float64", max(1, probe.largest_value))
+        realization, model = checkpoint(program, n32, "float32", scratch / path.stem)
+        found = measure(program, model, n32)
+        failing = (f"{found.first_failing_length:,}" if found.first_failing_length
+                   else f"none up to {found.searched_up_to:,}")
+        hidden = " ".join(str(len(w)) for w in realization.ffn_widths)
+        print(f"| {path.stem} | {len(realization.ffn_widths)} | {hidden} | {model.params:,} | "
+              f"{n32:,} | {n64:,} | {failing} ({failing_ratio(found, n32)}) |")
+
+
+def failing_ratio(found, certified) -> str:
+    if not found.first_failing_length:
+        return "-"
+    return f"{found.first_failing_length / (certified + 1):.2f} (N + 1)"
+
+
+def beyond(scratch: Path, length: int, strings: int) -> None:
+    print(f"\nfloat32, compiled for N = {length:,} without a certificate; {strings} random "
+          f"strings of length {length:,} (every position compared):")
+    rng = np.random.default_rng(1)
+    for name in ("majority", "dyck1", "L5_predict", "anbncn"):
+        program = example(name)
+        _, model = checkpoint(program, length, "float32", scratch / f"beyond-{name}",
+                              require_certificate=False)
+        failing = first_disagreement(program, model, random_batch(program, rng, strings, length))
+        print(f"  {name}: " + ("agrees everywhere" if failing is None
+                               else f"first disagreement at length {failing:,}"))
+
+
+def throughput(scratch: Path, strings: int, length: int) -> None:
+    print(f"\nthroughput, {strings:,} random strings of length {length:,} (tokens/s, encoding "
+          f"included; best of 2):")
+    header("program", "float realization (float32)", "exact executor", "float / exact")
+    rng = np.random.default_rng(0)
+    for name in TIMED:
+        program = example(name)
+        exact = compile_program(program)
+        _, realized = checkpoint(program, length, "float32", scratch / f"speed-{name}")
+        batch = random_batch(program, rng, strings, length)
+        tokens = strings * length
+        chunks = [batch[i:i + 50] for i in range(0, strings, 50)]  # bounded memory per call
+        float_s = best_of(2, lambda: [execute(realized, chunk) for chunk in chunks])
+        exact_s = best_of(2, lambda: [execute(exact, chunk) for chunk in chunks])
+        print(f"| {name} ({exact.n_layers} layers) | {tokens / float_s:,.0f} | "
+              f"{tokens / exact_s:,.0f} | {exact_s / float_s:.2f}x |")
+
+
+def onnx_long(scratch: Path, length: int, strings: int) -> None:
+    import time
+
+    import onnxruntime
+
+    from crasp.compiler.executor import _encode
+    from crasp.export import write_onnx
+
+    print(f"\nexact model as ONNX (onnxruntime) against the exact executor, {strings} random "
+          f"strings of length {length:,}, every position compared:")
+    header("program", "agree", "onnxruntime s", "executor s", "executor / onnxruntime")
+    rng = np.random.default_rng(2)
+    for name in TIMED:
+        program = example(name)
+        model = compile_program(program)
+        write_onnx(model, scratch / f"{name}.onnx")
+        session = onnxruntime.InferenceSession(str(scratch / f"{name}.onnx"))
+        batch = random_batch(program, rng, strings, length)
+        ids, _ = _encode(model, batch)
+        start = time.perf_counter()
+        decision = session.run(["decision"], {"ids": ids})[0]
+        onnx_s = time.perf_counter() - start
+        start = time.perf_counter()
+        expected = execute(model, batch)
+        exact_s = time.perf_counter() - start
+        same = np.array_equal(decision[:, 1:], expected.output)
+        print(f"| {name} | {'yes' if same else 'NO'} | {onnx_s:.2f} | {exact_s:.2f} | "
+              f"{exact_s / onnx_s:.2f}x |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--strings", type=int, default=1000)
+    parser.add_argument("--length", type=int, default=1000)
+    parser.add_argument("--beyond-length", type=int, default=10_000)
+    parser.add_argument("--beyond-strings", type=int, default=8)
+    parser.add_argument("--onnx-length", type=int, default=100_000)
+    parser.add_argument("--onnx-strings", type=int, default=4)
+    parser.add_argument("--skip", default="", help="Comma-separated sections to skip.")
+    args = parser.parse_args()
+    skip = set(args.skip.split(","))
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)\n")
+    with tempfile.TemporaryDirectory() as scratch:
+        if "certificates" not in skip:
+            certificates(Path(scratch))
+        if "beyond" not in skip:
+            beyond(Path(scratch), args.beyond_length, args.beyond_strings)
+        if "throughput" not in skip:
+            throughput(Path(scratch), args.strings, args.length)
+        if "onnx" not in skip:
+            onnx_long(Path(scratch), args.onnx_length, args.onnx_strings)
+
+
+if __name__ == "__main__":
+    main()

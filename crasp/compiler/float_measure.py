@@ -1,0 +1,105 @@
+"""``crasp compile --target float``: write the float realization, certify it, measure it.
+
+The certificate (``float_realize``) covers every input of length <= N. Beyond N the compiler
+*measures*: random strings of growing lengths run through the checkpoint and the interpreter,
+and the first position where their decisions differ gives the measured first failing length.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from crasp import syntax
+from crasp.compiler.executor import execute
+from crasp.compiler.float_realize import FloatRealization, realize_float
+from crasp.fmt import format_program
+from crasp.interpret import evaluate
+from crasp.train.checkpoint import Checkpoint, load_checkpoint, save_float_realization
+
+GROWTH = 1.25
+MEASURE_UP_TO = 4          # times the certified length
+STRINGS_PER_LENGTH = 8
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The first failing length found (None: none up to ``searched_up_to``)."""
+
+    first_failing_length: int | None
+    searched_up_to: int
+    strings_per_length: int
+
+
+def first_disagreement(program: syntax.Program, model, strings: list[list[str]]) -> int | None:
+    """The smallest prefix length (1-based position) at which ``model`` and the interpreter
+    decide differently on any of ``strings``, or None."""
+    got = execute(model, strings).output
+    expected = evaluate(program, strings).output
+    wrong = got != expected
+    if not wrong.any():
+        return None
+    return int(np.argmax(wrong.any(axis=0))) + 1
+
+
+def measure(program: syntax.Program, model, certified_length: int, seed: int = 0,
+            up_to: int = MEASURE_UP_TO, strings: int = STRINGS_PER_LENGTH) -> Measurement:
+    """Run ``strings`` random strings at each length N * GROWTH^k (k >= 1) up to ``up_to`` * N;
+    every position of a string is compared, so a length covers all shorter prefixes."""
+    rng = np.random.default_rng(seed)
+    alphabet = np.array(program.alphabet, dtype=object)
+    length, limit = certified_length, up_to * certified_length
+    while length < limit:
+        length = min(limit, max(length + 1, math.ceil(length * GROWTH)))
+        batch = [list(alphabet[rng.integers(0, len(alphabet), length)]) for _ in range(strings)]
+        failing = first_disagreement(program, model, batch)
+        if failing is not None:
+            return Measurement(failing, length, strings)
+    return Measurement(None, limit, strings)
+
+
+def compile_float(program: syntax.Program, output: str, max_length: int, dtype: str,
+                  measure_beyond: bool = True) -> dict:
+    """Write the float realization of ``program`` to ``output``; return its summary."""
+    realization: FloatRealization = realize_float(program, max_length, dtype)
+    source = program.source or format_program(program)
+    name = (program.filename or "program").rsplit("/", 1)[-1].removesuffix(".crasp")
+    save_float_realization(output, realization, name,
+                           hashlib.sha256(source.encode("utf-8")).hexdigest())
+    checkpoint: Checkpoint = load_checkpoint(output)
+    summary = {
+        "target": "float", "dtype": dtype, "output": output,
+        "layers": len(realization.ffn_widths), "heads": 1 if realization.ffn_widths else 0,
+        "d_model": len(realization.residual_labels), "params": checkpoint.params,
+        "hidden_layers": [len(widths) for widths in realization.ffn_widths],
+        "ffn_widths": realization.ffn_widths, "gain": realization.gain,
+        "certified_length": realization.certified_length,
+        "largest_certifiable": realization.largest_certifiable,
+    }
+    if measure_beyond:
+        found = measure(program, checkpoint, realization.certified_length)
+        summary["first_failing_length"] = found.first_failing_length
+        summary["measured_up_to"] = found.searched_up_to
+    return summary
+
+
+def format_float_summary(summary: dict) -> str:
+    hidden = ", ".join(str(n) for n in summary["hidden_layers"])
+    lines = [
+        f"float realization ({summary['dtype']}): {summary['layers']} layers, one head each, "
+        f"d_model {summary['d_model']}, {summary['params']:,} parameters",
+        f"hidden layers per feed-forward: {hidden or '-'} (widths {summary['ffn_widths']})",
+        f"threshold gain {summary['gain']}",
+        f"certified: exact at every position of every input of length <= "
+        f"{summary['certified_length']} (the largest certifiable in {summary['dtype']}: "
+        f"{summary['largest_certifiable']:,})",
+    ]
+    if "first_failing_length" in summary:
+        failing = summary["first_failing_length"]
+        lines.append(f"measured beyond: first failing length {failing:,}" if failing else
+                     f"measured beyond: no failure found up to length "
+                     f"{summary['measured_up_to']:,}")
+    return "\n".join(lines)

@@ -1,0 +1,210 @@
+"""``crasp export MODEL --format onnx -o FILE``: any crasp model as an ONNX graph.
+
+The graph's contract (``docs/model-format.md``): one input ``ids``, int64 [batch, positions],
+BOS (id len(vocab)) first, then the tokens, with the vocabulary stored in the metadata
+(``vocab``, a JSON list); outputs ``decision`` (bool [batch, positions], the decision at every
+position: the model's answer on a string is the decision at its last position) and ``score``
+[batch, positions] (decision = score > 0).
+
+* A compiled exact model (``CompiledModel``) is written node by node with ``onnx.helper``: its
+  fixed-precision arithmetic exactly as ``docs/model-format.md`` states it, in float64 with an
+  explicit floor and saturation after every linear layer; each head is a uniform average
+  (compiled heads have q = k = 0), computed as an int64 cumulative sum of grid units and an
+  int64 floor division by the number of positions. It therefore agrees with the exact executor
+  at any length (int64 sums hold 2^63). A head with non-zero scores is refused.
+* A checkpoint of the trainer's model class (a float realization or a trained run) goes
+  through PyTorch's TorchScript exporter, in the checkpoint's dtype.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import click
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from crasp.compiler.model_format import CompiledModel, load_model
+from crasp.errors import CraspError
+
+OPSET = 17
+PRODUCER = "crasp"
+
+
+class _Graph:
+    """A growing ONNX graph with fresh names."""
+
+    def __init__(self):
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.count = 0
+
+    def constant(self, value, dtype=np.float64) -> str:
+        name = f"const_{len(self.initializers)}"
+        self.initializers.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def op(self, kind: str, *inputs: str, **attributes) -> str:
+        self.count += 1
+        output = f"{kind.lower()}_{self.count}"
+        self.nodes.append(helper.make_node(kind, list(inputs), [output], **attributes))
+        return output
+
+
+def _exact_graph(model: CompiledModel) -> onnx.ModelProto:
+    config, t = model.config, model.tensors
+    g = _Graph()
+    total, frac = config["precision"]["total_bits"], config["precision"]["frac_bits"]
+    scale, low, high = 2.0 ** frac, -(2 ** (total - 1)), 2 ** (total - 1) - 1
+
+    def grid_units(x: str) -> str:
+        """floor(x * 2^s), saturated: R(x) in grid units, as float64."""
+        m = g.op("Floor", g.op("Mul", x, g.constant(scale)) if frac else x)
+        return g.op("Max", g.op("Min", m, g.constant(high)), g.constant(low))
+
+    def rounded(x: str) -> str:
+        m = grid_units(x)
+        return g.op("Div", m, g.constant(scale)) if frac else m
+
+    def linear(x: str, weight: str, bias: str | None = None) -> str:
+        y = g.op("MatMul", x, g.constant(t[weight].T))
+        return g.op("Add", y, g.constant(t[bias])) if bias else y
+
+    h = rounded(g.op("Gather", g.constant(t["embed"]), "ids", axis=0))
+    # positions 1..T as int64 [1, T, 1], the divisor of every uniform average
+    width = g.op("Gather", g.op("Shape", "ids"), g.constant(1, np.int64), axis=0)
+    positions = g.op("Range", g.constant(1, np.int64),
+                     g.op("Add", width, g.constant(1, np.int64)), g.constant(1, np.int64))
+    positions = g.op("Reshape", positions, g.constant([1, -1, 1], np.int64))
+    weight_units = int(np.floor(scale))  # R(exp(0)) = 1 in grid units
+    denominator = g.op("Mul", positions, g.constant(weight_units, np.int64))
+    for layer, widths in enumerate(config["ffn_widths"]):
+        prefix = f"layers.{layer}"
+        if np.any(t[f"{prefix}.attn.q"]) and np.any(t[f"{prefix}.attn.k"]):
+            raise CraspError(f"layer {layer + 1} has a head with non-zero scores: the exact "
+                             f"ONNX export handles the uniform heads of compiled models only")
+        v = linear(h, f"{prefix}.attn.v")
+        summands = g.op("Cast", grid_units(v), to=TensorProto.INT64)
+        numerator = g.op("Mul", g.op("CumSum", summands, g.constant(1, np.int64)),
+                         g.constant(int(scale), np.int64))
+        # floor division: ONNX Div truncates integers, Mod (fmod=0) takes the divisor's sign
+        quotient = g.op("Div", g.op("Sub", numerator, g.op("Mod", numerator, denominator)),
+                        denominator)
+        quotient = g.op("Max", g.op("Min", quotient, g.constant(high, np.int64)),
+                        g.constant(low, np.int64))
+        average = g.op("Cast", quotient, to=TensorProto.DOUBLE)
+        if frac:
+            average = g.op("Div", average, g.constant(scale))
+        h = rounded(g.op("Add", h, linear(average, f"{prefix}.attn.o")))
+        x = h
+        for m in range(len(widths) + 1):
+            x = rounded(linear(x, f"{prefix}.ffn.{m}.weight", f"{prefix}.ffn.{m}.bias"))
+            if m < len(widths):
+                x = g.op("Relu", x)
+        h = rounded(g.op("Add", h, x))
+    score = g.op("Add", g.op("MatMul", h, g.constant(t["out.weight"])),
+                 g.constant(t["out.bias"]))
+    g.nodes.append(helper.make_node("Identity", [score], ["score"]))
+    g.nodes.append(helper.make_node("Greater", [score, g.constant(0.0)], ["decision"]))
+    graph = helper.make_graph(
+        g.nodes, "crasp_exact",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "positions"])],
+        [helper.make_tensor_value_info("decision", TensorProto.BOOL, ["batch", "positions"]),
+         helper.make_tensor_value_info("score", TensorProto.DOUBLE, ["batch", "positions"])],
+        g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                             producer_name=PRODUCER)
+
+
+def _checkpoint_graph(checkpoint) -> onnx.ModelProto:
+    import warnings
+
+    import torch
+
+    class Decisions(torch.nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+        def forward(self, ids):
+            score = self.module(ids)
+            return score > 0, score
+
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():  # "legacy exporter": the new one needs onnxscript
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Decisions(checkpoint.module), (torch.zeros(1, 4, dtype=torch.long),),
+                          buffer, dynamo=False, opset_version=OPSET, input_names=["ids"],
+                          output_names=["decision", "score"],
+                          dynamic_axes={name: {0: "batch", 1: "positions"}
+                                        for name in ("ids", "decision", "score")})
+    model = onnx.load_from_string(buffer.getvalue())
+    model.producer_name = PRODUCER
+    return model
+
+
+def onnx_model(model) -> onnx.ModelProto:
+    """The ONNX graph of a ``CompiledModel`` or a checkpoint, with the vocabulary as metadata."""
+    graph = _exact_graph(model) if isinstance(model, CompiledModel) else _checkpoint_graph(model)
+    kind = "compiled-exact" if isinstance(model, CompiledModel) else model.config["kind"]
+    for key, value in (("vocab", json.dumps(list(model.config["vocab"]))),
+                       ("bos_id", str(len(model.config["vocab"]))), ("kind", kind)):
+        graph.metadata_props.append(onnx.StringStringEntryProto(key=key, value=value))
+    onnx.checker.check_model(graph)
+    return graph
+
+
+def _ours(path: Path) -> bool:
+    try:
+        return onnx.load(str(path), load_external_data=False).producer_name == PRODUCER
+    except Exception:  # not ONNX at all
+        return False
+
+
+def write_onnx(model, path: str | Path, force: bool = False) -> None:
+    """Write the graph to ``path`` atomically. An existing file is refused unless ``force`` and
+    it is an ONNX file crasp wrote."""
+    target = Path(path)
+    if target.exists() and not (force and target.is_file() and _ours(target)):
+        raise CraspError(f"refusing to overwrite {str(target)!r}: it exists" +
+                         (" and is not an ONNX file written by crasp" if force else
+                          " (use --force to replace an ONNX file crasp wrote)"))
+    data = onnx_model(model).SerializeToString()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                       suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(staging, target)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
+
+
+
+@click.command("export")
+@click.argument("model_dir", metavar="MODEL")
+@click.option("--format", "fmt", type=click.Choice(["onnx"]), default="onnx", show_default=True,
+              help="The output format.")
+@click.option("-o", "--output", required=True, metavar="FILE", type=click.Path(dir_okay=False),
+              help="The file to write.")
+@click.option("--force", is_flag=True, help="Replace FILE if it is an ONNX file crasp wrote.")
+def export_command(model_dir, fmt, output, force):
+    """Write MODEL (compiled exact, compiled float or a trained run) as an ONNX graph.
+
+    \b
+      crasp export dyck1.model --format onnx -o dyck1.onnx
+
+    Input ids: int64 [batch, positions], BOS (id len(vocab)) first; outputs decision (bool
+    [batch, positions]) and score (decision = score > 0). See docs/model-format.md.
+    """
+    write_onnx(load_model(model_dir), output, force)
+    click.echo(f"wrote {output}")

@@ -1,0 +1,145 @@
+"""The float realization (crasp compile --target float): exact up to its certified length."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from safetensors.torch import load_file
+
+import crasp
+from crasp.cli import cli
+from crasp.compiler import execute, load_model, verify
+from crasp.compiler.float_measure import compile_float, first_disagreement
+from crasp.compiler.float_realize import certified, largest_certifiable, realize_float
+from crasp.errors import CraspError
+from crasp.interpret import evaluate
+from crasp.train.checkpoint import load_checkpoint
+from crasp.train.config import TrainConfig
+from crasp.train.model import CausalTransformer
+from strategies import programs
+
+EXAMPLES = [p for p in sorted(Path("examples").glob("*.crasp"))
+            if p.stem not in ("aa_star", "contains_ab")]  # positional: not compilable
+CERTIFIED = 300
+
+
+def realize(program, directory: Path, max_length: int = CERTIFIED, dtype: str = "float32"):
+    compile_float(program, str(directory), max_length, dtype, measure_beyond=False)
+    return load_model(directory)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_agrees_with_the_interpreter_up_to_its_certified_length(path, tmp_path):
+    program = crasp.load_program(str(path))
+    model = realize(program, tmp_path / "float")
+    exhaustive = 8 if len(program.alphabet) <= 3 else 6
+    result = verify(program, max_exhaustive_length=exhaustive, max_random_length=CERTIFIED,
+                    n_random=8, model=model)
+    assert result.ok, result.describe()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(alphabet=("a", "b"), max_depth=3, max_definitions=6))
+def test_random_programs_agree_with_the_interpreter(text):
+    program = crasp.parse_program(text)
+    if crasp.depth_of(program) == 0:
+        return  # no layers: the trainer's class needs one (tested below)
+    with tempfile.TemporaryDirectory() as directory:
+        model = realize(program, Path(directory) / "float", max_length=200)
+        result = verify(program, max_exhaustive_length=7, max_random_length=200, n_random=4,
+                        model=model)
+    assert result.ok, f"{text}\n{result.describe()}"
+
+
+def test_float64_certifies_far_longer_inputs_than_float32():
+    assert largest_certifiable("float32", 1) < 10_000 < 1_000_000 < largest_certifiable(
+        "float64", 1)
+    n = largest_certifiable("float32", 2)
+    assert certified(n, "float32", 2) and not certified(n + 1, "float32", 2)
+
+
+def test_an_uncertifiable_length_is_refused_with_the_largest_certifiable_one():
+    program = crasp.load_program("examples/majority.crasp")
+    with pytest.raises(CraspError, match="largest certifiable length is 1666"):
+        realize_float(program, 10_000, "float32")
+    assert realize_float(program, 10_000, "float64").certified_length == 10_000
+
+
+def test_the_checkpoint_runs_in_the_trainers_model_class_directly(tmp_path):
+    """Plain PyTorch: the config and weights of the run directory, no crasp executor."""
+    program = crasp.load_program("examples/dyck1.crasp")
+    realize(program, tmp_path / "m")
+    config = TrainConfig.from_dict(json.loads((tmp_path / "m/config.json").read_text()))
+    architecture = json.loads((tmp_path / "m/model.json").read_text())
+    vocab = architecture["vocab"]
+    module = CausalTransformer(config, len(vocab), 1, architecture["ffn_widths"])
+    module.load_state_dict(load_file(str(tmp_path / "m/best.safetensors")))
+    assert config.norm == "none" and config.posenc == "nope" and config.n_heads == 1
+    strings = [list("(()())"), list("())("), list("((((")]
+    ids = torch.tensor([[len(vocab)] + [vocab.index(t) for t in s] for s in strings[:1]])
+    decisions = (module(ids)[0, 1:] > 0).tolist()
+    assert decisions == evaluate(program, strings[:1]).output[0].tolist()
+
+
+def test_beyond_the_certified_length_the_gain_stops_separating(tmp_path):
+    """Knowing where it fails: d = -1 at position i gives r = 1 - 3 (N + 1) / (i + 1), a bit
+    of -r, and the answer 2 bit - 1 turns wrong once i + 1 >= 2 (N + 1)."""
+    program = crasp.load_program("examples/majority.crasp")  # #"a" > #"b"
+    model = realize(program, tmp_path / "m", max_length=20)
+    # majority is the test d = #"b" - #"a" < 0, and d = -1 after every "a" of (ab)*a.
+    assert first_disagreement(program, model, [list("ab" * 10 + "a")]) is None
+    assert first_disagreement(program, model, [list("ab" * 40 + "a")]) == 2 * (20 + 1) - 1
+
+
+def test_compile_target_float_cli_prints_certificate_and_measurement(tmp_path):
+    out = tmp_path / "m"
+    result = CliRunner().invoke(cli, ["compile", "examples/majority.crasp", "--target", "float",
+                                       "--max-length", "50", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["certified_length"] == 50 and summary["largest_certifiable"] == 1666
+    assert summary["first_failing_length"] is None or summary["first_failing_length"] > 50
+    run = CliRunner().invoke(cli, ["run", "--model", str(out), "a b b"])
+    assert run.exit_code == 0, run.output
+    missing = CliRunner().invoke(cli, ["compile", "examples/majority.crasp", "--target",
+                                        "float", "-o", str(tmp_path / "x")])
+    assert missing.exit_code == 2 and "--max-length" in missing.output
+    too_long = CliRunner().invoke(cli, ["compile", "examples/majority.crasp", "--target",
+                                         "float", "--max-length", "5000", "-o",
+                                         str(tmp_path / "y")])
+    assert too_long.exit_code == 2 and "largest certifiable length is 1666" in too_long.output
+    assert "Traceback" not in too_long.output
+
+
+def test_corrupted_or_mismatched_checkpoint_gives_a_clear_error(tmp_path):
+    program = crasp.load_program("examples/majority.crasp")
+    realize(program, tmp_path / "m")
+    weights = tmp_path / "m/best.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    result = CliRunner().invoke(cli, ["run", "--model", str(tmp_path / "m"), "a b"])
+    assert result.exit_code == 2 and "best.safetensors" in result.output
+    assert "Traceback" not in result.output
+    realize(program, tmp_path / "n")
+    config = json.loads((tmp_path / "n/config.json").read_text())
+    config["d_model"] = 10
+    (tmp_path / "n/config.json").write_text(json.dumps(config))
+    with pytest.raises(CraspError, match="does not fit config.json"):
+        load_checkpoint(tmp_path / "n")
+
+
+def test_a_program_of_depth_zero_is_refused_for_the_float_target(tmp_path):
+    program = crasp.parse_program('alphabet "a" "b"\nx = "a"\n')
+    with pytest.raises(CraspError, match="depth 0"):
+        realize(program, tmp_path / "m")
+
+
+def test_execute_reports_the_dtype_it_ran_in(tmp_path):
+    program = crasp.load_program("examples/majority.crasp")
+    model = realize(program, tmp_path / "m", dtype="float64")
+    assert execute(model, [list("ab")]).mode == "float64"
