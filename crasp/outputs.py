@@ -72,7 +72,10 @@ TRACE_MARKERS = (b"# crasp trace", b"<!DOCTYPE html><html><head><meta name='gene
                                    b"content='crasp trace'>")
 TRACE = OutputKind("trace", None,
                    lambda head: isinstance(head, bytes) and head.startswith(TRACE_MARKERS))
-DIRECTORY_KINDS = (COMPILED_MODEL, DATASET, TRAINING_RUN, SWEEP, REPORT)
+FLOAT_REALIZATION = OutputKind(
+    "float realization", "model.json",
+    lambda value: isinstance(value, dict) and value.get("kind") == "crasp-float-realization")
+DIRECTORY_KINDS = (COMPILED_MODEL, FLOAT_REALIZATION, DATASET, TRAINING_RUN, SWEEP, REPORT)
 
 
 def holds(path: Path, kind: OutputKind) -> bool:

@@ -62,13 +62,14 @@ def measure(program: syntax.Program, model, certified_length: int, seed: int = 0
 
 
 def compile_float(program: syntax.Program, output: str, max_length: int, dtype: str,
-                  measure_beyond: bool = True) -> dict:
-    """Write the float realization of ``program`` to ``output``; return its summary."""
+                  measure_beyond: bool = True, force: bool = False) -> dict:
+    """Write the float realization of ``program`` to ``output`` (replacing an earlier one only
+    with ``force``); return its summary."""
     realization: FloatRealization = realize_float(program, max_length, dtype)
     source = program.source or format_program(program)
     name = (program.filename or "program").rsplit("/", 1)[-1].removesuffix(".crasp")
     save_float_realization(output, realization, name,
-                           hashlib.sha256(source.encode("utf-8")).hexdigest())
+                           hashlib.sha256(source.encode("utf-8")).hexdigest(), force)
     checkpoint: Checkpoint = load_checkpoint(output)
     summary = {
         "target": "float", "dtype": dtype, "output": output,

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +31,7 @@ from safetensors.torch import load_file, save
 from crasp.compiler.float_realize import FloatRealization
 from crasp.compiler.model_format import ModelFormatError
 from crasp.errors import CraspError
+from crasp.outputs import FLOAT_REALIZATION, replace_directory
 from crasp.train import run as files
 from crasp.train.config import TrainConfig
 from crasp.train.model import CausalTransformer
@@ -80,9 +79,12 @@ def state_dict(realization: FloatRealization) -> dict[str, torch.Tensor]:
     t = {name: torch.as_tensor(value, dtype=torch.float64)
          for name, value in realization.tensors.items()}
     d = len(realization.residual_labels)
-    vocab_rows = t["embed"].shape[0]
-    embed = torch.zeros(vocab_rows + 1, d, dtype=torch.float64)
-    embed[:vocab_rows] = t["embed"]
+    # The trainer's table: the tokens, BOS (id len(vocab)) and PAD (never read). The compiled
+    # table's row after BOS is the other-token row of the exact format, which a checkpoint has
+    # no use for: its inputs are over the vocabulary (execute refuses other tokens).
+    token_rows = len(realization.vocab) + 1
+    embed = torch.zeros(token_rows + 1, d, dtype=torch.float64)
+    embed[:token_rows] = t["embed"][:token_rows]
     state = {"embed.weight": embed, "head.weight": t["out.weight"][None, :],
              "head.bias": t["out.bias"].reshape(1)}
     for layer, widths in enumerate(realization.ffn_widths):
@@ -101,9 +103,10 @@ def state_dict(realization: FloatRealization) -> dict[str, torch.Tensor]:
 
 
 def save_float_realization(directory: str | Path, realization: FloatRealization, name: str,
-                           program_sha256: str) -> None:
-    """Write the checkpoint directory atomically (staged beside it, then renamed). An existing
-    crasp checkpoint or empty directory is replaced; anything else is refused."""
+                           program_sha256: str, force: bool = False) -> None:
+    """Write the checkpoint directory atomically (``crasp.outputs.replace_directory``): the
+    place must be absent or empty, or, with ``force``, hold a float realization, which is then
+    replaced; anything else is refused."""
     config = architecture_config(realization, name)
     dtype = DTYPES[realization.dtype]
     tensors = {k: v.to(dtype).contiguous() for k, v in state_dict(realization).items()}
@@ -114,23 +117,13 @@ def save_float_realization(directory: str | Path, realization: FloatRealization,
         "largest_value": realization.largest_value, "program_sha256": program_sha256,
         "residual_labels": realization.residual_labels,
     }
-    target = Path(directory)
-    if target.exists() and not (target.is_dir() and (
-            (target / ARCHITECTURE_FILE).is_file() or not any(target.iterdir()))):
-        raise CraspError(f"refusing to overwrite {str(target)!r}: it exists and is not a crasp "
-                         f"float realization")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
-    try:
+
+    def write(staging: Path) -> None:
         files.write_json(staging / files.CONFIG_FILE, config.to_dict())
         files.write_json(staging / ARCHITECTURE_FILE, architecture)
         (staging / files.BEST_FILE).write_bytes(save(tensors, metadata={"format": KIND}))
-        if target.exists():
-            shutil.rmtree(target)
-        os.rename(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+    replace_directory(directory, FLOAT_REALIZATION, force, write)
 
 
 def _read_json(path: Path, where: str):

@@ -18,7 +18,8 @@ import torch
 from crasp.compiler import load_model
 from crasp.compiler.executor import score_ids
 from crasp.errors import CraspError
-from crasp.train.config import TrainConfig, parse_bins
+from crasp.languages.datasets import parse_test_bins
+from crasp.train.config import TrainConfig
 from crasp.train.loop import build_splits, check_config
 from crasp.train.metrics import SplitMetrics, evaluate
 
@@ -57,7 +58,7 @@ def eval_config(model, language: str, bins: str, n: int | None, seed: int | None
     """A trained run's own data settings (so its bins are its own), else the defaults."""
     stored = model.config.get("train_config") if model.config.get("kind") == "trained" else None
     config = TrainConfig.from_dict(stored) if stored else TrainConfig()
-    changes = {"language": language, "test_bins": parse_bins(bins)}
+    changes = {"language": language, "test_bins": parse_test_bins(bins)}
     if n is not None:
         changes["n_test"] = n
     if seed is not None:
