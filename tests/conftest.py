@@ -9,6 +9,7 @@ scratch directory, never in the checkout.
 """
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -23,6 +24,10 @@ if os.environ.get("PYTHONPATH"):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         str(Path(entry).resolve()) for entry in os.environ["PYTHONPATH"].split(os.pathsep))
 
+# Ctrl-C tests send SIGINT to this process and to the processes they start. A shell starts
+# background jobs with SIGINT ignored (scripts/test.sh runs two suites side by side), and an
+# ignored signal stays ignored in every process started from here: restore Python's handler.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config):

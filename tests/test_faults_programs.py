@@ -246,7 +246,7 @@ SEEDS = range(12)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_mutated_programs_end_in_exit_0_or_2_without_a_traceback(tmp_path, seed):
     rng = random.Random(seed)
-    base = (crasp.__file__.rsplit("/", 2)[0] + "/examples/dyck1.crasp")
+    base = crasp.example("dyck1")
     source = open(base, encoding="utf-8").read()
     runner = CliRunner()
     for case in range(6):
