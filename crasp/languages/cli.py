@@ -17,6 +17,7 @@ from crasp.languages.datasets import (build_task, by_distribution, format_bin, l
 from crasp.languages.language import UNIFORM
 from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
+from crasp.loading import dialect_option
 from crasp.outputs import DATASET, claim
 
 COLUMNS = ("name", "alphabet", "C-RASP-expressible", "recognition depth", "prediction depth",
@@ -86,8 +87,9 @@ def languages_command(as_json):
 @click.option("--strings-from", metavar="NAME",
               help="For a program: draw strings from NAME's generator instead of uniformly "
                    "over the program's alphabet.")
+@dialect_option
 def generate_command(language, bins, n, seed, output, force, fmt, train_bin, val_fraction, negatives,
-                     distinct, strings_from):
+                     distinct, strings_from, dialect):
     """Write a length-binned dataset of NAME (or of the program PROG.crasp) with a manifest.
 
     \b
@@ -103,7 +105,7 @@ def generate_command(language, bins, n, seed, output, force, fmt, train_bin, val
         if "@" in language:
             raise CraspError("give the string source once: PROG.crasp@NAME or --strings-from")
         language = f"{language}@{strings_from}"
-    chosen = get_language(language)
+    chosen = get_language(language, dialect)
     bin_list = parse_test_bins(bins)
     if train_bin is None:
         training, tests = lengths_only(bin_list[0], bins, "the training bin"), bin_list[1:]
@@ -121,6 +123,8 @@ def generate_command(language, bins, n, seed, output, force, fmt, train_bin, val
         words += ["--negatives", f"{negatives:g}"]
     if distinct:
         words.append("--distinct")
+    if dialect != "crasp":
+        words += ["--dialect", dialect]
     # The layouts name a test file by its bounds alone, so each distribution's test bins go
     # to their own dataset directory, with the same train and validation splits. Every place is
     # claimed before any is written, so a refused one leaves the others untouched.

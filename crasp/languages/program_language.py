@@ -21,12 +21,14 @@ LABEL_BATCH = 4096
 """Strings per interpreter call when labelling a split (bounds the [B, T] arrays)."""
 
 
-def program_language(spec: str, strings_from: Language | None) -> Language:
-    """The language of the program at ``spec`` (a path; the name keeps any ``@source``)."""
+def program_language(spec: str, strings_from: Language | None,
+                     dialect: str = "crasp") -> Language:
+    """The language of the program at ``spec`` (a path; the name keeps any ``@source``), read
+    in ``dialect``."""
     import crasp
 
     path = Path(spec.split("@", 1)[0])
-    program = crasp.load_program(path)
+    program = crasp.load_program(path, dialect=dialect)
     alphabet = tuple(program.alphabet)
     index = {token: i for i, token in enumerate(alphabet)}
     tokens = np.array(alphabet, dtype=object)

@@ -173,8 +173,9 @@ LANGUAGES: dict[str, Language] = {
 _FAMILY = re.compile(r"(?P<family>[LE])(?P<k>\d+)(?:@(?P<rate>.+))?")
 
 
-def get_language(name: str) -> Language:
-    """The language called ``name``; see the module docstring for the names.
+def get_language(name: str, dialect: str = "crasp") -> Language:
+    """The language called ``name``; see the module docstring for the names. ``dialect`` says
+    how a program file ``PROG.crasp`` is read (``crasp.parse_program``); names ignore it.
 
     >>> language = get_language("dyck1")
     >>> language.alphabet, language.recognition_depth, language.contains(list("(())"))
@@ -185,7 +186,7 @@ def get_language(name: str) -> Language:
     if base.endswith(PROGRAM_SUFFIXES):
         from crasp.languages.program_language import program_language
 
-        return program_language(name, get_language(parameter) if parameter else None)
+        return program_language(name, get_language(parameter) if parameter else None, dialect)
     if name in LANGUAGES:
         return LANGUAGES[name]
     memory = sparse_memory.parse_memory_name(name)

@@ -30,7 +30,7 @@ FIELD_OPTIONS = {
     "train_bin": "train_bin", "test_bins": "test_bins", "n_train": "n_train",
     "n_test": "n_test", "val_fraction": "val_fraction", "data_seed": "data_seed",
     "seed": "seed", "device": "device", "threads": "threads",
-    "eval_batch_tokens": "eval_batch_tokens", "init_from": "init_from",
+    "eval_batch_tokens": "eval_batch_tokens", "init_from": "init_from", "dialect": "dialect",
 }
 
 
@@ -112,6 +112,9 @@ def _summary(results: dict, run_dir: Path) -> str:
 @click.option("--preset", type=click.Choice(preset_names()), default="default", show_default=True,
               help="Recipe to start from; the options below override it.")
 @click.option("--language", "-l", help="Built-in language (L5, E4, dyck1, ...) or PROG.crasp.")
+@click.option("--dialect", type=click.Choice(["crasp", "hahn"], case_sensitive=False),
+              help="How a PROG.crasp language is read: crasp (conventional) or hahn (exactly as "
+                   "Hahn's interpreter reads it; see docs/language.md).")
 @click.option("--depth", type=int, help="Number of transformer layers (>= 1).")
 @click.option("--posenc", help="Positional encoding: nope, rope, alibi, learned, sinusoidal.")
 @click.option("--d-model", type=int, help="Model width.")

@@ -62,6 +62,7 @@ class TrainConfig:
     # what to learn
     preset: str = "default"
     language: str = "L5"
+    dialect: Literal["crasp", "hahn"] = "crasp"  # how a PROG.crasp language is read
     # model
     depth: int = 3
     posenc: Literal["nope", "rope", "alibi", "learned", "sinusoidal"] = "nope"

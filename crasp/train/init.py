@@ -34,7 +34,7 @@ COMPILED = "compiled"
 def _compiled(config: TrainConfig) -> FloatRealization:
     from crasp.languages import get_language
 
-    language = get_language(config.language)
+    language = get_language(config.language, config.dialect)
     if language.prediction_program is None:
         raise CraspError(f"--init-from compiled: language {config.language} has no reference "
                          f"prediction program to compile")

@@ -56,7 +56,7 @@ def check_config(config: TrainConfig):
     from crasp.languages import get_language
 
     config = config.normalized().validate()
-    language = get_language(config.language)
+    language = get_language(config.language, config.dialect)
     resolve_device(config.device)
     return language
 

@@ -54,7 +54,8 @@ POSENC_NAMES = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi"}
 # Fields that never distinguish hyperparameter settings (used only when cell.json is missing).
 _NOT_HYPER = set(AXES) | {"threads", "device", "preset", "run_dir", "out_dir"}
 # The data-generation settings of a cell: the compiled model is evaluated on the same bins.
-DATA_FIELDS = ("train_bin", "test_bins", "n_train", "n_test", "val_fraction", "seed", "data_seed")
+DATA_FIELDS = ("train_bin", "test_bins", "n_train", "n_test", "val_fraction", "seed", "data_seed",
+               "dialect")
 
 CompiledFn = Callable[[str, Mapping], dict]
 
@@ -373,7 +374,7 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
     from crasp.train.config import test_bin_name
 
     try:
-        lang = get_language(language)
+        lang = get_language(language, config.get("dialect", "crasp"))
     except Exception as error:
         return {"status": f"error: {error}"}
     try:
