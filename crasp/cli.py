@@ -40,7 +40,7 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
               "Run a grid of training runs (depth x language x encoding x seed)."),
     "report": ("crasp.train.sweep_cli:report_command",
                "Tabulate and plot a sweep directory."),
-    "export": ("crasp.export:export_command",
+    "export": ("crasp.export_cli:export_command",
                "Write a compiled or trained model as an ONNX graph."),
     "eval": ("crasp.train.evaluate:eval_command",
              "Score a compiled or trained model on a language's test bins."),

@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
-import click
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from crasp.compiler.model_format import CompiledModel, load_model
+from crasp.atomic import write_bytes_atomic
 from crasp.errors import CraspError
+from crasp.outputs import writing
 
 OPSET = 17
 PRODUCER = "crasp"
@@ -175,36 +174,5 @@ def write_onnx(model, path: str | Path, force: bool = False) -> None:
                          (" and is not an ONNX file written by crasp" if force else
                           " (use --force to replace an ONNX file crasp wrote)"))
     data = onnx_model(model).SerializeToString()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, staging = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                       suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(staging, target)
-    except BaseException:
-        Path(staging).unlink(missing_ok=True)
-        raise
-
-
-
-@click.command("export")
-@click.argument("model_dir", metavar="MODEL")
-@click.option("--format", "fmt", type=click.Choice(["onnx"]), default="onnx", show_default=True,
-              help="The output format.")
-@click.option("-o", "--output", required=True, metavar="FILE", type=click.Path(dir_okay=False),
-              help="The file to write.")
-@click.option("--force", is_flag=True, help="Replace FILE if it is an ONNX file crasp wrote.")
-def export_command(model_dir, fmt, output, force):
-    """Write MODEL (compiled exact, compiled float or a trained run) as an ONNX graph.
-
-    \b
-      crasp export dyck1.model --format onnx -o dyck1.onnx
-
-    Input ids: int64 [batch, positions], BOS (id len(vocab)) first; outputs decision (bool
-    [batch, positions]) and score (decision = score > 0). See docs/model-format.md.
-    """
-    write_onnx(load_model(model_dir), output, force)
-    click.echo(f"wrote {output}")
+    with writing(target, "ONNX graph"):
+        write_bytes_atomic(target, data)
