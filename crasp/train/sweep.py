@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
+from crasp.train.process_guards import exit_with_parent, sweep_lock
 
 SWEEP_FILE = "sweep.json"
 CELLS_DIR = "cells"
@@ -562,8 +563,10 @@ def parse_bin(name: str) -> tuple[int, int] | None:
 
 # --------------------------------------------------------------------------- workers
 
-def _init_worker() -> None:
-    """Runs first in each spawned worker: ignore Ctrl-C (the parent handles it), one thread."""
+def _init_worker(parent_pid: int) -> None:
+    """Runs first in each spawned worker: die with the parent, ignore Ctrl-C (the parent
+    handles it), one thread."""
+    exit_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["MKL_NUM_THREADS"] = "1"
@@ -669,9 +672,17 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
     ``cells`` is normally one shard of ``enumerate_cells``. ``train_fn`` defaults to the
     trainer's ``train``; with ``jobs > 1`` it must be picklable (a module-level function).
     With ``jobs == 1`` cells run in this process, in order. A ``KeyboardInterrupt`` (or SIGTERM)
-    stops the workers and is re-raised after the session file is written.
+    stops the workers and is re-raised after the session file is written. A second sweep on
+    the same directory at the same time is refused (``process_guards.sweep_lock``).
     """
-    out = Path(out_dir)
+    with sweep_lock(out_dir):
+        return _run_sweep_locked(cells, Path(out_dir), jobs=jobs, train_fn=train_fn,
+                                 progress=progress, command=command, shard=shard, echo=echo)
+
+
+def _run_sweep_locked(cells: Sequence[Cell], out: Path, *, jobs: int, train_fn: TrainFn | None,
+                      progress: bool, command: str | None, shard: tuple[int, int],
+                      echo: Callable[[str], None] | None) -> SweepOutcome:
     started = time.time()
     session_path = out / SESSIONS_DIR / (
         time.strftime("%Y%m%dT%H%M%S") + f"-{_slug(socket.gethostname())}-{os.getpid()}.json")
@@ -746,7 +757,8 @@ def _run_pool(pending: Sequence[Cell], out: Path, jobs: int, train_fn: TrainFn |
     context = multiprocessing.get_context("spawn")
     with _OneThreadEnvironment():  # workers are spawned on submit and inherit os.environ
         executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(jobs, len(pending)), mp_context=context, initializer=_init_worker)
+            max_workers=min(jobs, len(pending)), mp_context=context, initializer=_init_worker,
+            initargs=(os.getpid(),))
         try:
             futures = {executor.submit(run_cell, train_fn, _config_for(cell),
                                        str(cell_dir(out, cell))): cell for cell in pending}

@@ -63,6 +63,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
     checkpoint. Exit status 1 when a cell failed (traceback in its error.txt).
     """
     from crasp.train import sweep
+    from crasp.train.process_guards import sweep_lock
 
     resolve, config_cls = sweep.default_resolver()
     spec = sweep.SweepSpec(
@@ -88,15 +89,16 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
     entries = [item for entry in list(grid) + list(grid_args) for item in entry.split()]
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
                             shard)
-    sweep.record_spec(out, spec, cells, command)
-    status = sweep.sweep_status(out, mine)
-    click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
-               f"{len(mine)}; done {len(status['done'])}, to run "
-               f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) -> {out}",
-               err=True)
     try:
-        outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
-                                  shard=shard_index, echo=lambda m: click.echo(m, err=True))
+        with sweep_lock(out):  # held from recording the spec to the last cell
+            sweep.record_spec(out, spec, cells, command)
+            status = sweep.sweep_status(out, mine)
+            click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
+                       f"{len(mine)}; done {len(status['done'])}, to run "
+                       f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) "
+                       f"-> {out}", err=True)
+            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
+                                      shard=shard_index, echo=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:
         click.echo("interrupted: finished cells are kept and cells in flight resume from their "
                    "last checkpoint; run the same command again to continue", err=True)
