@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
+from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
 from crasp.languages import blocks, controls, counting
 from crasp.languages.language import Language, ReferenceProgram
@@ -15,8 +16,6 @@ from crasp.languages.programs import (EXAMPLES, SHIPPED_PREDICTION, SHIPPED_RECO
 LISTED_K = range(1, 13)
 """The k of L_k and E_k listed in ``LANGUAGES`` (the paper trains L_3 .. L_12); every k >= 1
 is available through ``get_language``."""
-
-PROGRAM_SUFFIXES = (".crasp", ".cr")
 
 
 def _family_program(k: int, neutral: bool, predict: bool) -> ReferenceProgram:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
 from crasp.train.config import TrainConfig, config_fields, parse_bin, parse_bins
 from crasp.train.presets import preset_names, resolve_preset
@@ -33,7 +34,7 @@ FIELD_OPTIONS = {
 
 
 def _slug(text: str) -> str:
-    stem = Path(text).stem if text.endswith((".crasp", ".cr")) else text
+    stem = Path(text).stem if text.endswith(PROGRAM_SUFFIXES) else text
     return re.sub(r"[^A-Za-z0-9_.]+", "_", stem).strip("_") or "run"
 
 
