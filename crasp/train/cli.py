@@ -6,6 +6,7 @@ The command builds the config from ``--preset`` plus every option given explicit
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
@@ -17,20 +18,9 @@ from crasp.errors import CraspError
 from crasp.train.config import TrainConfig, config_fields, parse_bin, parse_bins
 from crasp.train.presets import preset_names, resolve_preset
 
-# option name -> config field, for the options that map one-to-one onto a field
-FIELD_OPTIONS = {
-    "language": "language", "depth": "depth", "posenc": "posenc", "d_model": "d_model",
-    "n_heads": "n_heads", "d_ff": "d_ff", "dropout": "dropout", "norm": "norm",
-    "activation": "activation", "rope_base": "rope_base", "rope_fraction": "rope_fraction",
-    "alibi_slopes": "alibi_slopes", "alibi_impl": "alibi_impl", "lr": "lr",
-    "batch_size": "batch_size", "epochs": "epochs", "warmup_steps": "warmup_steps",
-    "lr_schedule": "lr_schedule", "weight_decay": "weight_decay", "adam_beta1": "adam_beta1",
-    "adam_beta2": "adam_beta2", "grad_clip": "grad_clip", "patience": "patience",
-    "train_bin": "train_bin", "test_bins": "test_bins", "n_train": "n_train",
-    "n_test": "n_test", "val_fraction": "val_fraction", "data_seed": "data_seed",
-    "seed": "seed", "device": "device", "threads": "threads",
-    "eval_batch_tokens": "eval_batch_tokens",
-}
+# config fields that ``crasp train`` sets through an option of the same name (--d-model sets
+# d_model); ``search`` is set with --set, ``preset`` chooses the starting point
+FIELD_OPTIONS = tuple(name for name in config_fields() if name not in ("preset", "search"))
 
 
 def _slug(text: str) -> str:
@@ -65,21 +55,23 @@ def _parse_set(items) -> dict:
 
 def _overrides(params: dict, ctx: click.Context) -> dict:
     overrides = {}
-    for option, field in FIELD_OPTIONS.items():
-        value = params.get(option)
+    for field in FIELD_OPTIONS:
+        value = params.get(field)
         if value is None:
             continue
-        if option == "train_bin":
+        if field == "train_bin":
             value = parse_bin(value)
-        elif option == "test_bins":
+        elif field == "test_bins":
             value = parse_bins(value)
-        elif option == "alibi_slopes":
+        elif field == "alibi_slopes":
             value = _parse_floats(value)
         overrides[field] = value
     extra = _parse_set(params.get("set_values") or ())
-    unknown = sorted(set(extra) - set(config_fields()))
-    if unknown:
-        raise CraspError(f"--set: unknown config field(s) {', '.join(unknown)}")
+    for key in sorted(set(extra) - set(config_fields())):
+        close = difflib.get_close_matches(key, config_fields(), n=1)
+        raise CraspError(f"--set: unknown config field {key!r}"
+                         + (f"; did you mean {close[0]!r}?" if close else "")
+                         + f" (known: {', '.join(config_fields())})")
     return {**overrides, **extra}
 
 
@@ -178,6 +170,10 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
         if print_config:
             click.echo(config.to_json())
             return
+        if resume_dir is None and params.get("language") is None:
+            click.echo(f"no --language given: training the {preset} preset's {config.language} "
+                       f"at depth {config.depth} with {config.posenc}, up to {config.epochs} "
+                       f"epochs, into {run_dir} (crasp train --help for the options)", err=True)
         from crasp.train.loop import check_config, train
         from crasp.train.run import TrainingInterrupted
 
