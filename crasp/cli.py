@@ -207,6 +207,10 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
                         random_count, seed):
     """Report the counting depth of every definition of PROG and of the program.
 
+    \b
+      crasp depth-check examples/L5_predict.crasp --max-depth 3
+      crasp depth-check examples/dyck1.crasp --verify --json
+
     A token test or constant has depth 0, each count adds one level, everything else takes
     the maximum of its operands; the program's depth is its answer's. Exit status 1 when the
     depth exceeds --max-depth or when --verify finds a disagreement.
@@ -250,7 +254,12 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 @click.argument("program_path", metavar="PROG")
 @click.option("--write", "-w", is_flag=True, help="Rewrite PROG in place (atomically).")
 def fmt_command(program_path, write):
-    """Print PROG in canonical form (parses back to the same program; comments are dropped)."""
+    """Print PROG in canonical form (parses back to the same program; comments are dropped).
+
+    \b
+      crasp fmt examples/anbncn.crasp
+      crasp fmt -w my_program.crasp
+    """
     text = crasp.format_program(load_program_argument(program_path))
     if write:
         write_text_atomic(program_path, text)

@@ -17,7 +17,7 @@ from crasp.loading import load_program_argument, split_tokens
 
 @click.command("compile")
 @click.argument("program_path", metavar="PROG")
-@click.option("-o", "--output", "output", required=True, metavar="DIR",
+@click.option("-o", "--out", "--output", "output", required=True, metavar="DIR",
               type=click.Path(file_okay=False),
               help="The model directory to write (config.json + model.safetensors); an "
                    "existing model directory there is replaced.")

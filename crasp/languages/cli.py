@@ -32,6 +32,10 @@ def languages_command(as_json):
     recognition and of the prediction task, and where their programs come from ("generated":
     made in code, no file ships).
 
+    \b
+      crasp languages
+      crasp languages --json
+
     L{k} and E{k} exist for every k >= 1 (E{k}@RATE sets the insertion rate of e); a program
     file PROG.crasp can stand in for a language name anywhere.
     """
@@ -63,9 +67,9 @@ def languages_command(as_json):
 @click.option("--n", "n", type=int, default=1000, show_default=True,
               help="Strings per bin.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
+@click.option("-o", "--out", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Directory; the dataset goes into OUTPUT/NAME/.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="paper", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False), default="paper", show_default=True,
               help="paper: {lo}_to_{hi}_src.txt / _tgt.txt files; jsonl: one file per split.")
 @click.option("--train-bin", help="The training bin LO:HI; then every bin of --bins is a test "
                                   "bin (one equal to it holds fresh strings only).")

@@ -3,6 +3,7 @@ negative controls, and any program file (``prog.crasp``, ``prog.crasp@dyck1``)."
 
 from __future__ import annotations
 
+import difflib
 import re
 from functools import partial
 
@@ -162,7 +163,10 @@ def get_language(name: str) -> Language:
             raise CraspError(f"{name}: the insertion rate must be a number, like E{k}@0.3") \
                 from None
         return neutral_language(k, rate)
+    by_lower = {known.lower(): known for known in LANGUAGES}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
+    suggestion = f"did you mean {by_lower[close[0]]!r}? " if close else ""
     raise CraspError(
-        f"unknown language {name!r}; known: L{{k}}, E{{k}} and E{{k}}@RATE for any k >= 1, "
+        f"unknown language {name!r}; {suggestion}known: L{{k}}, E{{k}} and E{{k}}@RATE for any k >= 1, "
         f"{', '.join(n for n in LANGUAGES if not _FAMILY.fullmatch(n))}, or a program file "
         "PROG.crasp (PROG.crasp@NAME draws its strings from NAME's generator)")

@@ -117,13 +117,17 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.99,
               show_default=True,
               help="Exact match on the longest test bin that counts as length-generalizing.")
-@click.option("--select", type=click.Choice(["long", "val"]), default="long", show_default=True,
+@click.option("--select", type=click.Choice(["long", "val"], case_sensitive=False), default="long", show_default=True,
               help="Best hyperparameters by mean exact match on the longest test bin (long) or "
                    "by mean validation exact match (val).")
 @click.option("--compiled/--no-compiled", default=True, show_default=True,
               help="Compile each language's reference program and score it on the same bins.")
 def report_command(dirs, out_dir, threshold, select, compiled):
     """Tabulate and plot one or more sweep directories (shards are merged).
+
+    \b
+      crasp report runs/sweep
+      crasp report runs/shard-0 runs/shard-1 -o runs/report --select val
 
     Writes cells.csv, report.md (a table per encoding: language x depth, mean ± std over seeds,
     with the compiled reference program), heatmap_<encoding>.png and report.json, and prints
