@@ -46,3 +46,24 @@ def test_choices_ignore_case():
 def test_misspelt_language_gets_a_suggestion(typed, meant):
     with pytest.raises(CraspError, match=f"did you mean '{meant}'"):
         get_language(typed)
+
+
+@pytest.mark.parametrize("command", ["train", "sweep"])
+def test_long_commands_take_progress_and_no_progress(command):
+    assert "--progress / --no-progress" in CliRunner().invoke(cli, [command, "--help"]).output
+
+
+def test_progress_defaults_to_whether_stderr_is_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    from crasp.train.progress import wants_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert wants_progress(None) is False and wants_progress(True) is True
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert wants_progress(None) is True and wants_progress(False) is False

@@ -17,6 +17,7 @@ from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
 from crasp.train.config import TrainConfig, config_fields, parse_bin, parse_bins
 from crasp.train.presets import preset_names, resolve_preset
+from crasp.train.progress import progress_option, wants_progress
 
 # config fields that ``crasp train`` sets through an option of the same name (--d-model sets
 # d_model); ``search`` is set with --set, ``preset`` chooses the starting point
@@ -146,10 +147,10 @@ def _summary(results: dict, run_dir: Path) -> str:
               help="Continue the interrupted run in DIR (its config.json is used).")
 @click.option("--force", is_flag=True, help="Start over in an existing run directory.")
 @click.option("--print-config", is_flag=True, help="Print the resolved config and exit.")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@progress_option
 @click.option("--json", "as_json", is_flag=True, help="Print results.json instead of a table.")
 @click.pass_context
-def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_progress, as_json,
+def train_command(ctx, preset, out_dir, resume_dir, force, print_config, progress, as_json,
                   **params):
     """Train a future-masked transformer of a chosen depth on a language and evaluate it on
     longer strings.
@@ -182,7 +183,7 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
             click.echo("note: one-head ALiBi uses the standard slope 2^-8 (a bias of -1.56 at "
                        "distance 400: nearly NoPE); set --alibi-slopes to choose", err=True)
         try:
-            results = train(config, run_dir, progress=not no_progress, resume=resume)
+            results = train(config, run_dir, progress=wants_progress(progress), resume=resume)
         except TrainingInterrupted:
             click.echo(f"\ninterrupted; the run is resumable: crasp train --resume {run_dir}",
                        err=True)
@@ -204,7 +205,7 @@ def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig,
 
     if resume_dir is not None:
         extra = [name for name in _given(ctx)
-                 if name not in ("resume_dir", "no_progress", "as_json", "print_config")]
+                 if name not in ("resume_dir", "progress", "as_json", "print_config")]
         if extra:
             raise CraspError("--resume continues a run with its stored config; do not combine "
                              "it with " + ", ".join("--" + n.replace("_", "-") for n in extra))

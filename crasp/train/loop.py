@@ -272,12 +272,13 @@ class _Trainer:
     def _bar(self, trial, config, steps_per_epoch, epoch):
         if not self.progress:
             return None
-        from tqdm import tqdm
+        from crasp.train.progress import progress_bar
 
         label = f"trial {trial + 1}/{len(self.trials)} " if len(self.trials) > 1 else ""
-        return tqdm(total=config.epochs * steps_per_epoch, initial=epoch * steps_per_epoch,
-                    desc=f"{label}{self.config.language} d{config.depth} {config.posenc}",
-                    unit="step", dynamic_ncols=True, leave=True)
+        return progress_bar(total=config.epochs * steps_per_epoch,
+                            initial=epoch * steps_per_epoch,
+                            desc=f"{label}{self.config.language} d{config.depth} {config.posenc}",
+                            unit="step", leave=True)
 
     def _epoch(self, trial, config, model, optimizer, scheduler, guard, bar) -> dict[str, Any]:
         state = self.state

@@ -40,7 +40,6 @@ import os
 import re
 import signal
 import socket
-import sys
 import time
 import traceback
 import types
@@ -53,6 +52,7 @@ from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
 from crasp.train.process_guards import exit_with_parent, sweep_lock
+from crasp.train.progress import progress_bar
 
 SWEEP_FILE = "sweep.json"
 CELLS_DIR = "cells"
@@ -786,10 +786,7 @@ def _run_pool(pending: Sequence[Cell], out: Path, jobs: int, train_fn: TrainFn |
 def _progress_bar(total: int, initial: int, enabled: bool):
     if not enabled:
         return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc="sweep", unit="cell", dynamic_ncols=True,
-                file=sys.stderr, smoothing=0.1)
+    return progress_bar(total=total, initial=initial, desc="sweep", unit="cell", smoothing=0.1)
 
 
 # --------------------------------------------------------------------------- status

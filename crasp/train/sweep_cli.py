@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
+from crasp.train.progress import progress_option, wants_progress
 
 
 def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,
@@ -47,8 +48,7 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
 @click.option("--shard", default="0/1", show_default=True,
               help="Run only cells with index % n == i (0-based i/n), e.g. a Slurm array task.")
 @click.option("--dry-run", is_flag=True, help="List the cells (index, id, done?) and exit.")
-@click.option("--progress/--no-progress", default=True, show_default=True,
-              help="Show the progress bar.")
+@progress_option
 def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, jobs, out_dir, shard,
                   dry_run, progress):
     """Train every cell of a grid (depth x language x encoding x seed x --grid), resumably.
@@ -97,7 +97,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
                        f"{len(mine)}; done {len(status['done'])}, to run "
                        f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) "
                        f"-> {out}", err=True)
-            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
+            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=wants_progress(progress), command=command,
                                       shard=shard_index, echo=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:
         click.echo("interrupted: finished cells are kept and cells in flight resume from their "
