@@ -86,3 +86,24 @@ def test_train_without_language_says_what_it_will_run(tmp_path, monkeypatch):
     assert "no --language given: training the default preset's L5 at depth 2" in result.output
     given = CliRunner().invoke(train_command, ["--language", "L3", "-o", str(tmp_path / "r2")])
     assert "no --language given" not in given.output
+
+
+def test_train_help_shows_the_default_preset_value_of_every_field_option():
+    from crasp.train.presets import resolve_preset
+
+    defaults = resolve_preset("default")
+    for name in FIELD_OPTIONS:
+        shown = OPTIONS[name].show_default
+        value = getattr(defaults, name)
+        if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            assert shown == str(value), name
+        else:
+            assert isinstance(shown, str) and shown, name
+
+
+def test_unknown_preset_gets_a_suggestion():
+    from crasp.errors import CraspError
+    from crasp.train.presets import resolve_preset
+
+    with pytest.raises(CraspError, match="did you mean 'knee-deep'"):
+        resolve_preset("kneedeep")

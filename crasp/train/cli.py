@@ -102,7 +102,8 @@ def _summary(results: dict, run_dir: Path) -> str:
 
 @click.command("train", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--preset", type=click.Choice(preset_names(), case_sensitive=False), default="default", show_default=True,
-              help="Recipe to start from; the options below override it.")
+              help="Recipe to start from; the options below override it (their defaults shown are "
+                   "the default preset's).")
 @click.option("--language", "-l", help="Built-in language (L5, E4, dyck1, ...) or PROG.crasp.")
 @click.option("--depth", type=int, help="Number of transformer layers (>= 1).")
 @click.option("--posenc", help="Positional encoding: nope, rope, alibi, learned, sinusoidal.")
@@ -197,6 +198,27 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, progres
         click.echo(json.dumps(results, indent=2))
     else:
         click.echo(_summary(results, run_dir))
+
+
+NONE_MEANS = {"alibi_slopes": "standard slopes", "data_seed": "--seed"}
+
+
+def _shown_default(name: str, value) -> str:
+    """A default preset value as one would type it on the command line."""
+    if value is None:
+        return NONE_MEANS.get(name, "none")
+    if isinstance(value, tuple):
+        return f"{value[0]}:{value[1]}"
+    if isinstance(value, list):
+        return ",".join(_shown_default(name, item) for item in value)
+    return str(value)
+
+
+# every field option's --help shows the default preset's value (the one source of defaults)
+for _param in train_command.params:
+    if _param.name in FIELD_OPTIONS:
+        _param.show_default = _shown_default(_param.name,
+                                             getattr(resolve_preset("default"), _param.name))
 
 
 def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig, Path, bool]:
