@@ -21,6 +21,7 @@ from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.inputs import read_lines, tokenize
 from crasp.loading import load_program_argument, split_tokens
+from crasp.tables import format_table
 from crasp.trace import write_trace
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
@@ -182,11 +183,7 @@ def _depth_table(report: crasp.depth.DepthReport) -> str:
         (d.name, d.type, str(d.depth), str(d.line or ""), "" if d.used else "unused")
         for d in report.definitions
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + (
-        f"  {row[4]}" if row[4] else "") for row in rows]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+    return "\n".join(format_table(rows))
 
 
 @cli.command("depth-check")

@@ -15,6 +15,7 @@ from crasp.errors import CraspError
 from crasp.languages.datasets import build_task, format_bin, parse_bin, parse_bins
 from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
+from crasp.tables import format_table
 
 COLUMNS = ("name", "alphabet", "C-RASP-expressible", "recognition depth", "prediction depth",
            "source", "prediction program")
@@ -54,9 +55,8 @@ def languages_command(as_json):
          _depth(language.recognition_depth), _depth(language.prediction_depth), language.source,
          language.prediction_source)
         for language in LANGUAGES.values()]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    for row in rows:
-        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    for line in format_table(rows, rule=False):
+        click.echo(line)
 
 
 @click.command("generate")
