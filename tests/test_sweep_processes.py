@@ -3,6 +3,7 @@ and a second sweep on a directory in use is refused naming the first (with a fak
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -90,14 +91,14 @@ def test_second_sweep_on_a_directory_in_use_is_refused_naming_the_first(tmp_path
     out = tmp_path / "sweep"
     first = start_slow_sweep(tmp_path, out)
     try:
-        lock_before = (out / "sweep.lock").read_text()
+        lock_before = (out / "locks" / "shard-0-of-1.lock").read_text()
         result = CliRunner().invoke(cli, sweep_cli(out))
         assert result.exit_code == 2, result.output
         assert f"pid {first.pid}" in result.output
         assert "another sweep is using this directory" in result.output
         assert "Traceback" not in result.output
         assert not (out / sweep.SWEEP_FILE).exists()  # the refused sweep recorded nothing
-        assert (out / "sweep.lock").read_text() == lock_before
+        assert (out / "locks" / "shard-0-of-1.lock").read_text() == lock_before
     finally:
         first.kill()
         first.wait(timeout=10)
@@ -109,19 +110,42 @@ def test_second_sweep_on_a_directory_in_use_is_refused_naming_the_first(tmp_path
     assert result.exit_code == 0, result.output
 
 
+def take_lock_elsewhere(directory: Path, shard: str) -> subprocess.CompletedProcess:
+    """Another process takes the lock of ``shard`` ("i/n") in ``directory`` and lets it go."""
+    code = ("import sys\nfrom crasp.train.process_guards import sweep_lock\n"
+            "i, n = map(int, sys.argv[2].split('/'))\n"
+            "with sweep_lock(sys.argv[1], (i, n)): print('held')")
+    return subprocess.run([sys.executable, "-c", code, str(directory), shard], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          text=True, timeout=60)
+
+
 def test_lock_is_reentrant_in_one_process_and_exclusive_across_processes(tmp_path):
-    take_lock = ("import sys\nfrom crasp.train.process_guards import sweep_lock\n"
-                 "with sweep_lock(sys.argv[1]): print('held')")
-
-    def other_process():
-        return subprocess.run([sys.executable, "-c", take_lock, str(tmp_path)], cwd=ROOT,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                              text=True, timeout=60)
-
     with sweep_lock(tmp_path):
         with sweep_lock(tmp_path):  # the CLI holds it around run_sweep, which takes it again
             pass
-        assert f"pid {os.getpid()}" in (tmp_path / "sweep.lock").read_text()
-        refused = other_process()
+        assert f"pid {os.getpid()}" in (tmp_path / "locks" / "shard-0-of-1.lock").read_text()
+        refused = take_lock_elsewhere(tmp_path, "0/1")
         assert refused.returncode != 0 and f"pid {os.getpid()}" in refused.stderr
-    assert other_process().stdout.strip() == "held"  # released when the holder lets go
+    assert take_lock_elsewhere(tmp_path, "0/1").stdout.strip() == "held"  # released
+
+
+@pytest.mark.parametrize("running, second, refused", [
+    ((0, 2), "1/2", False), ((0, 2), "0/2", True), ((0, 2), "0/1", True),
+    ((0, 2), "2/4", True), ((0, 2), "1/4", False), ((1, 3), "0/2", True)])
+def test_shards_of_one_sweep_share_a_directory_unless_their_cells_meet(tmp_path, running,
+                                                                      second, refused):
+    with sweep_lock(tmp_path, running):
+        result = take_lock_elsewhere(tmp_path, second)
+    assert (result.returncode != 0) == refused, result.stderr
+    if refused:
+        assert f"pid {os.getpid()}" in result.stderr and "another sweep" in result.stderr
+
+
+def test_shards_overlap_exactly_when_they_share_a_cell_index():
+    from crasp.train.process_guards import shards_overlap
+
+    for n, m in itertools.product(range(1, 9), repeat=2):
+        for i, j in itertools.product(range(n), range(m)):
+            shared = any(k % n == i and k % m == j for k in range(n * m))
+            assert shards_overlap((i, n), (j, m)) == shared, (i, n, j, m)

@@ -675,7 +675,7 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
     stops the workers and is re-raised after the session file is written. A second sweep on
     the same directory at the same time is refused (``process_guards.sweep_lock``).
     """
-    with sweep_lock(out_dir):
+    with sweep_lock(out_dir, shard):
         return _run_sweep_locked(cells, Path(out_dir), jobs=jobs, train_fn=train_fn,
                                  progress=progress, command=command, shard=shard, echo=echo)
 

@@ -90,7 +90,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
                             shard)
     try:
-        with sweep_lock(out):  # held from recording the spec to the last cell
+        with sweep_lock(out, shard_index):  # from recording the spec to the last cell
             sweep.record_spec(out, spec, cells, command)
             status = sweep.sweep_status(out, mine)
             click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
