@@ -69,7 +69,8 @@ def languages_command(as_json):
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--out", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Directory; the dataset goes into OUTPUT/NAME/.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False), default="paper", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
+              default="paper", show_default=True,
               help="paper: {lo}_to_{hi}_src.txt / _tgt.txt files; jsonl: one file per split.")
 @click.option("--train-bin", help="The training bin LO:HI; then every bin of --bins is a test "
                                   "bin (one equal to it holds fresh strings only).")

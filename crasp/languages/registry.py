@@ -167,6 +167,7 @@ def get_language(name: str) -> Language:
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
     suggestion = f"did you mean {by_lower[close[0]]!r}? " if close else ""
     raise CraspError(
-        f"unknown language {name!r}; {suggestion}known: L{{k}}, E{{k}} and E{{k}}@RATE for any k >= 1, "
+        f"unknown language {name!r}; {suggestion}known: L{{k}}, E{{k}} and E{{k}}@RATE for "
+        f"any k >= 1, "
         f"{', '.join(n for n in LANGUAGES if not _FAMILY.fullmatch(n))}, or a program file "
         "PROG.crasp (PROG.crasp@NAME draws its strings from NAME's generator)")

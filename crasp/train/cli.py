@@ -101,7 +101,8 @@ def _summary(results: dict, run_dir: Path) -> str:
 
 
 @click.command("train", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--preset", type=click.Choice(preset_names(), case_sensitive=False), default="default", show_default=True,
+@click.option("--preset", type=click.Choice(preset_names(), case_sensitive=False),
+              default="default", show_default=True,
               help="Recipe to start from; the options below override it (their defaults shown are "
                    "the default preset's).")
 @click.option("--language", "-l", help="Built-in language (L5, E4, dyck1, ...) or PROG.crasp.")

@@ -1,4 +1,4 @@
-"""Sweep processes that clean up after themselves: workers die with their parent, one sweep per directory.
+"""Sweep processes that clean up: workers die with their parent, one sweep per shard at a time.
 
 Two guarantees, each with the mechanism that gives it:
 

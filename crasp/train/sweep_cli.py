@@ -97,8 +97,9 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
                        f"{len(mine)}; done {len(status['done'])}, to run "
                        f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) "
                        f"-> {out}", err=True)
-            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=wants_progress(progress), command=command,
-                                      shard=shard_index, echo=lambda m: click.echo(m, err=True))
+            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=wants_progress(progress),
+                                      command=command, shard=shard_index,
+                                      echo=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:
         click.echo("interrupted: finished cells are kept and cells in flight resume from their "
                    "last checkpoint; run the same command again to continue", err=True)
@@ -117,7 +118,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.99,
               show_default=True,
               help="Exact match on the longest test bin that counts as length-generalizing.")
-@click.option("--select", type=click.Choice(["long", "val"], case_sensitive=False), default="long", show_default=True,
+@click.option("--select", type=click.Choice(["long", "val"], case_sensitive=False),
+              default="long", show_default=True,
               help="Best hyperparameters by mean exact match on the longest test bin (long) or "
                    "by mean validation exact match (val).")
 @click.option("--compiled/--no-compiled", default=True, show_default=True,
