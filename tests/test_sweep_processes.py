@@ -149,3 +149,17 @@ def test_shards_overlap_exactly_when_they_share_a_cell_index():
         for i, j in itertools.product(range(n), range(m)):
             shared = any(k % n == i and k % m == j for k in range(n * m))
             assert shards_overlap((i, n), (j, m)) == shared, (i, n, j, m)
+
+
+def test_one_signal_guard_stops_a_run_or_interrupts_a_sweep():
+    from crasp.train.signals import SignalGuard
+
+    before = signal.getsignal(signal.SIGTERM)
+    with SignalGuard() as guard:  # a training run: SIGTERM asks the loop to stop
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert guard.stop and guard.signal == signal.SIGTERM
+    with pytest.raises(KeyboardInterrupt):  # a sweep's parent: SIGTERM interrupts at once
+        with SignalGuard(interrupt=True):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # the handler runs here
+    assert signal.getsignal(signal.SIGTERM) is before  # handlers restored on exit

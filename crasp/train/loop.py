@@ -33,6 +33,7 @@ from crasp.train.batching import EncodedSplit, encode_split
 from crasp.train.config import TrainConfig
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.model import build_model, count_parameters
+from crasp.train.signals import SignalGuard
 
 TIMING_KEYS = ("wall_time_s", "train_time_s", "eval_time_s")
 
@@ -170,7 +171,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         torch.set_num_threads(config.threads)
     vocab, data, train_split, val_split, tests = build_splits(config, language)
     trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, progress)
-    with files.SignalGuard() as guard:
+    with SignalGuard() as guard:
         finished = trainer.run(state, guard, max_epochs_this_session)
     if not finished:
         return None

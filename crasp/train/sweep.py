@@ -53,6 +53,7 @@ from crasp.errors import CraspError
 from crasp.languages import datasets
 from crasp.train.process_guards import exit_with_parent, sweep_lock
 from crasp.train.progress import progress_bar
+from crasp.train.signals import SignalGuard
 
 SWEEP_FILE = "sweep.json"
 CELLS_DIR = "cells"
@@ -609,27 +610,6 @@ class SweepOutcome:
     successes: int = 0  # done cells whose results say "success"
 
 
-class _SignalGuard:
-    """Turn SIGTERM into KeyboardInterrupt in the parent while a sweep runs (main thread only)."""
-
-    def __enter__(self):
-        self.previous = None
-        try:
-            self.previous = signal.signal(signal.SIGTERM, self._raise)
-        except ValueError:  # not the main thread
-            pass
-        return self
-
-    @staticmethod
-    def _raise(signum, frame):
-        raise KeyboardInterrupt
-
-    def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
-        return False
-
-
 class _OneThreadEnvironment:
     """``OMP_NUM_THREADS=1`` (and friends) in ``os.environ`` while spawning workers."""
 
@@ -727,7 +707,7 @@ def _run_sweep_locked(cells: Sequence[Cell], out: Path, *, jobs: int, train_fn: 
             bar.update(1)
 
     try:
-        with _SignalGuard():
+        with SignalGuard(interrupt=True):
             if jobs <= 1 or len(pending) <= 1:
                 for cell in pending:
                     status, payload = run_cell(train_fn, _config_for(cell),
