@@ -23,6 +23,7 @@ from crasp.errors import CraspError
 from crasp.inputs import read_lines, tokenize
 from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
 from crasp.outputs import writing
+from crasp.tables import format_table
 from crasp.trace import write_trace
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
@@ -217,11 +218,7 @@ def _depth_table(report: crasp.depth.DepthReport) -> str:
         (d.name, d.type, str(d.depth), str(d.line or ""), "" if d.used else "unused")
         for d in report.definitions
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + (
-        f"  {row[4]}" if row[4] else "") for row in rows]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+    return "\n".join(format_table(rows))
 
 
 def verification_options(command):
@@ -255,6 +252,10 @@ def verification_options(command):
 def depth_check_command(program_path, max_depth, as_json, verify, max_length, random_length,
                         random_count, seed, extra_alphabet, dialect):
     """Report the counting depth of every definition of PROG and of the program.
+
+    \b
+      crasp depth-check examples/L5_predict.crasp --max-depth 3
+      crasp depth-check examples/dyck1.crasp --verify --json
 
     A token test or constant has depth 0, each count adds one level, everything else takes
     the maximum of its operands; the program's depth is its answer's. Exit status 1 when the
@@ -306,6 +307,11 @@ def fmt_command(program_path, write, dialect):
     readings would differ) and is a fixed point of fmt. With --dialect hahn, PROG is read as
     Hahn's interpreter reads it and rewritten as conventional text with the same meaning (a
     redefined name x becomes x_2 from its redefinition on).
+
+    \b
+      crasp fmt examples/anbncn.crasp
+      crasp fmt -w my_program.crasp
+      crasp fmt --dialect hahn his_program.cr
     """
     if write and program_path == STDIN_NAME:
         raise click.UsageError("--write needs a file, not - (stdin)")

@@ -272,6 +272,18 @@ def walk(expr: Expr):
         stack.extend(reversed(children(node)))
 
 
+def reads_position(node: Expr) -> bool:
+    """Whether ``node`` itself sees positions: a periodic predicate or a guarded count (one
+    with a local relation). Programs without such nodes are position-free, the fragment that
+    NoPE transformers and the compiler handle."""
+    return isinstance(node, PositionTest) or (isinstance(node, Count) and node.relation is not None)
+
+
+def is_positional(program: Program) -> bool:
+    """Whether any definition of ``program`` has a node that ``reads_position``."""
+    return any(reads_position(node) for d in program.definitions for node in walk(d.expr))
+
+
 # ---------------------------------------------------------------- programs
 
 ANSWER_NAME = "<answer>"

@@ -25,12 +25,6 @@ EXAMPLES = sorted(PROGRAMS_DIR.glob("*.crasp"))
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def positional(program: syntax.Program) -> bool:
-    return any(isinstance(node, syntax.PositionTest)
-               or (isinstance(node, syntax.Count) and node.relation is not None)
-               for d in program.definitions for node in syntax.walk(d.expr))
-
-
 def stated_depth(path: Path) -> int:
     return int(re.search(r"^// depth: (\d+)$", path.read_text(), re.MULTILINE).group(1))
 
@@ -49,8 +43,8 @@ def check(text: str, max_length: int = 8, random_length: int = 300):
 
 # ---------------------------------------------------------------- the examples
 
-COMPILABLE = [p for p in EXAMPLES if not positional(crasp.load_program(p))]
-REJECTED = [p for p in EXAMPLES if positional(crasp.load_program(p))]
+COMPILABLE = [p for p in EXAMPLES if not syntax.is_positional(crasp.load_program(p))]
+REJECTED = [p for p in EXAMPLES if syntax.is_positional(crasp.load_program(p))]
 
 
 @pytest.mark.parametrize("path", COMPILABLE, ids=lambda p: p.stem)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from crasp import syntax
 from crasp.errors import CraspError
 from crasp.train import report as rep
 from crasp.train import sweep
@@ -183,8 +184,8 @@ def test_theory_depth_and_positional_detection():
     import crasp
 
     assert rep.theory_depth("L5") == 3 and rep.theory_depth("L3") == 1
-    assert rep.uses_positional(crasp.load_program("examples/contains_ab.crasp"))
-    assert not rep.uses_positional(crasp.load_program("examples/L5_predict.crasp"))
+    assert syntax.is_positional(crasp.load_program("examples/contains_ab.crasp"))
+    assert not syntax.is_positional(crasp.load_program("examples/L5_predict.crasp"))
     assert sorted(["E3", "L10", "dyck1", "L3", "E10"], key=rep.language_sort_key) == [
         "L3", "L10", "E3", "E10", "dyck1"]
 

@@ -17,7 +17,7 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
 
 @click.command("compile")
 @click.argument("program_path", metavar="PROG")
-@click.option("-o", "--output", "output", required=True, metavar="DIR",
+@click.option("-o", "--out", "--output", "output", required=True, metavar="DIR",
               type=click.Path(file_okay=False),
               help="The model directory to write (config.json + model.safetensors): absent or "
                    "empty, or a crasp model directory to replace with --force.")

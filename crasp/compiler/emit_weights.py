@@ -49,6 +49,10 @@ class Affine:
     def __sub__(self, other: Affine) -> Affine:
         return self + other.scaled(-1)
 
+    def shifted(self, offset: int) -> Affine:
+        """The same function with every variable index moved by ``offset``."""
+        return Affine({offset + i: v for i, v in self.coefficients.items()}, self.constant)
+
 
 def matrix(rows: dict[int, Affine], shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """The weight matrix and bias vector whose row i computes ``rows[i]`` (other rows 0)."""
@@ -200,25 +204,73 @@ def value_row(test: Test, read: Readouts) -> TestValue:
                      max(on_token) + sum(max(0, v) for v in bits))
 
 
+@dataclass(frozen=True)
+class Gadget:
+    """A few ReLU units and what they compute, on integer inputs.
+
+    ``units[i]`` is unit i's pre-activation, an ``Affine`` over the previous stage's values,
+    and ``ranges[i]`` the range of that pre-activation; ``outputs`` are affine functions of the
+    units' activations (unit i is variable i), each exact on every input in range, with
+    ``output_ranges`` theirs. ``FeedForward.place`` puts a gadget at a stage.
+    """
+
+    units: tuple[Affine, ...]
+    ranges: tuple[tuple[int, int], ...]
+    labels: tuple[str, ...]
+    outputs: dict[str, Affine]
+    output_ranges: dict[str, tuple[int, int]]
+
+
+def bit_of_test(r: Affine, low: int, high: int) -> Gadget:
+    """The bit [r < 0] of a test's rounded average r in [low, high], and -r to clear its slot.
+
+    u1 = ReLU(-r), u2 = ReLU(-r - 1), u3 = ReLU(r). If r <= -1 then u1 - u2 = -r - (-r - 1)
+    = 1, and if r >= 0 both are 0: ``bit`` = u1 - u2 = [r < 0]. For every r, u1 - u3 = -r,
+    which the output layer adds to the slot to clear it, so u1 (``ReLU(-r)``) and u3
+    (``ReLU(r)``) are outputs too. When high <= 0 (the common case: see ``value_row``'s
+    range), u3 = 0 everywhere and is left out: -r = u1.
+    """
+    units = [r.scaled(-1), r.scaled(-1) - constant(1)]
+    ranges = [(-high, -low), (-high - 1, -low - 1)]
+    labels = ["ReLU(-r)", "ReLU(-r-1)"]
+    outputs = {"bit": unit(0) - unit(1), "ReLU(-r)": unit(0)}
+    output_ranges = {"bit": (0, 1), "ReLU(-r)": (0, max(0, -low))}
+    if high > 0:
+        units.append(r)
+        ranges.append((low, high))
+        labels.append("ReLU(r)")
+        outputs["ReLU(r)"] = unit(2)
+        output_ranges["ReLU(r)"] = (0, high)
+    return Gadget(tuple(units), tuple(ranges), tuple(labels), outputs, output_ranges)
+
+
+def and_gate(total: Affine, n: int, name: str) -> Gadget:
+    """AND(x_1..x_n) = ReLU(x_1 + ... + x_n - (n - 1)) on 0/1 inputs, ``total`` being their
+    sum: the sum is n exactly when all hold, so the pre-activation is 1 then and <= 0
+    otherwise (range [1 - n, 1])."""
+    return Gadget((total - constant(n - 1),), ((1 - n, 1),), (f"AND of {n} for {name}",),
+                  {"value": unit(0)}, {"value": (0, 1)})
+
+
+def or_gate(total: Affine, n: int, name: str) -> Gadget:
+    """OR(x_1..x_n) = 1 - ReLU(1 - x_1 - ... - x_n) on 0/1 inputs, ``total`` being their sum:
+    the pre-activation is 1 exactly when none holds, <= 0 otherwise (range [1 - n, 1])."""
+    return Gadget((constant(1) - total,), ((1 - n, 1),), (f"OR of {n} for {name}",),
+                  {"value": constant(1) - unit(0)}, {"value": (0, 1)})
+
+
+def carry(value: Affine, high: int) -> Gadget:
+    """ReLU(x) = x for x in [0, high]: copies a value to the next stage, because hidden layer
+    k reads only hidden layer k - 1."""
+    return Gadget((value,), ((0, high),), ("carry",), {"value": unit(0)}, {"value": (0, high)})
+
+
 class FeedForward:
     """One feed-forward sublayer, built stage by stage (stage k = hidden layer k; stage 0 is
-    the residual stream, stage H + 1 the output added to it).
-
-    Gadgets, on integer inputs (so every value below is exact; the pre-activation ranges are
-    recorded as bounds):
-
-    * test bit, for the rounded average r of a test in its scratch slot (stage 1):
-      u1 = ReLU(-r), u2 = ReLU(-r - 1), u3 = ReLU(r). If r <= -1 then u1 - u2 = -r - (-r - 1)
-      = 1, and if r >= 0 both are 0: bit = u1 - u2 = [r < 0]. For every r, u1 - u3 = -r, which
-      the output layer adds to the slot to clear it. When r <= 0 at every position (the
-      common case: see ``value_row``'s range), u3 = 0 and is left out: -r = u1.
-    * AND(x_1..x_n) = ReLU(x_1 + ... + x_n - (n - 1)) on 0/1 inputs: the sum is n exactly when
-      all hold, so the pre-activation is 1 then and <= 0 otherwise (range [1 - n, 1]).
-    * OR(x_1..x_n) = 1 - ReLU(1 - x_1 - ... - x_n): the pre-activation is 1 exactly when none
-      holds, <= 0 otherwise (range [1 - n, 1]).
-    * NOT(x) = 1 - x: affine, no unit. Constants are biases.
-    * carry: ReLU(x) = x for x >= 0 copies a bit, u1 or u3 to the next stage, because hidden
-      layer k reads only hidden layer k - 1.
+    the residual stream, stage H + 1 the output added to it) from the gadgets above: each
+    test's ``bit_of_test`` at stage 1, each gate's ``and_gate`` / ``or_gate`` one stage after
+    its latest operand, and a ``carry`` for every value read later than its stage. NOT(x) =
+    1 - x is affine and needs no unit; constants are biases.
 
     The output layer writes each exported node's value into its (zero) coordinate and -r into
     each slot, so after the residual addition the slots are 0 again and the bits are 0/1.
@@ -241,30 +293,33 @@ class FeedForward:
             total = Affine()
             for operand in node.operands:
                 total = total + self.at(operand, stage - 1)
-            n = len(node.operands)
             name = self.circuit.names.get(gate, self.circuit.text[gate])
-            if isinstance(node, And):
-                self.native[gate] = (stage, self.add_unit(stage, total - constant(n - 1),
-                                                          1 - n, 1, f"AND of {n} for {name}"))
-            else:
-                assert isinstance(node, Or)
-                u = self.add_unit(stage, constant(1) - total, 1 - n, 1, f"OR of {n} for {name}")
-                self.native[gate] = (stage, constant(1) - u)
+            assert isinstance(node, (And, Or))
+            build = and_gate if isinstance(node, And) else or_gate
+            self.native[gate] = (stage, self.place(stage, build(total, len(node.operands),
+                                                                name))["value"])
 
     def add_test_bit(self, test: int, low: int, high: int) -> None:
-        """The test-bit gadget (see the class docstring) for the average r of ``test``, which
-        lies in [low, high]: its bit at stage 1 and the parts of -r that clear its slot."""
-        r = unit(self.slots[test])
-        u1 = self.add_unit(1, r.scaled(-1), -high, -low, "ReLU(-r)")
-        u2 = self.add_unit(1, r.scaled(-1) - constant(1), -high - 1, -low - 1, "ReLU(-r-1)")
-        self.native[test] = (1, u1 - u2)
-        self.native[("ReLU(-r)", test)] = (1, u1)
-        self.ranges[("ReLU(-r)", test)] = max(0, -low)
-        self.clear[test] = [(1, ("ReLU(-r)", test))]
-        if high > 0:  # else r <= 0 always, ReLU(r) = 0 and -r = u1
-            u3 = self.add_unit(1, r, low, high, "ReLU(r)")
-            self.native[("ReLU(r)", test)], self.ranges[("ReLU(r)", test)] = (1, u3), high
-            self.clear[test].append((-1, ("ReLU(r)", test)))
+        """``bit_of_test`` for the average r of ``test``, which lies in [low, high]: its bit at
+        stage 1 and the parts of -r that clear its slot (a realization may put another gadget
+        here: ``crasp.compiler.float_realize``)."""
+        gadget = bit_of_test(unit(self.slots[test]), low, high)
+        outputs = self.place(1, gadget)
+        self.native[test] = (1, outputs["bit"])
+        self.clear[test] = []
+        for part, sign in (("ReLU(-r)", 1), ("ReLU(r)", -1)):
+            if part in outputs:
+                self.native[part, test] = (1, outputs[part])
+                self.ranges[part, test] = gadget.output_ranges[part][1]
+                self.clear[test].append((sign, (part, test)))
+
+    def place(self, stage: int, gadget: Gadget) -> dict[str, Affine]:
+        """Add ``gadget``'s units to hidden layer ``stage`` (recording their bounds) and return
+        its outputs as affine functions of that layer."""
+        offset = len(self.units[stage])
+        for pre, (low, high), what in zip(gadget.units, gadget.ranges, gadget.labels):
+            self.add_unit(stage, pre, low, high, what)
+        return {name: output.shifted(offset) for name, output in gadget.outputs.items()}
 
     def add_unit(self, stage: int, pre: Affine, low: int, high: int, what: str) -> Affine:
         self.units[stage].append(pre)
@@ -291,8 +346,8 @@ class FeedForward:
         assert stage > native_stage, (key, stage, native_stage)
         if (key, stage) not in self.carried:
             previous = self.value(key, stage - 1)
-            self.carried[key, stage] = self.add_unit(stage, previous, 0, self.ranges.get(key, 1),
-                                                     "carry")
+            self.carried[key, stage] = self.place(
+                stage, carry(previous, self.ranges.get(key, 1)))["value"]
         return self.carried[key, stage]
 
     def matrices(self, layout: Layout) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -153,11 +153,11 @@ class _Linearizer:
         note = ("the compiler builds transformers without positional encodings (Knee-Deep, "
                 "App. B), which cannot see positions; positional encodings come later")
         for definition in self.program.definitions:
-            for node in syntax.walk(definition.expr):
+            for node in filter(syntax.reads_position, syntax.walk(definition.expr)):
                 if isinstance(node, syntax.PositionTest):
                     raise self.error(f"cannot compile the positional predicate "
                                      f"'{format_expr(node)}'", node, note)
-                if isinstance(node, syntax.Count) and node.relation is not None:
+                if isinstance(node, syntax.Count):
                     raise self.error(f"cannot compile the guarded count '{format_expr(node)}' "
                                      f"(local relation '{node.relation.name}')", node, note)
 

@@ -18,7 +18,7 @@ negation (``base``). Everything else of depth l lives only in hidden units.
 
 **Stages.** Inside the feed-forward sublayer, hidden layer k can only read hidden layer k - 1
 (hidden layer 0 being the residual stream). A test's bit is available at stage 1 (it needs one
-ReLU layer, see ``emit_weights.test_bit``); a gate's output at one stage after its latest
+ReLU layer, see ``emit_weights.bit_of_test``); a gate's output at one stage after its latest
 operand, where anything of smaller depth is available at stage 0. The sublayer has
 ``hidden_layers`` = max(1, largest stage of an export) hidden layers; values needed later than
 their stage are carried forward by the emitter.

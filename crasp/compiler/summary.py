@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from crasp.compiler.model_format import CompiledModel
+from crasp.tables import format_table
 
 
 def compile_summary(model: CompiledModel) -> dict:
@@ -29,14 +30,6 @@ def compile_summary(model: CompiledModel) -> dict:
         "answer": config.get("answer"),
         "layer_table": config.get("layer_table", []),
     }
-
-
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    lines = ["  ".join([cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]).rstrip()
-             for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * len(rows[0][-1]))
-    return lines
 
 
 def format_summary(summary: dict) -> str:
@@ -66,5 +59,5 @@ def format_summary(summary: dict) -> str:
         rows += [(str(row["layer"]), ", ".join(row["definitions"]) or "-",
                   " ".join(map(str, row["ffn_widths"])), "; ".join(row["tests"]))
                  for row in summary["layer_table"]]
-        lines += _table(rows)
+        lines += format_table(rows)
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
 from crasp.loading import dialect_option
 from crasp.outputs import DATASET, claim
+from crasp.tables import format_table
 
 COLUMNS = ("name", "alphabet", "C-RASP-expressible", "recognition depth", "prediction depth",
            "source", "prediction program")
@@ -35,6 +36,10 @@ def languages_command(as_json):
     """List the built-in languages: alphabet, whether C-RASP expresses them, the depths of
     recognition and of the prediction task, and where their programs come from ("generated":
     made in code, no file ships).
+
+    \b
+      crasp languages
+      crasp languages --json
 
     L{k} and E{k} exist for every k >= 1 (E{k}@RATE sets the insertion rate of e); a program
     file PROG.crasp can stand in for a language name anywhere.
@@ -55,9 +60,8 @@ def languages_command(as_json):
          _depth(language.recognition_depth), _depth(language.prediction_depth), language.source,
          language.prediction_source)
         for language in LANGUAGES.values()]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    for row in rows:
-        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    for line in format_table(rows, rule=False):
+        click.echo(line)
 
 
 @click.command("generate")
@@ -70,11 +74,12 @@ def languages_command(as_json):
 @click.option("--n", "n", type=int, default=1000, show_default=True,
               help="Strings per bin.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
+@click.option("-o", "--out", "--output", "output", required=True, type=click.Path(file_okay=False),
               help="Directory; the dataset goes into OUTPUT/NAME/.")
 @click.option("--force", is_flag=True,
               help="Replace a crasp dataset already at OUTPUT/NAME (never anything else).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="paper", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
+              default="paper", show_default=True,
               help="paper: {lo}_to_{hi}_src.txt / _tgt.txt files; jsonl: one file per split.")
 @click.option("--train-bin", help="The training bin LO:HI; then every bin of --bins is a test "
                                   "bin (one equal to it holds fresh strings only).")

@@ -4,9 +4,11 @@ any program file (``prog.crasp``, ``prog.crasp@dyck1``)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from functools import partial
 
+from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
 from crasp.languages import blocks, controls, counting, sparse_memory
 from crasp.languages.distributions import blocks_distributions, neutral_distributions
@@ -17,8 +19,6 @@ from crasp.languages.programs import (SHIPPED_PREDICTION, SHIPPED_RECOGNITION, p
 LISTED_K = range(1, 13)
 """The k of L_k and E_k listed in ``LANGUAGES`` (the paper trains L_3 .. L_12); every k >= 1
 is available through ``get_language``."""
-
-PROGRAM_SUFFIXES = (".crasp", ".cr")
 
 
 def _family_program(k: int, neutral: bool, predict: bool) -> ReferenceProgram:
@@ -208,9 +208,12 @@ def get_language(name: str, dialect: str = "crasp") -> Language:
             raise CraspError(f"{name}: the insertion rate must be a number, like E{k}@0.3") \
                 from None
         return neutral_language(k, rate)
+    by_lower = {known.lower(): known for known in LANGUAGES}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
+    suggestion = f"did you mean {by_lower[close[0]]!r}? " if close else ""
     classic = (n for n in LANGUAGES if not _FAMILY.fullmatch(n) and not n.startswith("memory-"))
     raise CraspError(
-        f"unknown language {name!r}; known: L{{k}}, E{{k}} and E{{k}}@RATE for any k >= 1, "
-        f"{', '.join(classic)}, memory-FUNCTION-LAG-... (FUNCTION: "
+        f"unknown language {name!r}; {suggestion}known: L{{k}}, E{{k}} and E{{k}}@RATE for any "
+        f"k >= 1, {', '.join(classic)}, memory-FUNCTION-LAG-... (FUNCTION: "
         f"{', '.join(sparse_memory.FUNCTIONS)}; lags increasing, like memory-xor-1-2-4), or a "
         "program file PROG.crasp (PROG.crasp@NAME draws its strings from NAME's generator)")

@@ -6,6 +6,7 @@ The command builds the config from ``--preset`` plus every option given explicit
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from contextlib import nullcontext
@@ -13,29 +14,20 @@ from pathlib import Path
 
 import click
 
+from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
 from crasp.languages.datasets import parse_test_bins
 from crasp.train.config import TrainConfig, config_fields, parse_bin
 from crasp.train.presets import preset_names, resolve_preset
+from crasp.train.progress import progress_option, wants_progress
 
-# option name -> config field, for the options that map one-to-one onto a field
-FIELD_OPTIONS = {
-    "language": "language", "depth": "depth", "posenc": "posenc", "d_model": "d_model",
-    "n_heads": "n_heads", "d_ff": "d_ff", "dropout": "dropout", "norm": "norm",
-    "activation": "activation", "rope_base": "rope_base", "rope_fraction": "rope_fraction",
-    "alibi_slopes": "alibi_slopes", "alibi_impl": "alibi_impl", "lr": "lr",
-    "batch_size": "batch_size", "epochs": "epochs", "warmup_steps": "warmup_steps",
-    "lr_schedule": "lr_schedule", "weight_decay": "weight_decay", "adam_beta1": "adam_beta1",
-    "adam_beta2": "adam_beta2", "grad_clip": "grad_clip", "patience": "patience",
-    "train_bin": "train_bin", "test_bins": "test_bins", "n_train": "n_train",
-    "n_test": "n_test", "val_fraction": "val_fraction", "data_seed": "data_seed",
-    "seed": "seed", "device": "device", "threads": "threads",
-    "eval_batch_tokens": "eval_batch_tokens", "init_from": "init_from", "dialect": "dialect",
-}
+# config fields that ``crasp train`` sets through an option of the same name (--d-model sets
+# d_model); ``search`` is set with --set, ``preset`` chooses the starting point
+FIELD_OPTIONS = tuple(name for name in config_fields() if name not in ("preset", "search"))
 
 
 def _slug(text: str) -> str:
-    stem = Path(text).stem if text.endswith((".crasp", ".cr")) else text
+    stem = Path(text).stem if text.endswith(PROGRAM_SUFFIXES) else text
     return re.sub(r"[^A-Za-z0-9_.]+", "_", stem).strip("_") or "run"
 
 
@@ -66,21 +58,25 @@ def _parse_set(items) -> dict:
 
 def _overrides(params: dict, ctx: click.Context) -> dict:
     overrides = {}
-    for option, field in FIELD_OPTIONS.items():
-        value = params.get(option)
+    for field in FIELD_OPTIONS:
+        value = params.get(field)
         if value is None:
             continue
-        if option == "train_bin":
+        if field == "train_bin":
             value = parse_bin(value)
-        elif option == "test_bins":
+        elif field == "test_bins":
             value = parse_test_bins(value)
-        elif option == "alibi_slopes":
+        elif field == "alibi_slopes":
             value = _parse_floats(value)
+        elif field == "ffn_widths":
+            value = _parse_widths(value)
         overrides[field] = value
     extra = _parse_set(params.get("set_values") or ())
-    unknown = sorted(set(extra) - set(config_fields()))
-    if unknown:
-        raise CraspError(f"--set: unknown config field(s) {', '.join(unknown)}")
+    for key in sorted(set(extra) - set(config_fields())):
+        close = difflib.get_close_matches(key, config_fields(), n=1)
+        raise CraspError(f"--set: unknown config field {key!r}"
+                         + (f"; did you mean {close[0]!r}?" if close else "")
+                         + f" (known: {', '.join(config_fields())})")
     return {**overrides, **extra}
 
 
@@ -109,8 +105,10 @@ def _summary(results: dict, run_dir: Path) -> str:
 
 
 @click.command("train", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--preset", type=click.Choice(preset_names()), default="default", show_default=True,
-              help="Recipe to start from; the options below override it.")
+@click.option("--preset", type=click.Choice(preset_names(), case_sensitive=False),
+              default="default", show_default=True,
+              help="Recipe to start from; the options below override it (their defaults shown are "
+                   "the default preset's).")
 @click.option("--language", "-l", help="Built-in language (L5, E4, dyck1, ...) or PROG.crasp.")
 @click.option("--dialect", type=click.Choice(["crasp", "hahn"], case_sensitive=False),
               help="How a PROG.crasp language is read: crasp (conventional) or hahn (exactly as "
@@ -129,6 +127,9 @@ def _summary(results: dict, run_dir: Path) -> str:
 @click.option("--alibi-slopes", help="Comma-separated ALiBi slopes, one per head "
                                      "(default: the standard 2^(-8h/H)).")
 @click.option("--alibi-impl", help="ALiBi implementation: mask or fold (same results).")
+@click.option("--ffn-widths", metavar="W[+W...],...",
+              help="Hidden widths of each layer's feed-forward network, layers separated by "
+                   "commas and hidden layers by '+', e.g. 256,256+64 (default: d_ff per layer).")
 @click.option("--lr", type=float, help="Peak learning rate.")
 @click.option("--batch-size", type=int, help="Strings per optimizer step.")
 @click.option("--epochs", type=int, help="Maximum epochs.")
@@ -164,10 +165,10 @@ def _summary(results: dict, run_dir: Path) -> str:
               help="Continue the interrupted run in DIR (its config.json is used).")
 @click.option("--force", is_flag=True, help="Start over in an existing run directory.")
 @click.option("--print-config", is_flag=True, help="Print the resolved config and exit.")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@progress_option
 @click.option("--json", "as_json", is_flag=True, help="Print results.json instead of a table.")
 @click.pass_context
-def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_progress, as_json,
+def train_command(ctx, preset, out_dir, resume_dir, force, print_config, progress, as_json,
                   **params):
     """Train a future-masked transformer of a chosen depth on a language and evaluate it on
     longer strings.
@@ -188,6 +189,10 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
         if print_config:
             click.echo(config.to_json())
             return
+        if resume_dir is None and params.get("language") is None:
+            click.echo(f"no --language given: training the {preset} preset's {config.language} "
+                       f"at depth {config.depth} with {config.posenc}, up to {config.epochs} "
+                       f"epochs, into {run_dir} (crasp train --help for the options)", err=True)
         from crasp.train.loop import check_config, train
         from crasp.train.run import TrainingInterrupted
 
@@ -205,7 +210,7 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
             # new one has not failed (crasp.outputs.restored_on_failure).
             place = nullcontext() if resume else restored_on_failure(run_dir, TRAINING_RUN, force)
             with place:
-                results = train(config, run_dir, progress=not no_progress, resume=resume)
+                results = train(config, run_dir, progress=wants_progress(progress), resume=resume)
         except TrainingInterrupted:
             click.echo(f"\ninterrupted; the run is resumable: crasp train --resume {run_dir}",
                        err=True)
@@ -221,6 +226,36 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, no_prog
         click.echo(_summary(results, run_dir))
 
 
+NONE_MEANS = {"alibi_slopes": "standard slopes", "data_seed": "--seed",
+              "ffn_widths": "d_ff per layer"}
+
+
+def _parse_widths(text: str) -> list[list[int]]:
+    """``"256,256+64"`` -> ``[[256], [256, 64]]``: one list of hidden widths per layer."""
+    try:
+        return [[int(width) for width in layer.split("+")] for layer in text.split(",")]
+    except ValueError:
+        raise CraspError(f"--ffn-widths: expected widths like 256,256+64, got {text!r}") from None
+
+
+def _shown_default(name: str, value) -> str:
+    """A default preset value as one would type it on the command line."""
+    if value is None:
+        return NONE_MEANS.get(name, "none")
+    if isinstance(value, tuple):
+        return f"{value[0]}:{value[1]}"
+    if isinstance(value, list):
+        return ",".join(_shown_default(name, item) for item in value)
+    return str(value)
+
+
+# every field option's --help shows the default preset's value (the one source of defaults)
+for _param in train_command.params:
+    if _param.name in FIELD_OPTIONS:
+        _param.show_default = _shown_default(_param.name,
+                                             getattr(resolve_preset("default"), _param.name))
+
+
 def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig, Path, bool]:
     """The config, run directory and resume flag; every check that needs no work."""
     from crasp.outputs import TRAINING_RUN, holds
@@ -228,7 +263,7 @@ def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig,
 
     if resume_dir is not None:
         extra = [name for name in _given(ctx)
-                 if name not in ("resume_dir", "no_progress", "as_json", "print_config")]
+                 if name not in ("resume_dir", "progress", "as_json", "print_config")]
         if extra:
             raise CraspError("--resume continues a run with its stored config; do not combine "
                              "it with " + ", ".join("--" + n.replace("_", "-") for n in extra))

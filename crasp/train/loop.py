@@ -36,6 +36,7 @@ from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
+from crasp.train.signals import SignalGuard
 
 TIMING_KEYS = ("wall_time_s", "train_time_s", "eval_time_s")
 
@@ -175,7 +176,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         torch.set_num_threads(config.threads)
     vocab, data, train_split, val_split, tests = build_splits(config, language)
     trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, tests, progress)
-    with files.SignalGuard() as guard:
+    with SignalGuard() as guard:
         finished = trainer.run(state, guard, max_epochs_this_session)
     if not finished:
         return None
@@ -287,12 +288,13 @@ class _Trainer:
     def _bar(self, trial, config, steps_per_epoch, epoch):
         if not self.progress:
             return None
-        from tqdm import tqdm
+        from crasp.train.progress import progress_bar
 
         label = f"trial {trial + 1}/{len(self.trials)} " if len(self.trials) > 1 else ""
-        return tqdm(total=config.epochs * steps_per_epoch, initial=epoch * steps_per_epoch,
-                    desc=f"{label}{self.config.language} d{config.depth} {config.posenc}",
-                    unit="step", dynamic_ncols=True, leave=True)
+        return progress_bar(total=config.epochs * steps_per_epoch,
+                            initial=epoch * steps_per_epoch,
+                            desc=f"{label}{self.config.language} d{config.depth} {config.posenc}",
+                            unit="step", leave=True)
 
     def _epoch(self, trial, config, model, optimizer, scheduler, guard, bar) -> dict[str, Any]:
         state = self.state

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from crasp.errors import CraspError
@@ -56,7 +57,10 @@ def resolve_preset(name: str = "default", **overrides: Any) -> TrainConfig:
     from every search entry, and entries that become identical are tried once.
     """
     if name not in PRESETS:
-        raise CraspError(f"unknown preset {name!r} (choose from {', '.join(PRESETS)})")
+        close = difflib.get_close_matches(name.lower(), list(PRESETS), n=1)
+        raise CraspError(f"unknown preset {name!r}" + (f"; did you mean {close[0]!r}?" if close
+                                                       else "")
+                         + f" (choose from {', '.join(PRESETS)})")
     known = set(config_fields())
     unknown = sorted(set(overrides) - known)
     if unknown:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from crasp import syntax
 from crasp.atomic import write_bytes_atomic, write_text_atomic
 from crasp.errors import CraspError
 from crasp.train.budget import has_records, results_at_budget, trained_epochs
@@ -308,25 +309,6 @@ def theory_depths(cells: Sequence[CellResult]) -> dict[str, int | None]:
     return {language: theory_depth(language, value) for language, value in recorded.items()}
 
 
-def uses_positional(program: Any) -> bool:
-    """Whether a checked program uses a periodic predicate or a local relation."""
-    from crasp import syntax
-
-    def walk(node: Any) -> bool:
-        if isinstance(node, syntax.PositionTest):
-            return True
-        if isinstance(node, syntax.Count) and node.relation is not None:
-            return True
-        if dataclasses.is_dataclass(node) and not isinstance(node, type):
-            return any(walk(getattr(node, f.name)) for f in dataclasses.fields(node)
-                       if f.name != "span")
-        if isinstance(node, (tuple, list)):
-            return any(walk(item) for item in node)
-        return False
-
-    return any(walk(definition.expr) for definition in program.definitions)
-
-
 def _tokens(string: Any, alphabet: Sequence[str]) -> list[str]:
     if isinstance(string, str):
         if all(len(symbol) == 1 for symbol in alphabet):
@@ -389,7 +371,7 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
     except Exception as error:
         return {"status": f"error: {error}", "program": path, "kind": kind}
     result = {"program": path, "kind": kind, "depth": depth}
-    if uses_positional(program):
+    if syntax.is_positional(program):
         return {**result, "status": "n/a (positional)"}
     try:
         from crasp.compiler import compile_program
@@ -409,8 +391,6 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
             bins[split.name] = {"exact_match": em, "n": len(split.strings)}
     except Exception as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        if "position" in message.lower():
-            return {**result, "status": "n/a (positional)", "detail": message}
         return {**result, "status": f"error: {message}"}
     return {**result, "status": "ok", "bins": bins,
             "all_perfect": all(b["exact_match"] == 1.0 for b in bins.values())}

@@ -1,4 +1,4 @@
-"""The run directory: files, atomic checkpoints, and the signal guard.
+"""The run directory: its files and atomic checkpoints.
 
 ::
 
@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import io
 import json
-import signal
-import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -132,38 +130,3 @@ def write_metrics(path: Path, history: list[dict[str, Any]]) -> None:
 def append_metrics(path: Path, line: dict[str, Any]) -> None:
     with open(path, "a", encoding="utf-8") as file:
         file.write(json.dumps(line) + "\n")
-
-
-class SignalGuard:
-    """While active, SIGINT and SIGTERM only set ``stop`` (the loop stops at the next step).
-
-    A second Ctrl-C raises ``KeyboardInterrupt`` at once. Handlers are installed only in the
-    main thread, never over an ignored signal, and restored on exit.
-    """
-
-    def __init__(self):
-        self.stop = False
-        self.signal: int | None = None
-        self._previous: dict[int, Any] = {}
-
-    def _handle(self, signum, frame):
-        if self.stop and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.stop = True
-        self.signal = signum
-
-    def __enter__(self) -> "SignalGuard":
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                try:
-                    if signal.getsignal(signum) is signal.SIG_IGN:
-                        continue  # e.g. a sweep worker whose parent handles Ctrl-C
-                    self._previous[signum] = signal.signal(signum, self._handle)
-                except (ValueError, OSError):
-                    pass
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        self._previous.clear()

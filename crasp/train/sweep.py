@@ -40,7 +40,6 @@ import os
 import re
 import signal
 import socket
-import sys
 import time
 import traceback
 import types
@@ -53,6 +52,8 @@ from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
 from crasp.train.sweep_lock import watch_parent
+from crasp.train.progress import progress_bar
+from crasp.train.signals import SignalGuard
 
 SWEEP_FILE = "sweep.json"
 CELLS_DIR = "cells"
@@ -614,27 +615,6 @@ class SweepOutcome:
     successes: int = 0  # done cells whose results say "success"
 
 
-class _SignalGuard:
-    """Turn SIGTERM into KeyboardInterrupt in the parent while a sweep runs (main thread only)."""
-
-    def __enter__(self):
-        self.previous = None
-        try:
-            self.previous = signal.signal(signal.SIGTERM, self._raise)
-        except ValueError:  # not the main thread
-            pass
-        return self
-
-    @staticmethod
-    def _raise(signum, frame):
-        raise KeyboardInterrupt
-
-    def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
-        return False
-
-
 class _OneThreadEnvironment:
     """``OMP_NUM_THREADS=1`` (and friends) in ``os.environ`` while spawning workers."""
 
@@ -677,7 +657,8 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
     ``cells`` is normally one shard of ``enumerate_cells``. ``train_fn`` defaults to the
     trainer's ``train``; with ``jobs > 1`` it must be picklable (a module-level function).
     With ``jobs == 1`` cells run in this process, in order. A ``KeyboardInterrupt`` (or SIGTERM)
-    stops the workers and is re-raised after the session file is written.
+    stops the workers and is re-raised after the session file is written. ``crasp sweep``
+    holds the directory's lock (``crasp.train.sweep_lock``) around this call.
     """
     out = Path(out_dir)
     started = time.time()
@@ -724,7 +705,7 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
             bar.update(1)
 
     try:
-        with _SignalGuard():
+        with SignalGuard(interrupt=True):
             if jobs <= 1 or len(pending) <= 1:
                 for cell in pending:
                     status, payload = run_cell(train_fn, _config_for(cell),
@@ -783,10 +764,7 @@ def _run_pool(pending: Sequence[Cell], out: Path, jobs: int, train_fn: TrainFn |
 def _progress_bar(total: int, initial: int, enabled: bool):
     if not enabled:
         return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc="sweep", unit="cell", dynamic_ncols=True,
-                file=sys.stderr, smoothing=0.1)
+    return progress_bar(total=total, initial=initial, desc="sweep", unit="cell", smoothing=0.1)
 
 
 # --------------------------------------------------------------------------- status

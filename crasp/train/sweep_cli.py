@@ -11,6 +11,7 @@ import click
 from crasp.errors import CraspError
 from crasp.outputs import REPORT, SWEEP, claim_updatable
 from crasp.train.sweep_lock import SweepLock
+from crasp.train.progress import progress_option, wants_progress
 
 
 def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,
@@ -49,8 +50,7 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
 @click.option("--shard", default="0/1", show_default=True,
               help="Run only cells with index % n == i (0-based i/n), e.g. a Slurm array task.")
 @click.option("--dry-run", is_flag=True, help="List the cells (index, id, done?) and exit.")
-@click.option("--progress/--no-progress", default=True, show_default=True,
-              help="Show the progress bar.")
+@progress_option
 def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, jobs, out_dir, shard,
                   dry_run, progress):
     """Train every cell of a grid (depth x language x encoding x seed x --grid), resumably.
@@ -97,10 +97,11 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
             status = sweep.sweep_status(out, mine)
             click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
                        f"{len(mine)}; done {len(status['done'])}, to run "
-                       f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) -> "
-                       f"{out}", err=True)
-            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=progress, command=command,
-                                      shard=shard_index, echo=lambda m: click.echo(m, err=True))
+                       f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) "
+                       f"-> {out}", err=True)
+            outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=wants_progress(progress),
+                                      command=command, shard=shard_index,
+                                      echo=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:
         click.echo("interrupted: finished cells are kept and cells in flight resume from their "
                    "last checkpoint; run the same command again to continue", err=True)
@@ -119,7 +120,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.99,
               show_default=True,
               help="Exact match on the longest test bin that counts as length-generalizing.")
-@click.option("--select", type=click.Choice(["val", "long"]), default="val", show_default=True,
+@click.option("--select", type=click.Choice(["val", "long"], case_sensitive=False),
+              default="val", show_default=True,
               help="Best hyperparameters by mean validation exact match (val), or by mean exact "
                    "match on the longest TEST bin (long: selection on test data, labelled so in "
                    "the report).")
@@ -130,6 +132,10 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
               help="Compile each language's reference program and score it on the same bins.")
 def report_command(dirs, out_dir, threshold, select, budget, compiled):
     """Tabulate and plot one or more sweep directories (shards are merged).
+
+    \b
+      crasp report runs/sweep
+      crasp report runs/shard-0 runs/shard-1 -o runs/report --select val
 
     Writes cells.csv, report.md (a table per encoding: language x depth, mean ± std over seeds,
     with the compiled reference program), heatmap_<encoding>.png and report.json, and prints
