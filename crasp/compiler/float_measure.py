@@ -23,6 +23,10 @@ from crasp.train.checkpoint import Checkpoint, load_checkpoint, save_float_reali
 GROWTH = 1.25
 MEASURE_UP_TO = 4          # times the certified length
 STRINGS_PER_LENGTH = 8
+MAX_MEASURED_LENGTH = 4096
+"""The longest strings ``compile`` measures: softmax attention costs O(T^2) per string, so a
+measurement far beyond this would take hours on a CPU (``benchmarks/bench_float.py`` goes
+further where it can afford to)."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ def measure(program: syntax.Program, model, certified_length: int, seed: int = 0
     every position of a string is compared, so a length covers all shorter prefixes."""
     rng = np.random.default_rng(seed)
     alphabet = np.array(program.alphabet, dtype=object)
-    length, limit = certified_length, up_to * certified_length
+    length, limit = certified_length, min(up_to * certified_length, MAX_MEASURED_LENGTH)
     while length < limit:
         length = min(limit, max(length + 1, math.ceil(length * GROWTH)))
         batch = [list(alphabet[rng.integers(0, len(alphabet), length)]) for _ in range(strings)]
@@ -80,7 +84,7 @@ def compile_float(program: syntax.Program, output: str, max_length: int, dtype: 
         "certified_length": realization.certified_length,
         "largest_certifiable": realization.largest_certifiable,
     }
-    if measure_beyond:
+    if measure_beyond and realization.certified_length < MAX_MEASURED_LENGTH:
         found = measure(program, checkpoint, realization.certified_length)
         summary["first_failing_length"] = found.first_failing_length
         summary["measured_up_to"] = found.searched_up_to
@@ -98,7 +102,10 @@ def format_float_summary(summary: dict) -> str:
         f"{summary['certified_length']} (the largest certifiable in {summary['dtype']}: "
         f"{summary['largest_certifiable']:,})",
     ]
-    if "first_failing_length" in summary:
+    if "first_failing_length" not in summary:
+        lines.append(f"not measured beyond the certified length: strings longer than "
+                     f"{MAX_MEASURED_LENGTH:,} are too slow to run with softmax attention here")
+    else:
         failing = summary["first_failing_length"]
         lines.append(f"measured beyond: first failing length {failing:,}" if failing else
                      f"measured beyond: no failure found up to length "
