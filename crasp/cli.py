@@ -36,6 +36,8 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
               "Run a grid of training runs (depth x language x encoding x seed)."),
     "report": ("crasp.train.sweep_cli:report_command",
                "Tabulate and plot a sweep directory."),
+    "analyze": ("crasp.train.analysis.cli:analyze_command",
+                "Ablate heads, layers and paths of a trained run; effective depth; Hessian."),
 }
 
 STDIN_BATCH = 4096
