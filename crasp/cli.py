@@ -45,6 +45,8 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
                "Write a compiled or trained model as an ONNX graph."),
     "eval": ("crasp.train.evaluate:eval_command",
              "Score a compiled or trained model on a language's test bins."),
+    "analyze": ("crasp.train.analysis.cli:analyze_command",
+                "Ablate heads, layers and paths of a trained run; effective depth; Hessian."),
 }
 
 STDIN_BATCH = 4096

@@ -75,7 +75,9 @@ TRACE = OutputKind("trace", None,
 FLOAT_REALIZATION = OutputKind(
     "float realization", "model.json",
     lambda value: isinstance(value, dict) and value.get("kind") == "crasp-float-realization")
-DIRECTORY_KINDS = (COMPILED_MODEL, FLOAT_REALIZATION, DATASET, TRAINING_RUN, SWEEP, REPORT)
+ANALYSIS = OutputKind("analysis", ".crasp-analyze", _has("kind"))
+DIRECTORY_KINDS = (COMPILED_MODEL, FLOAT_REALIZATION, DATASET, TRAINING_RUN, SWEEP, REPORT,
+                   ANALYSIS)
 
 
 def holds(path: Path, kind: OutputKind) -> bool:

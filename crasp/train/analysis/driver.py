@@ -1,0 +1,94 @@
+"""The pipeline of ``crasp analyze``: load, measure, write. Definitions live in each module."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from crasp.train.analysis import ablation, depth, hessian, outputs, plots
+from crasp.train.analysis.loading import LoadedRun
+from crasp.train.analysis.paths import PathAblated
+from crasp.train.metrics import evaluate
+
+
+def path_effects(loaded: LoadedRun, means, baseline: dict) -> list[dict]:
+    """Every path (l, a) -> (l + 1, b), mean-ablated; drops on the longest bin."""
+    model, longest = loaded.model, loaded.longest
+    n_heads = model.layers[0].attn.n_heads
+    rows = []
+    for layer in range(len(model.layers) - 1):
+        for source in range(n_heads):
+            for target in range(n_heads):
+                metrics = evaluate(PathAblated(model, layer, source, target, "mean", means),
+                                   longest, "cpu", loaded.config.eval_batch_tokens)
+                rows.append({"layer": layer, "source_head": source, "target_head": target,
+                             "exact_match": metrics.exact_match,
+                             "token_accuracy": metrics.token_accuracy,
+                             "exact_match_drop": baseline[longest.name]["exact_match"]
+                             - metrics.exact_match,
+                             "token_accuracy_drop": baseline[longest.name]["token_accuracy"]
+                             - metrics.token_accuracy})
+    return rows
+
+
+def analyze_ablations(loaded: LoadedRun, out: Path) -> dict:
+    model, longest = loaded.model, loaded.longest
+    n_layers, n_heads = len(model.layers), model.layers[0].attn.n_heads
+    means = ablation.head_means(loaded)
+    baseline = ablation.metrics_with(loaded, [], "mean", means)
+    rows = ablation.ablation_table(loaded, means, baseline)
+    scores = ablation.head_scores(rows, longest.name)
+    curve = ablation.pruning_curve(loaded, means, scores)
+    paths = path_effects(loaded, means, baseline) if n_layers >= 2 else []
+    effective = {mode: depth.effective_depth(loaded, means, mode) for mode in ablation.MODES}
+    record = {"language": loaded.config.language, "posenc": loaded.config.posenc,
+              "norm": loaded.config.norm, "nominal_depth": n_layers, "n_heads": n_heads,
+              "theory_depth": effective["mean"]["theory_depth"], "longest_bin": longest.name,
+              "baseline": baseline, "effective_depth": effective,
+              "head_scores": [{"layer": l, "head": h, "score": s} for (l, h), s in scores.items()],
+              "pruning_curve": curve, "paths": paths}
+    outputs.write_json(out / "analysis.json", record)
+    outputs.write_csv(out / "ablations.csv", [asdict(row) for row in rows])
+    outputs.write_csv(out / "pruning.csv", [{k: v for k, v in p.items() if k != "removed"}
+                                            for p in curve])
+    drops = {(row.mode, row.layer, row.head): 100 * row.exact_match_drop for row in rows
+             if row.unit == "head" and row.bin == longest.name}
+    outputs.write_figure(out / "head_ablation.png",
+                         plots.head_ablation(drops, n_layers, n_heads, longest.name))
+    outputs.write_figure(out / "pruning.png", plots.pruning(curve, longest.name))
+    if paths:
+        outputs.write_csv(out / "paths.csv", paths)
+        labels = [f"L{l}H{h}" for l in range(n_layers) for h in range(n_heads)]
+        matrix = [[0.0] * len(labels) for _ in labels]
+        for row in paths:
+            matrix[row["layer"] * n_heads + row["source_head"]][
+                (row["layer"] + 1) * n_heads + row["target_head"]] = 100 * row["token_accuracy_drop"]
+        outputs.write_figure(out / "paths.png", plots.heatmap(
+            matrix, f"Path ablation (mean): token-accuracy drop on bin {longest.name}",
+            "target head (reads the ablated stream)", "source head (ablated)",
+            "drop in token accuracy (pp)", labels, labels))
+    return record
+
+
+def analyze_hessian(loaded: LoadedRun, out: Path, n_strings: int, max_params: int) -> dict:
+    split = min(loaded.tests, key=lambda s: (s.hi, s.lo))
+    result = hessian.loss_hessian(loaded.model, hessian.fixed_batch(split, n_strings), max_params)
+    norms = result.block_norms()
+    names = [name.removeprefix("layers.").removesuffix(".weight") for name in result.names]
+    spectra = result.spectra()
+    record = {"language": loaded.config.language, "posenc": loaded.config.posenc,
+              "batch": {"bin": split.name, "n_strings": min(n_strings, split.n)},
+              "blocks": names, "sizes": result.sizes, "block_norms": norms.tolist(),
+              "spectra": {name: spectra[full] for name, full in zip(names, result.names)}}
+    outputs.write_json(out / "hessian.json", record)
+    outputs.write_csv(out / "hessian_blocks.csv",
+                      [{"row": a, **{b: float(norms[i, j]) for j, b in enumerate(names)}}
+                       for i, a in enumerate(names)])
+    tag = f"{loaded.config.language}, {loaded.config.posenc}, depth {len(loaded.model.layers)}"
+    outputs.write_figure(out / "hessian_blocks.png", plots.heatmap(
+        norms, f"Loss Hessian block norms ||H_ij||_F ({tag})", "block j", "block i",
+        "Frobenius norm (log scale)", names, names, log=True))
+    outputs.write_figure(out / "hessian_spectra.png", plots.spectra(
+        {name: spectra[full] for name, full in zip(names, result.names)},
+        f"Spectrum of each diagonal Hessian block ({tag})"))
+    return record

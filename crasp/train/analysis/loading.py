@@ -1,0 +1,60 @@
+"""Rebuild a finished run: its config, its best weights and its test bins.
+
+The test bins are regenerated exactly as the trainer made them (``build_splits`` with the
+run's own config and data seed), so the metrics here are comparable with ``results.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from crasp.errors import CraspError
+from crasp.train import run as files
+from crasp.train.batching import EncodedSplit
+from crasp.train.config import TrainConfig
+from crasp.train.loop import build_splits, check_config
+from crasp.train.model import CausalTransformer, build_model
+
+
+@dataclass
+class LoadedRun:
+    config: TrainConfig
+    model: CausalTransformer
+    tests: list[EncodedSplit]
+    language: object
+
+    @property
+    def longest(self) -> EncodedSplit:
+        """The test bin whose success decides a run (the trainer's and the report's rule)."""
+        return max(self.tests, key=lambda split: (split.hi, split.lo))
+
+
+def load_run(run_dir: str | Path) -> LoadedRun:
+    run_dir = Path(run_dir)
+    for name in (files.CONFIG_FILE, files.BEST_FILE):
+        if not (run_dir / name).is_file():
+            raise CraspError(f"{run_dir}: not a finished training run (no {name}); "
+                             f"expected the directory written by `crasp train`")
+    try:
+        config = TrainConfig.from_json((run_dir / files.CONFIG_FILE).read_text(encoding="utf-8"))
+    except (ValueError, TypeError) as error:
+        raise CraspError(f"{run_dir / files.CONFIG_FILE}: not a training config: {error}")
+    config = config.replace(device="cpu")
+    language = check_config(config)
+    vocab, _, _, _, tests = build_splits(config, language)
+    model = build_model(config, len(vocab))
+    try:
+        files.load_weights(run_dir / files.BEST_FILE, model)
+    except (RuntimeError, OSError) as error:
+        raise CraspError(f"{run_dir / files.BEST_FILE}: weights do not fit the run's config: "
+                         f"{error}")
+    model.eval()
+    return LoadedRun(config, model, tests, language)
+
+
+def all_tokens_batches(loaded: LoadedRun):
+    """Every evaluation batch of every test bin (for means over the evaluation data)."""
+    for split in loaded.tests:
+        yield from split.eval_batches(loaded.config.eval_batch_tokens)
+
