@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The second edition of the CPU reproduction (issue 16, item 5): the full 20-epoch budget with
+# budget curves (every validation improvement is scored on every test bin, so the report can
+# state each cell at any budget up to 20 epochs), the paper's one head per layer beside the
+# default four heads, every cell also scored on the skewed and extreme test distributions, and
+# E_k without a positional encoding. Run from anywhere; it works in the repository root:
+#
+#   bash docs/results/run_second_edition.sh                    # every stage, then the report
+#   STAGES="one-head report" bash docs/results/run_second_edition.sh
+#
+# Every stage is resumable: run the script again after an interruption (Ctrl-C, SIGTERM, a
+# reboot, the end of a session) and finished cells are skipped, interrupted ones continue from
+# their last epoch. The report stage can run at any time; it covers the cells finished so far
+# and lists the ones the specs name that are not finished.
+#
+# Stages, most important first (all: depths 1..6, --grid epochs=20 and the test bins below):
+#   one-head        NoPE, preset one-head (the paper's 1 head), L3..L8 x 3 seeds      108 cells
+#   one-head-edge   the same, seeds 3 and 4 at the two depths beside the boundary     22 cells
+#                   (k-3 and k-2, those >= 1)
+#   four-head       NoPE, preset default (4 heads), L3..L8 x 3 seeds                  108 cells
+#   four-head-edge  the same, seeds 3 and 4 beside the boundary                        22 cells
+#   ek-nope         NoPE, default preset, E3..E6 x 3 seeds                              72 cells
+#   ek-nope-edge    seeds 3 and 4 at depths k-2 and k-1 (registered, conjectured k-1)  16 cells
+#   pe              RoPE and ALiBi, default preset, L4..L6 and E3..E5 x 3 seeds        216 cells
+#   report          crasp report over everything finished, into $RESULTS
+#
+# Test bins of every cell: the paper's 251:300, 301:350, 351:400 (uniform block boundaries)
+# and 351:400@skewed, 351:400@extreme (docs/languages.md defines the distributions).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+CRASP=${CRASP:-crasp}
+if ! command -v "$CRASP" >/dev/null 2>&1 && [ -x .venv/bin/crasp ]; then CRASP=.venv/bin/crasp; fi
+if [ -z "${PYTHON:-}" ]; then
+    PYTHON=python3
+    if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; fi
+fi
+OUT=${OUT:-runs/second-edition}              # the sweep directory (git-ignored)
+RESULTS=${RESULTS:-docs/results/second-edition}
+JOBS=${JOBS:-2}
+STAGES=${STAGES:-one-head one-head-edge four-head four-head-edge ek-nope ek-nope-edge pe report}
+BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
+GRID=(--grid epochs=20 "test_bins=$BINS")
+
+mkdir -p "$OUT" "$RESULTS"
+{
+    echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//')"
+    echo "python: $("$PYTHON" --version 2>&1)"
+    echo "torch: $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo unknown)"
+    echo "jobs: $JOBS; stages: $STAGES"
+} >> "$RESULTS/environment.txt"
+
+sweep() { "$CRASP" sweep "${GRID[@]}" --jobs "$JOBS" -o "$OUT" "$@"; }
+
+# The seeds 3 and 4 of one family at the depths beside each language's boundary:
+# $1 preset, $2 encoding, $3 first k, $4 last k, $5 E or L, $6 the boundary's offset from k
+# (2 for L_k's k-2; 1 for E_k's registered k-1): depths k-$6-1 and k-$6, those >= 1.
+edge() {
+    local preset=$1 posenc=$2 first=$3 last=$4 family=$5 offset=$6 k lo hi
+    for k in $(seq "$first" "$last"); do
+        hi=$((k - offset)); lo=$((hi - 1)); [ "$lo" -ge 1 ] || lo=1
+        sweep --preset "$preset" --posenc "$posenc" --languages "$family$k" --depths "$lo:$hi" --seeds 3:4
+    done
+}
+
+start=$(date +%s)
+for stage in $STAGES; do
+    stage_start=$(date +%s)
+    case "$stage" in
+    one-head)       sweep --preset one-head --posenc nope --languages L3:L8 --depths 1:6 --seeds 3 ;;
+    one-head-edge)  edge one-head nope 3 8 L 2 ;;
+    four-head)      sweep --preset default --posenc nope --languages L3:L8 --depths 1:6 --seeds 3 ;;
+    four-head-edge) edge default nope 3 8 L 2 ;;
+    ek-nope)        sweep --preset default --posenc nope --languages E3:E6 --depths 1:6 --seeds 3 ;;
+    ek-nope-edge)   edge default nope 3 6 E 1 ;;
+    pe)             sweep --preset default --posenc rope,alibi --languages L4:L6,E3:E5 --depths 1:6 --seeds 3 ;;
+    report)         "$CRASP" report "$OUT" -o "$RESULTS" ;;
+    *)  echo "unknown stage $stage" >&2; exit 2 ;;
+    esac
+    echo "stage $stage: $(( $(date +%s) - stage_start )) s (ended $(date -u +%H:%M:%SZ))" | tee -a "$RESULTS/environment.txt"
+done
+echo "wall time of this invocation: $(( $(date +%s) - start )) s" | tee -a "$RESULTS/environment.txt"
