@@ -22,7 +22,11 @@
 #   ek-nope         NoPE, default preset, E3..E6 x 3 seeds                              72 cells
 #   ek-nope-edge    seeds 3 and 4 at depths k-2 and k-1 (registered, conjectured k-1)  16 cells
 #   pe              RoPE and ALiBi, default preset, L4..L6 and E3..E5 x 3 seeds        216 cells
-#   report          crasp report over everything finished, into $RESULTS
+#   report          crasp report of each family's finished cells, into $RESULTS/<family>
+#
+# Families (one sweep directory $OUT/<family> and one report $RESULTS/<family> each, so that the
+# report never pools the one-head and four-head models when it selects settings per cell):
+# one-head (stages one-head, one-head-edge), four-head, ek-nope, pe.
 #
 # Test bins of every cell: the paper's 251:300, 301:350, 351:400 (uniform block boundaries)
 # and 351:400@skewed, 351:400@extreme (docs/languages.md defines the distributions).
@@ -35,8 +39,8 @@ if [ -z "${PYTHON:-}" ]; then
     PYTHON=python3
     if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; fi
 fi
-OUT=${OUT:-runs/second-edition}              # the sweep directory (git-ignored)
-RESULTS=${RESULTS:-docs/results/second-edition}
+OUT=${OUT:-runs/second-edition}              # one sweep directory per family below (git-ignored)
+RESULTS=${RESULTS:-docs/results/second-edition}   # one report per family below (committed)
 JOBS=${JOBS:-2}
 STAGES=${STAGES:-one-head one-head-edge four-head four-head-edge ek-nope ek-nope-edge pe report}
 BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
@@ -52,16 +56,18 @@ mkdir -p "$OUT" "$RESULTS"
     echo "jobs: $JOBS; stages: $STAGES"
 } >> "$RESULTS/environment.txt"
 
-sweep() { "$CRASP" sweep "${GRID[@]}" --jobs "$JOBS" -o "$OUT" "$@"; }
+FAMILIES="one-head four-head ek-nope pe"
+# $1 the family, then the sweep's own arguments.
+sweep() { local family=$1; shift; "$CRASP" sweep "${GRID[@]}" --jobs "$JOBS" -o "$OUT/$family" "$@"; }
 
 # The seeds 3 and 4 of one family at the depths beside each language's boundary:
-# $1 preset, $2 encoding, $3 first k, $4 last k, $5 E or L, $6 the boundary's offset from k
-# (2 for L_k's k-2; 1 for E_k's registered k-1): depths k-$6-1 and k-$6, those >= 1.
+# $1 the family, $2 preset, $3 first k, $4 last k, $5 E or L, $6 the boundary's offset from k
+# (2 for L_k's k-2; 1 for E_k's registered k-1): depths k-$6-1 and k-$6, those >= 1; NoPE.
 edge() {
-    local preset=$1 posenc=$2 first=$3 last=$4 family=$5 offset=$6 k lo hi
+    local family=$1 preset=$2 first=$3 last=$4 letter=$5 offset=$6 k lo hi
     for k in $(seq "$first" "$last"); do
         hi=$((k - offset)); lo=$((hi - 1)); [ "$lo" -ge 1 ] || lo=1
-        sweep --preset "$preset" --posenc "$posenc" --languages "$family$k" --depths "$lo:$hi" --seeds 3:4
+        sweep "$family" --preset "$preset" --posenc nope --languages "$letter$k" --depths "$lo:$hi" --seeds 3:4
     done
 }
 
@@ -69,14 +75,17 @@ start=$(date +%s)
 for stage in $STAGES; do
     stage_start=$(date +%s)
     case "$stage" in
-    one-head)       sweep --preset one-head --posenc nope --languages L3:L8 --depths 1:6 --seeds 3 ;;
-    one-head-edge)  edge one-head nope 3 8 L 2 ;;
-    four-head)      sweep --preset default --posenc nope --languages L3:L8 --depths 1:6 --seeds 3 ;;
-    four-head-edge) edge default nope 3 8 L 2 ;;
-    ek-nope)        sweep --preset default --posenc nope --languages E3:E6 --depths 1:6 --seeds 3 ;;
-    ek-nope-edge)   edge default nope 3 6 E 1 ;;
-    pe)             sweep --preset default --posenc rope,alibi --languages L4:L6,E3:E5 --depths 1:6 --seeds 3 ;;
-    report)         "$CRASP" report "$OUT" -o "$RESULTS" ;;
+    one-head)       sweep one-head --preset one-head --posenc nope --languages L3:L8 --depths 1:6 --seeds 3 ;;
+    one-head-edge)  edge one-head one-head 3 8 L 2 ;;
+    four-head)      sweep four-head --preset default --posenc nope --languages L3:L8 --depths 1:6 --seeds 3 ;;
+    four-head-edge) edge four-head default 3 8 L 2 ;;
+    ek-nope)        sweep ek-nope --preset default --posenc nope --languages E3:E6 --depths 1:6 --seeds 3 ;;
+    ek-nope-edge)   edge ek-nope default 3 6 E 1 ;;
+    pe)             sweep pe --preset default --posenc rope,alibi --languages L4:L6,E3:E5 --depths 1:6 --seeds 3 ;;
+    report)
+        for family in $FAMILIES; do
+            if [ -f "$OUT/$family/sweep.json" ]; then "$CRASP" report "$OUT/$family" -o "$RESULTS/$family"; fi
+        done ;;
     *)  echo "unknown stage $stage" >&2; exit 2 ;;
     esac
     echo "stage $stage: $(( $(date +%s) - stage_start )) s (ended $(date -u +%H:%M:%SZ))" | tee -a "$RESULTS/environment.txt"
