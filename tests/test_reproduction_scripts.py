@@ -1,0 +1,76 @@
+"""The committed reproduction scripts run the stages their headers describe.
+
+`CRASP` is replaced by a recorder that writes each invocation's arguments to a file, so the
+test reads the exact `crasp sweep` / `crasp report` command lines a real run would execute.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SECOND_EDITION = ROOT / "docs" / "results" / "run_second_edition.sh"
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+
+def run_script(tmp_path: Path, stages: str, make_sweeps: tuple[str, ...] = ()) -> list[list[str]]:
+    log = tmp_path / "calls.txt"
+    recorder = tmp_path / "crasp"
+    recorder.write_text('#!/usr/bin/env bash\nprintf "%s\\t" "$@" >> "$CRASP_LOG"\necho >> "$CRASP_LOG"\n')
+    recorder.chmod(recorder.stat().st_mode | stat.S_IXUSR)
+    out = tmp_path / "runs"
+    for family in make_sweeps:
+        (out / family).mkdir(parents=True)
+        (out / family / "sweep.json").write_text("{}")
+    env = {**os.environ, "CRASP": str(recorder), "CRASP_LOG": str(log), "PYTHON": "true",
+           "OUT": str(out), "RESULTS": str(tmp_path / "results"), "STAGES": stages}
+    subprocess.run(["bash", str(SECOND_EDITION)], env=env, check=True, capture_output=True)
+    return [line.rstrip("\t").split("\t") for line in log.read_text().splitlines()]
+
+
+def option(call: list[str], name: str) -> str:
+    return call[call.index(name) + 1]
+
+
+def test_each_stage_sweeps_its_family_into_its_own_directory(tmp_path):
+    calls = run_script(tmp_path, "one-head four-head ek-nope pe")
+    assert [c[0] for c in calls] == ["sweep"] * 4
+    families = [Path(option(c, "-o")).name for c in calls]
+    assert families == ["one-head", "four-head", "ek-nope", "pe"]
+    assert [option(c, "--preset") for c in calls] == ["one-head", "default", "default", "default"]
+    assert [option(c, "--languages") for c in calls] == ["L3:L8", "L3:L8", "E3:E6", "L4:L6,E3:E5"]
+    assert option(calls[3], "--posenc") == "rope,alibi"
+    for call in calls:
+        assert "epochs=20" in call
+        bins = next(arg for arg in call if arg.startswith("test_bins="))
+        assert bins.endswith("351:400@skewed+351:400@extreme")
+        assert option(call, "--seeds") == "3" and option(call, "--depths") == "1:6"
+
+
+def test_edge_stages_add_seeds_3_and_4_beside_each_boundary(tmp_path):
+    calls = run_script(tmp_path, "one-head-edge ek-nope-edge")
+    depths = {option(c, "--languages"): option(c, "--depths") for c in calls}
+    # L_k's boundary is k - 2 (depths k-3 and k-2, at least 1); E_k's registered depth is k - 1.
+    assert depths == {"L3": "1:1", "L4": "1:2", "L5": "2:3", "L6": "3:4", "L7": "4:5", "L8": "5:6",
+                      "E3": "1:2", "E4": "2:3", "E5": "3:4", "E6": "4:5"}
+    assert {option(c, "--seeds") for c in calls} == {"3:4"}
+    assert {Path(option(c, "-o")).name for c in calls} == {"one-head", "ek-nope"}
+
+
+def test_report_stage_reports_only_families_that_have_a_sweep(tmp_path):
+    calls = run_script(tmp_path, "report", make_sweeps=("one-head", "pe"))
+    assert [(c[0], Path(c[1]).name, Path(option(c, "-o")).name) for c in calls] == [
+        ("report", "one-head", "one-head"), ("report", "pe", "pe")]
+
+
+def test_an_unknown_stage_is_refused(tmp_path):
+    with pytest.raises(subprocess.CalledProcessError) as failure:
+        run_script(tmp_path, "nonsense")
+    assert failure.value.returncode == 2
