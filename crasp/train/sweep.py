@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from crasp.train.config import identity_fields
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
@@ -416,7 +417,7 @@ def _slug(text: str) -> str:
 
 def cell_id(overrides: Mapping, config: Mapping) -> str:
     return (f"{_slug(overrides['language'])}-d{overrides['depth']}-{_slug(overrides['posenc'])}"
-            f"-s{overrides['seed']}-{config_hash(config)}")
+            f"-s{overrides['seed']}-{config_hash(identity_fields(dict(config)))}")
 
 
 def default_resolver() -> tuple[Resolver, type | None]:
