@@ -131,7 +131,7 @@ def test_alibi_attention_matches_explicit_softmax(impl):
     expected = torch.softmax(scores, dim=-1) @ v
     expected = attention.o(expected.transpose(1, 2).reshape(2, length, -1))
     with torch.no_grad():
-        got = attention(x, alibi=model.alibi)
+        got = attention(x, bias=model.alibi)
     assert torch.allclose(got, expected, atol=1e-5)
 
 

@@ -114,7 +114,19 @@ def _summary(results: dict, run_dir: Path) -> str:
               help="How a PROG.crasp language is read: crasp (conventional) or hahn (exactly as "
                    "Hahn's interpreter reads it; see docs/language.md).")
 @click.option("--depth", type=int, help="Number of transformer layers (>= 1).")
-@click.option("--posenc", help="Positional encoding: nope, rope, alibi, learned, sinusoidal.")
+@click.option("--posenc", help="Positional encoding: nope, rope, alibi, learned, sinusoidal, t5 "
+                              "(T5's bucketed relative bias), rpe-log or rpe-lin (learned "
+                              "log-type / linear-type relative bias).")
+@click.option("--attention", type=click.Choice(["softmax", "dp-free", "hardmax"],
+                                               case_sensitive=False),
+              help="softmax (default); dp-free: scores from the positional bias alone, no q.k; "
+                   "hardmax: argmax attention (ties share the weight), trained with a "
+                   "straight-through estimator.")
+@click.option("--qk-rank", type=int, help="Rank R of each head's W_Q W_K^T (queries and keys "
+                                          "of R dims; default d_model / n_heads).")
+@click.option("--t5-buckets", type=int, help="T5 bias: number of buckets (default 32).")
+@click.option("--t5-max-distance", type=int,
+              help="T5 bias: distances beyond this share the last bucket (default 128).")
 @click.option("--d-model", type=int, help="Model width.")
 @click.option("--n-heads", "--heads", "n_heads", type=int, help="Attention heads per layer.")
 @click.option("--d-ff", type=int, help="Feed-forward width.")

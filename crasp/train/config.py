@@ -20,7 +20,9 @@ from typing import Any, Literal
 from crasp.errors import CraspError
 from crasp.languages.datasets import UNIFORM, parse_bin, parse_test_bin, parse_test_bins
 
-POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal")
+POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal", "t5", "rpe-log", "rpe-lin")
+RELATIVE_POSENCS = ("rpe-log", "rpe-lin")   # a learned bias per layer (crasp.train.posenc)
+ATTENTIONS = ("softmax", "dp-free", "hardmax")
 NORMS = ("pre", "post", "none")
 ACTIVATIONS = ("relu", "gelu")
 SCHEDULES = ("constant", "linear", "cosine")
@@ -65,7 +67,8 @@ class TrainConfig:
     dialect: Literal["crasp", "hahn"] = "crasp"  # how a PROG.crasp language is read
     # model
     depth: int = 3
-    posenc: Literal["nope", "rope", "alibi", "learned", "sinusoidal"] = "nope"
+    posenc: Literal["nope", "rope", "alibi", "learned", "sinusoidal", "t5", "rpe-log",
+                    "rpe-lin"] = "nope"
     d_model: int = 64
     n_heads: int = 4
     d_ff: int = 256
@@ -76,6 +79,10 @@ class TrainConfig:
     rope_fraction: float = 1.0
     alibi_slopes: list[float] | None = None
     alibi_impl: Literal["mask", "fold"] = "mask"
+    t5_buckets: int = 32                         # T5 bias: buckets (half of them exact)
+    t5_max_distance: int = 128                   # T5 bias: distances beyond share the last bucket
+    attention: Literal["softmax", "dp-free", "hardmax"] = "softmax"
+    qk_rank: int | None = None                   # rank of each head's W_Q W_K^T (default d/H)
     ffn_widths: list[list[int]] | None = None   # per-layer hidden widths (default [[d_ff]] * depth)
     init_from: str | None = None                 # a checkpoint directory or "compiled" (init.py)
     # optimisation
@@ -181,6 +188,8 @@ class TrainConfig:
              f"lr_schedule must be one of {', '.join(SCHEDULES)}, got {self.lr_schedule!r}")
         need(self.device in DEVICES,
              f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
+        need(self.attention in ATTENTIONS,
+             f"attention must be one of {', '.join(ATTENTIONS)}, got {self.attention!r}")
         need(self.alibi_impl in ALIBI_IMPLS,
              f"alibi_impl must be one of {', '.join(ALIBI_IMPLS)}, got {self.alibi_impl!r}")
         for name in ("d_model", "n_heads", "d_ff", "batch_size", "epochs", "n_train", "n_test",
@@ -210,11 +219,24 @@ class TrainConfig:
              f"rope_base must be > 1, got {self.rope_base!r}")
         need(is_num(self.rope_fraction) and 0 < self.rope_fraction <= 1,
              f"rope_fraction must be in (0, 1], got {self.rope_fraction!r}")
-        head_dim = self.d_model // self.n_heads
+        need(self.qk_rank is None or (is_int(self.qk_rank) and 1 <= self.qk_rank <= self.d_model),
+             f"qk_rank must be None or an integer in 1..d_model ({self.d_model}), "
+             f"got {self.qk_rank!r}")
+        if self.attention == "dp-free":
+            need(self.qk_rank is None, "qk_rank is set but attention 'dp-free' has no W_Q W_K^T")
+            need(self.posenc != "rope",
+                 "attention 'dp-free' has no queries or keys for RoPE to rotate; use a bias "
+                 "encoding (alibi, t5, rpe-log, rpe-lin) or nope")
+        need(is_int(self.t5_buckets) and self.t5_buckets >= 2,
+             f"t5_buckets must be an integer >= 2, got {self.t5_buckets!r}")
+        need(is_int(self.t5_max_distance) and self.t5_max_distance > self.t5_buckets // 2,
+             f"t5_max_distance must be an integer > t5_buckets // 2 ({self.t5_buckets // 2}), "
+             f"got {self.t5_max_distance!r}")
+        head_dim = self.qk_rank or self.d_model // self.n_heads
         if self.posenc == "rope":
             need(rope_dims(head_dim, self.rope_fraction) >= 2,
-                 f"rope_fraction {self.rope_fraction} of a head of {head_dim} dims rotates no "
-                 f"pair of dimensions")
+                 f"rope_fraction {self.rope_fraction} of a head of {head_dim} query/key dims "
+                 f"rotates no pair of dimensions")
         if self.posenc == "sinusoidal":
             need(self.d_model % 2 == 0, "sinusoidal encoding needs an even d_model")
         if self.alibi_slopes is not None:
@@ -276,6 +298,34 @@ SEARCHABLE = frozenset({"d_model", "n_heads", "d_ff", "dropout", "lr", "batch_si
 def rope_dims(head_dim: int, fraction: float) -> int:
     """Number of rotated dimensions of a head: the fraction, rounded down to an even number."""
     return int(math.floor(head_dim * fraction + 1e-9)) // 2 * 2
+
+
+ID_NEUTRAL_DEFAULTS: dict[str, Any] = {"t5_buckets": 32, "t5_max_distance": 128,
+                                        "attention": "softmax", "qk_rank": None}
+"""Fields added after sweeps had been run, each with the value that reproduces the behaviour
+from before it existed. A sweep cell's id hashes the resolved config without these fields when
+they hold that value (``identity_fields``), so the cells of earlier sweeps keep their ids and
+resume. These values are therefore fixed for good: a new behaviour needs a new value."""
+
+
+def identity_fields(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` (a ``to_dict`` mapping) without the fields that sit at their
+    ``ID_NEUTRAL_DEFAULTS`` value: what a sweep cell's id is the hash of."""
+    return {key: value for key, value in config.items()
+            if not (key in ID_NEUTRAL_DEFAULTS and value == ID_NEUTRAL_DEFAULTS[key])}
+
+
+def architecture_label(config: dict[str, Any]) -> str:
+    """The encoding and attention of a run as one label: ``posenc``, then ``+dp-free`` or
+    ``+hardmax`` and ``+qkR`` where they differ from the default (``nope``, ``t5+dp-free``,
+    ``rope+qk2``). The report keeps runs of different labels apart (one table each), and
+    ``crasp.train.theory_bounds`` reads the label to decide whether a theorem applies."""
+    label = str(config.get("posenc", "nope"))
+    if config.get("attention", "softmax") != "softmax":
+        label += f"+{config['attention']}"
+    if config.get("qk_rank") is not None:
+        label += f"+qk{config['qk_rank']}"
+    return label
 
 
 def config_fields() -> list[str]:

@@ -6,6 +6,10 @@ compiled programs' float realizations as checkpoints of this class)::
     embed                      nn.Embedding(V + 2, d)      tokens, BOS = V, PAD = V + 1
     pos                        Learned | Sinusoidal | None (absolute encodings only)
     layers[l].attn.{q,k,v,o}   nn.Linear(d, d)             per-layer attention projections
+                                                           (q, k: d -> H R with qk_rank R;
+                                                           none with attention "dp-free")
+    layers[l].attn.relative    RelativeBias                rpe-log / rpe-lin rates, per layer
+    t5.table                   nn.Embedding(buckets, H)    T5's bias, shared by the layers
     layers[l].ff.up            nn.Linear(d, w_1)           the first hidden layer
     layers[l].ff.hidden[k]     nn.Linear(w_k+1, w_k+2)     further hidden layers (none by default)
     layers[l].ff.down          nn.Linear(w_M, d)
@@ -19,8 +23,9 @@ compiled programs need): ``x + Attn(x)``, ``x + FF(x)``. The hidden widths defau
 layer of ``d_ff`` per block; ``ffn_widths`` gives each block its own list. Dropout (as in PyTorch's
 transformer layers) acts on the attention weights, on each residual branch, and after the
 feed-forward activation. Attention is ``torch.nn.functional.scaled_dot_product_attention`` with
-``is_causal=True`` (and, for ALiBi with ``alibi_impl="mask"``, a float bias that includes the
-causal mask). Sequences are right-padded, so real positions never attend to padding.
+``is_causal=True`` (and, for ALiBi with ``alibi_impl="mask"``, T5 and the ``rpe`` biases, a float
+bias that includes the causal mask); ``Attention`` documents the ``dp-free`` and ``hardmax``
+variants and ``qk_rank``. Sequences are right-padded, so real positions never attend to padding.
 """
 
 from __future__ import annotations
@@ -31,47 +36,107 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from crasp.train.config import TrainConfig, rope_dims
-from crasp.train.posenc import ALiBi, Learned, Rotary, Sinusoidal, alibi_slopes
+from crasp.train.config import RELATIVE_POSENCS, TrainConfig, rope_dims
+from crasp.train.posenc import (ALiBi, Learned, RelativeBias, Rotary, Sinusoidal, T5Bias,
+                                 alibi_slopes, causal_bias)
+
+
+def hardmax(scores: torch.Tensor) -> torch.Tensor:
+    """Average-hard attention: the weights are uniform over the positions of maximal score in
+    each row and 0 elsewhere. Tie rule: tied maxima (equal float scores) share the weight
+    equally, the *average-hard* attention of the transformer-expressivity literature (AHAT);
+    with content-free scores (NoPE, DP-free) every position ties, which is C-RASP's uniform
+    average. Rows always hold their own position (causal), so no row is all ``-inf``."""
+    top = (scores == scores.amax(dim=-1, keepdim=True)).to(scores.dtype)
+    return top / top.sum(dim=-1, keepdim=True)
+
+
+def straight_through_hardmax(scores: torch.Tensor) -> torch.Tensor:
+    """``hardmax`` in the forward pass, softmax's gradient in the backward pass (the
+    straight-through estimator, Bengio, Leonard & Courville 2013): ``hard + soft - soft.detach()``
+    equals ``hard`` in value, while its derivative is that of ``soft``. Training and evaluation
+    therefore compute the same (hard) function; only the gradient is relaxed."""
+    soft = torch.softmax(scores, dim=-1)
+    return hardmax(scores) + soft - soft.detach()
 
 
 class Attention(nn.Module):
-    def __init__(self, d_model: int, n_heads: int, dropout: float):
+    """Multi-head causal self-attention in three variants (``TrainConfig.attention``):
+
+    * ``softmax``: ``softmax(q k^T / sqrt(d_qk) + bias) v`` (``scaled_dot_product_attention``);
+    * ``dp-free``: ``softmax(bias) v`` — no dot product, no ``q``/``k`` projections; the scores
+      come from the positional bias alone (Wang & E, NeurIPS 2024, "DP-free" attention). With
+      NoPE the bias is 0, every score is equal, and each position averages the values of its
+      prefix uniformly: the averaging of the C-RASP construction;
+    * ``hardmax``: the scores of ``softmax`` through ``straight_through_hardmax``.
+
+    ``qk_rank = R`` gives each head queries and keys of R dimensions (``q``, ``k``:
+    ``d -> H R``), so the head's bilinear form ``W_Q,h W_K,h^T`` (d x d) has rank at most R; the
+    scale is ``1/sqrt(R)``. By default R is the head dimension ``d / H``.
+
+    ``bias`` is a positional bias with ``mask(T, device, dtype) -> (1, H, T, T)`` (causal mask
+    folded in): the model's ALiBi or T5 table, passed to ``forward``, or this layer's own
+    ``relative`` bias (``rpe-log``/``rpe-lin``).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float, attention: str = "softmax",
+                 qk_rank: int | None = None, relative: str | None = None):
         super().__init__()
         self.n_heads = n_heads
         self.head_dim = d_model // n_heads
-        self.scale = 1.0 / math.sqrt(self.head_dim)
+        self.qk_dim = qk_rank or self.head_dim
+        self.scale = 1.0 / math.sqrt(self.qk_dim)
         self.dropout = dropout
-        self.q = nn.Linear(d_model, d_model)
-        self.k = nn.Linear(d_model, d_model)
+        self.attention = attention
+        self.q = self.k = None
+        if attention != "dp-free":
+            self.q = nn.Linear(d_model, n_heads * self.qk_dim)
+            self.k = nn.Linear(d_model, n_heads * self.qk_dim)
         self.v = nn.Linear(d_model, d_model)
         self.o = nn.Linear(d_model, d_model)
+        self.relative = RelativeBias(relative, n_heads) if relative else None
 
-    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """q, k, v of shape (B, H, T, d_h), before any positional rotation."""
+    def split(self, x: torch.Tensor, width: int) -> torch.Tensor:
+        """(B, T, H * width) -> (B, H, T, width)."""
         B, T, _ = x.shape
-        shape = (B, T, self.n_heads, self.head_dim)
-        return (self.q(x).view(shape).transpose(1, 2), self.k(x).view(shape).transpose(1, 2),
-                self.v(x).view(shape).transpose(1, 2))
+        return x.view(B, T, self.n_heads, width).transpose(1, 2)
 
-    def forward(self, x: torch.Tensor, rotary: Rotary | None = None,
-                alibi: ALiBi | None = None) -> torch.Tensor:
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
+        """q, k of shape (B, H, T, d_qk) before any positional rotation (None for ``dp-free``),
+        and v of shape (B, H, T, d_h)."""
+        v = self.split(self.v(x), self.head_dim)
+        if self.q is None:
+            return None, None, v
+        return self.split(self.q(x), self.qk_dim), self.split(self.k(x), self.qk_dim), v
+
+    def forward(self, x: torch.Tensor, rotary: Rotary | None = None, bias=None) -> torch.Tensor:
         B, T, D = x.shape
+        bias = self.relative or bias
         q, k, v = self.heads(x)
-        if rotary is not None:
-            q, k = rotary(q, k)
-        mask = None
-        if alibi is not None:
-            if alibi.impl == "mask":
-                mask = alibi.mask(T, x.device, q.dtype)
+        fold = isinstance(bias, ALiBi) and bias.impl == "fold" and self.attention == "softmax"
+        mask = bias.mask(T, x.device, x.dtype) if bias is not None and not fold else None
+        if self.attention == "dp-free":
+            scores = mask if mask is not None else causal_bias(x.new_zeros(1, T, T))
+            out = self.attend(torch.softmax(scores, dim=-1), v)
+        else:
+            if rotary is not None:
+                q, k = rotary(q, k)
+            if self.attention == "hardmax":
+                scores = q @ k.transpose(-1, -2) * self.scale
+                scores = scores + (mask if mask is not None else causal_bias(scores.new_zeros(1, T, T)))
+                out = self.attend(straight_through_hardmax(scores), v)
             else:
-                column = alibi.key_column(T, self.scale, x.device, q.dtype)
-                q = torch.cat([q, q.new_ones(B, self.n_heads, T, 1)], dim=-1)
-                k = torch.cat([k, column.expand(B, -1, -1, -1)], dim=-1)
-        out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, is_causal=mask is None, scale=self.scale,
-            dropout_p=self.dropout if self.training else 0.0)
+                if fold:
+                    column = bias.key_column(T, self.scale, x.device, q.dtype)
+                    q = torch.cat([q, q.new_ones(B, self.n_heads, T, 1)], dim=-1)
+                    k = torch.cat([k, column.expand(B, -1, -1, -1)], dim=-1)
+                out = F.scaled_dot_product_attention(
+                    q, k, v, attn_mask=mask, is_causal=mask is None, scale=self.scale,
+                    dropout_p=self.dropout if self.training else 0.0)
         return self.o(out.transpose(1, 2).reshape(B, T, D))
+
+    def attend(self, weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.dropout(weights, self.dropout, self.training) @ v
 
 
 class FeedForward(nn.Module):
@@ -95,18 +160,20 @@ class Block(nn.Module):
         super().__init__()
         d = config.d_model
         self.pre = config.norm in ("pre", "none")
-        self.attn = Attention(d, config.n_heads, config.dropout)
+        self.attn = Attention(d, config.n_heads, config.dropout, config.attention,
+                              config.qk_rank,
+                              config.posenc if config.posenc in RELATIVE_POSENCS else None)
         self.ff = FeedForward(d, ffn_widths, config.dropout, config.activation)
         norm = nn.Identity if config.norm == "none" else nn.LayerNorm
         self.norm1 = norm(d)
         self.norm2 = norm(d)
         self.drop = nn.Dropout(config.dropout)
 
-    def forward(self, x, rotary=None, alibi=None):
+    def forward(self, x, rotary=None, bias=None):
         if self.pre:
-            x = x + self.drop(self.attn(self.norm1(x), rotary, alibi))
+            x = x + self.drop(self.attn(self.norm1(x), rotary, bias))
             return x + self.drop(self.ff(self.norm2(x)))
-        x = self.norm1(x + self.drop(self.attn(x, rotary, alibi)))
+        x = self.norm1(x + self.drop(self.attn(x, rotary, bias)))
         return self.norm2(x + self.drop(self.ff(x)))
 
 
@@ -129,12 +196,15 @@ class CausalTransformer(nn.Module):
             self.pos = Sinusoidal(d)
         self.rotary = None
         self.alibi = None
-        head_dim = d // config.n_heads
+        self.t5 = None
+        qk_dim = config.qk_rank or d // config.n_heads
         if config.posenc == "rope":
-            self.rotary = Rotary(rope_dims(head_dim, config.rope_fraction), config.rope_base)
+            self.rotary = Rotary(rope_dims(qk_dim, config.rope_fraction), config.rope_base)
         elif config.posenc == "alibi":
             slopes = config.alibi_slopes or alibi_slopes(config.n_heads)
             self.alibi = ALiBi(list(slopes), config.alibi_impl)
+        elif config.posenc == "t5":
+            self.t5 = T5Bias(config.n_heads, config.t5_buckets, config.t5_max_distance)
         self.ffn_widths = ffn_widths or [[config.d_ff]] * config.depth
         self.layers = nn.ModuleList(Block(config, widths) for widths in self.ffn_widths)
         self.final_norm = nn.LayerNorm(d) if config.norm == "pre" else nn.Identity()
@@ -144,8 +214,9 @@ class CausalTransformer(nn.Module):
         x = self.embed(tokens)
         if self.pos is not None:
             x = x + self.pos(tokens.shape[1], tokens.device)
+        bias = self.alibi or self.t5
         for layer in self.layers:
-            x = layer(x, self.rotary, self.alibi)
+            x = layer(x, self.rotary, bias)
         return self.final_norm(x)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:

@@ -173,3 +173,95 @@ class Learned(nn.Module):
             raise ValueError(f"sequence of {length} positions exceeds the learned table "
                              f"({self.table.num_embeddings})")
         return self.table.weight[:length]
+
+
+# ---------------------------------------------------------------------------- relative biases
+
+def causal_bias(values: torch.Tensor) -> torch.Tensor:
+    """(H, T, T) bias with ``-inf`` above the diagonal (``j > i``): the causal mask, folded in
+    so that the bias can be passed to ``scaled_dot_product_attention`` as ``attn_mask``."""
+    length = values.shape[-1]
+    future = torch.ones(length, length, dtype=torch.bool, device=values.device).triu(1)
+    return values.masked_fill(future, float("-inf"))
+
+
+def distances(length: int, device=None) -> torch.Tensor:
+    """(T, T) long: ``i - j`` clamped at 0 (future positions are masked anyway)."""
+    i = torch.arange(length, device=device)[:, None]
+    j = torch.arange(length, device=device)[None, :]
+    return (i - j).clamp(min=0)
+
+
+def t5_bucket(distance: torch.Tensor, buckets: int, max_distance: int) -> torch.Tensor:
+    """T5's causal ("unidirectional") relative-position bucket of ``distance = i - j >= 0``
+    (Raffel et al. 2020, JMLR 21(140), §2.1; the ``_relative_position_bucket`` of
+    mesh-tensorflow and Hugging Face with ``bidirectional=False``).
+
+    With ``exact = buckets // 2``: distances ``0 .. exact - 1`` get a bucket each; a distance
+    ``n >= exact`` gets ``exact + floor(log(n / exact) / log(max_distance / exact) *
+    (buckets - exact))``, capped at ``buckets - 1``. So buckets grow logarithmically up to
+    ``max_distance`` and every farther distance shares the last bucket. The logarithm is taken in
+    float32, as in both reference implementations, so the boundaries are theirs exactly.
+    """
+    exact = buckets // 2
+    n = distance.long()
+    scaled = (torch.log(n.float().clamp(min=1) / exact) / math.log(max_distance / exact)
+              * (buckets - exact))
+    large = (exact + scaled.to(torch.long)).clamp(max=buckets - 1)
+    return torch.where(n < exact, n, large)
+
+
+class T5Bias(nn.Module):
+    """T5's learned relative bias: ``score_ij += b_h[bucket(i - j)]`` for ``j <= i``.
+
+    One table of ``buckets x heads`` learned scalars, shared by every layer as in T5 (the first
+    layer owns it there; here the model does). Initialized to zero, so a new model starts as
+    NoPE. ``mask(T)`` returns the (1, H, T, T) bias with the causal mask folded in.
+    """
+
+    def __init__(self, n_heads: int, buckets: int, max_distance: int):
+        super().__init__()
+        self.buckets = buckets
+        self.max_distance = max_distance
+        self.table = nn.Embedding(buckets, n_heads)
+        nn.init.zeros_(self.table.weight)
+        self._cache: dict = {}
+
+    def bucket_table(self, length: int, device) -> torch.Tensor:
+        return _cached(self._cache, (length, str(device)), lambda: t5_bucket(
+            distances(length), self.buckets, self.max_distance).to(device))
+
+    def mask(self, length: int, device, dtype) -> torch.Tensor:
+        values = self.table(self.bucket_table(length, device)).permute(2, 0, 1)  # (H, T, T)
+        return causal_bias(values.to(dtype))[None]
+
+
+RELATIVE_KINDS = {"rpe-log": lambda n: torch.log1p(n), "rpe-lin": lambda n: n}
+
+
+class RelativeBias(nn.Module):
+    """The two relative-bias families of the approximation-rate analysis of T5-style relative
+    positional encodings (Wang & E, "Understanding the Expressive Power and Mechanisms of
+    Transformer for Sequence Modeling", NeurIPS 2024, §3: RPE of log type and of linear type):
+
+    * ``rpe-log``: ``score_ij -= p_h log(1 + (i - j))``, a polynomially decaying memory
+      (``softmax`` weights ``(1 + i - j)^(-p_h)``: heavy-tailed);
+    * ``rpe-lin``: ``score_ij -= p_h (i - j)``, an exponentially decaying memory (ALiBi's form,
+      with learned slopes).
+
+    ``p_h`` is a learned real number per head and per layer (one module per layer), initialized
+    to ALiBi's standard slopes (so that the heads start at different memory lengths); it is not
+    constrained to be positive, as in the analysis, where the sign of ``p`` is free.
+    (``log(1 + n)`` rather than the paper's ``log n`` keeps the bias finite at ``n = 0``.)
+    """
+
+    def __init__(self, kind: str, n_heads: int):
+        super().__init__()
+        self.kind = kind
+        self.rate = nn.Parameter(torch.tensor(alibi_slopes(n_heads), dtype=torch.float32))
+        self._cache: dict = {}
+
+    def mask(self, length: int, device, dtype) -> torch.Tensor:
+        shape = _cached(self._cache, (length, str(device)), lambda: RELATIVE_KINDS[self.kind](
+            distances(length).double()).float().to(device))
+        return causal_bias((-self.rate[:, None, None] * shape[None]).to(dtype))[None]

@@ -43,15 +43,17 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from crasp import syntax
 from crasp.atomic import write_bytes_atomic, write_text_atomic
 from crasp.errors import CraspError
+from crasp.train.config import architecture_label
 from crasp.train.budget import has_records, results_at_budget, trained_epochs
 from crasp.train.sweep import (
     AXES, CELL_FILE, CELLS_DIR, ERROR_FILE, RESULTS_FILE, SESSIONS_DIR, SWEEP_FILE,
     canonical_json, long_bin_exact_match, parse_bin, read_json,
 )
-from crasp.train.theory_bounds import DepthBound, depth_bound
+from crasp.train.theory_bounds import DepthBound, bounded_architecture, depth_bound
 
 DEFAULT_THRESHOLD = 0.99
-POSENC_NAMES = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi"}
+POSENC_NAMES = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi", "t5": "T5 bias", "rpe-log": "log RPE",
+                "rpe-lin": "linear RPE"}
 # Fields that never distinguish hyperparameter settings (used only when cell.json is missing).
 _NOT_HYPER = set(AXES) | {"threads", "device", "preset", "run_dir", "out_dir"}
 # The data-generation settings of a cell: the compiled model is evaluated on the same bins.
@@ -83,6 +85,12 @@ class CellResult:
     @property
     def posenc(self) -> str:
         return str(self.config.get("posenc"))
+
+    @property
+    def architecture(self) -> str:
+        """The encoding with any non-default attention (``nope+dp-free``): runs of different
+        architectures are never pooled into one table or one selection."""
+        return architecture_label(self.config)
 
     @property
     def seed(self) -> int:
@@ -232,7 +240,7 @@ def _one_per_seed(cells: Iterable[CellResult], named: Mapping[str, None]
     best: dict[tuple, CellResult] = {}
     superseded: list[str] = []
     for cell in cells:
-        key = (cell.posenc, cell.language, cell.depth, cell.hyper_key, cell.seed)
+        key = (cell.architecture, cell.language, cell.depth, cell.hyper_key, cell.seed)
         current = best.get(key)
         if current is None:
             best[key] = cell
@@ -262,13 +270,20 @@ def language_sort_key(name: str) -> tuple:
     return rank, prefix.lower(), number, name
 
 
+def architecture_name(label: str) -> str:
+    """``nope+dp-free`` -> ``NoPE + dp-free``: the encoding's display name, then modifiers."""
+    posenc, *modifiers = label.split("+")
+    return " + ".join([POSENC_NAMES.get(posenc, posenc), *modifiers])
+
+
 def posenc_sort_key(name: str) -> tuple:
     order = list(POSENC_NAMES)
-    return (order.index(name) if name in order else len(order), name)
+    posenc = name.split("+")[0]
+    return (order.index(posenc) if posenc in order else len(order), name)
 
 
 def _cell_order(cell: CellResult) -> tuple:
-    return (posenc_sort_key(cell.posenc), language_sort_key(cell.language), cell.depth,
+    return (posenc_sort_key(cell.architecture), language_sort_key(cell.language), cell.depth,
             cell.hyper_key, cell.seed, cell.id)
 
 
@@ -467,7 +482,7 @@ def aggregate(cells: Sequence[CellResult], threshold: float = DEFAULT_THRESHOLD,
     for cell in cells:
         if cell.long_exact_match is None:
             continue
-        key = (cell.posenc, cell.language, cell.depth)
+        key = (cell.architecture, cell.language, cell.depth)
         groups.setdefault(key, {}).setdefault(cell.hyper_key, []).append(cell)
     table: dict[str, dict[str, dict[int, Aggregate]]] = {}
     for (posenc, language, depth), settings in groups.items():
@@ -556,8 +571,8 @@ def theory_checks(cells: Sequence[CellResult], threshold: float) -> list[dict]:
     match, the paper's), with the number of cells (one per seed and setting) on each side."""
     groups: dict[tuple[str, str], list[CellResult]] = {}
     for cell in cells:
-        if cell.long_exact_match is not None and depth_bound(cell.language, cell.posenc):
-            groups.setdefault((cell.posenc, cell.language), []).append(cell)
+        if cell.long_exact_match is not None and depth_bound(cell.language, cell.architecture):
+            groups.setdefault((cell.architecture, cell.language), []).append(cell)
     checks = []
     for (posenc, language), members in sorted(
             groups.items(), key=lambda i: (posenc_sort_key(i[0][0]), language_sort_key(i[0][1]))):
@@ -648,7 +663,7 @@ def budget_png(posenc: str, curve: Mapping, depths: Sequence[int], threshold: fl
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("training budget (epochs; the checkpoint validation selects by then)")
     axes.set_ylabel("smallest depth where a majority\nof seeds succeed")
-    axes.set_title(f"{POSENC_NAMES.get(posenc, posenc)}: smallest succeeding depth vs budget\n"
+    axes.set_title(f"{architecture_name(posenc)}: smallest succeeding depth vs budget\n"
                    f"(success: ≥ {100 * threshold:g}% exact match on the longest test bin; "
                    "dotted: the depth a theorem fixes)", fontsize=9)
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -666,7 +681,7 @@ def distribution_table(posenc: str, languages: Mapping[str, Mapping[int, Aggrega
               for language, by_depth in languages.items() for depth, a in by_depth.items()}
     scores: dict[str, dict[tuple[str, int], list[float]]] = {}
     for cell in cells:
-        if cell.posenc != posenc or (cell.language, cell.depth) not in chosen:
+        if cell.architecture != posenc or (cell.language, cell.depth) not in chosen:
             continue
         hyper, seeds = chosen[cell.language, cell.depth]
         if cell.hyper != hyper or cell.seed not in seeds:
@@ -693,7 +708,7 @@ def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
     lines = []
     for check in checks:
         bound = check["bound"]
-        name = f"{check['language']} [{POSENC_NAMES.get(check['posenc'], check['posenc'])}]"
+        name = f"{check['language']} [{architecture_name(check['posenc'])}]"
         for criterion, label in (("long", f"≥ {100 * check['threshold']:g}% on the longest bin"),
                                  ("val", "100% validation")):
             wins = check["below_bound_succeed"][criterion]
@@ -718,7 +733,7 @@ def summary_text(line: Mapping) -> str:
         return f"depth {value}" if value is not None else f"none of {span}"
 
     seeds = f"all {line['seeds']} seeds reach" if line["seeds"] != 1 else "the one seed reaches"
-    text = (f"{line['language']} [{POSENC_NAMES.get(line['posenc'], line['posenc'])}]: "
+    text = (f"{line['language']} [{architecture_name(line['posenc'])}]: "
             f"smallest depth where {seeds} ≥ {pct} exact match on "
             f"{_bin_label(line['bin'])}: {depth(line['smallest_depth_all_seeds'])}; "
             f"majority of seeds: {depth(line['smallest_depth_majority'])}; "
@@ -996,7 +1011,7 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
     chosen_by = ("validation exact match" if select == "val"
                  else "exact match on the longest TEST bin (selected on test data)")
     lines = [
-        f"### {POSENC_NAMES.get(posenc, posenc)}: exact match (%) on {bin_text}",
+        f"### {architecture_name(posenc)}: exact match (%) on {bin_text}",
         "",
         f"Per cell the hyperparameter setting with the best mean {chosen_by}; mean ± sample "
         f"standard deviation over its seeds, and the number of seeds n (one seed: no deviation). "
@@ -1091,7 +1106,7 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
     where = _bin_label(next(iter(bins))) if len(bins) == 1 else "the longest test bin"
     seeds = sorted({a.n for ds in languages.values() for a in ds.values()})
     seeds_label = "–".join(map(str, sorted({seeds[0], seeds[-1]}))) if seeds else "0"
-    axes.set_title(f"{POSENC_NAMES.get(posenc, posenc)}: exact match on {where}\n"
+    axes.set_title(f"{architecture_name(posenc)}: exact match on {where}\n"
                    f"(best setting, mean over {seeds_label} seed(s) per cell, %)", fontsize=9)
     handles = []
     if solid:
@@ -1174,7 +1189,12 @@ def markdown_report(report: Report) -> str:
     for posenc, languages in table.items():
         parts.append(markdown_table(posenc, languages, depths, report.compiled, report.threshold,
                                     report.select))
-        if posenc != "nope":
+        if "hardmax" in posenc.split("+"):
+            parts.append(
+                "No depth bound for the prediction task is proved for hardmax (average-hard) "
+                "attention, so no theory line is drawn: the theorems are about softmax "
+                "transformers of fixed precision.\n")
+        elif not bounded_architecture(posenc):
             parts.append(
                 "No depth bound for the prediction task is proved under this encoding, so no "
                 "theory line is drawn: with a positional encoding a head can attend locally (the "

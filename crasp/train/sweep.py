@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from crasp.train.config import architecture_label, identity_fields
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
@@ -415,8 +416,11 @@ def _slug(text: str) -> str:
 
 
 def cell_id(overrides: Mapping, config: Mapping) -> str:
-    return (f"{_slug(overrides['language'])}-d{overrides['depth']}-{_slug(overrides['posenc'])}"
-            f"-s{overrides['seed']}-{config_hash(config)}")
+    """``L5-d3-nope-s0-<hash>``; a non-default attention shows in the encoding part
+    (``nope_dp_free``), which leaves the ids of default-attention cells as they were."""
+    encoding = architecture_label({**config, "posenc": overrides["posenc"]})
+    return (f"{_slug(overrides['language'])}-d{overrides['depth']}-{_slug(encoding)}"
+            f"-s{overrides['seed']}-{config_hash(identity_fields(dict(config)))}")
 
 
 def default_resolver() -> tuple[Resolver, type | None]:

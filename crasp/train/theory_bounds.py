@@ -11,6 +11,13 @@ one; everywhere else it says that no bound is known. The statements (theory.md �
   ``E{k}_predict``; for k ≤ 3 the two meet (proved exact), for k ≥ 4 the exact value k − 1 is a
   conjecture. Cells below the lower bound that succeed contradict a theorem; cells at or above
   the upper bound that fail are training failures, not contradictions.
+* NoPE with ``dp-free`` attention or a ``qk_rank``: the same bounds as NoPE. Both restrict the
+  weights of a NoPE softmax transformer (``dp-free`` is ``W_Q = W_K = 0``; ``qk_rank`` bounds the
+  rank of ``W_Q W_K^T``), so the lower bound, which holds for every choice of weights, still
+  holds; and the constructions behind the upper bounds attend only by uniform averaging, which
+  is exactly what ``dp-free`` NoPE attention computes (and what any rank reaches with ``W_Q =
+  0``). ``hardmax`` attention is another model (average-hard attention), for which none of
+  these theorems is stated, so it gets no bound.
 * RoPE, ALiBi and the other encodings: no prediction-task bound is proved for L_k (a local head
   brings L_k to depth 1 in theory, theory.md §7) or for E_k (the E_k theorems under positional
   encodings are about recognition), so none is drawn.
@@ -39,9 +46,17 @@ class DepthBound:
         return self.lower == self.upper
 
 
-def depth_bound(language: str, posenc: str) -> DepthBound | None:
-    """The proved bound for the prediction task of ``language`` under ``posenc``, if any."""
-    if posenc != "nope":
+def bounded_architecture(architecture: str) -> bool:
+    """Whether the statements above speak about ``architecture`` (a posenc, or a label of
+    ``crasp.train.config.architecture_label``): NoPE, with softmax or dp-free attention."""
+    posenc, *modifiers = architecture.split("+")
+    return posenc == "nope" and "hardmax" not in modifiers
+
+
+def depth_bound(language: str, architecture: str) -> DepthBound | None:
+    """The proved bound for the prediction task of ``language`` under ``architecture`` (a
+    positional encoding, or an ``architecture_label``), if any."""
+    if not bounded_architecture(architecture):
         return None
     match = re.fullmatch(r"([LE])(\d+)", language)
     if not match:

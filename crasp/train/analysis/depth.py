@@ -6,6 +6,10 @@ some set of n attention layers, kept intact while every head of every other laye
 (``mean`` by default, see ``ablation``), still succeeds; all subsets of each size are tried,
 smallest size first. Feed-forward layers always stay. A run that does not succeed unablated
 has no effective depth (``None``).
+
+The theory's depth beside it is ``crasp.train.theory_bounds.depth_bound`` for the run's
+language and architecture: the exact depth where a theorem fixes it, ``None`` where it gives
+only a range (``theory_bound`` then states it) or nothing (RoPE, ALiBi, T5, hardmax, ...).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from itertools import combinations
 
 from crasp.train.analysis.ablation import metrics_with
 from crasp.train.analysis.loading import LoadedRun
+from crasp.train.config import architecture_label
+from crasp.train.theory_bounds import depth_bound
 from crasp.train.report import DEFAULT_THRESHOLD
 
 
@@ -35,8 +41,11 @@ def effective_depth(loaded: LoadedRun, means, mode: str = "mean",
                 found = found or {"effective_depth": size, "kept_layers": list(kept)}
         if found:
             break
+    config = loaded.config.to_dict()
+    bound = depth_bound(config["language"], architecture_label(config))
     # the last subset tried keeps every layer, so ``found`` is None iff the run itself fails
-    return {**(found or {"effective_depth": None, "kept_layers": None}), "mode": mode, "threshold": threshold, "bin": longest.name,
-            "nominal_depth": depth,
-            "theory_depth": getattr(loaded.language, "prediction_depth", None),
+    return {**(found or {"effective_depth": None, "kept_layers": None}), "mode": mode,
+            "threshold": threshold, "bin": longest.name, "nominal_depth": depth,
+            "theory_depth": bound.lower if bound is not None and bound.exact else None,
+            "theory_bound": bound.statement if bound is not None else "no bound is proved",
             "subsets": tried}

@@ -50,8 +50,10 @@ class HessianResult:
 
 
 def block_names(model) -> list[str]:
-    return [f"layers.{layer}.{block}.weight" for layer in range(len(model.layers))
-            for block in BLOCKS]
+    """The blocks the model has (``dp-free`` attention has no ``attn.q``, ``attn.k``)."""
+    present = dict(model.named_parameters())
+    return [name for layer in range(len(model.layers)) for block in BLOCKS
+            if (name := f"layers.{layer}.{block}.weight") in present]
 
 
 def check_size(model, max_params: int) -> None:

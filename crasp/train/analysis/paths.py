@@ -65,16 +65,22 @@ def ablated_stream(model, tokens: torch.Tensor, layer: int, head: int, mode: str
 def head_reads(model, layer: int, head: int, stream: torch.Tensor):
     """Within the block, head ``head`` of ``layer`` computes q, k, v from ``stream``."""
     attn = model.layers[layer].attn
-    columns = head_slice(model, head)
 
-    def hook(module, inputs, output):
-        output = output.clone()
-        # the functional form: calling ``module`` here would re-enter this hook
-        output[..., columns] = nn.functional.linear(stream, module.weight[columns],
-                                                    module.bias[columns])
-        return output
+    def hook_for(width: int):
+        columns = slice(head * width, (head + 1) * width)
 
-    handles = [projection.register_forward_hook(hook) for projection in (attn.q, attn.k, attn.v)]
+        def hook(module, inputs, output):
+            output = output.clone()
+            # the functional form: calling ``module`` here would re-enter this hook
+            output[..., columns] = nn.functional.linear(stream, module.weight[columns],
+                                                        module.bias[columns])
+            return output
+        return hook
+
+    # q and k have attn.qk_dim columns per head (qk_rank); dp-free attention has neither
+    widths = [(attn.q, attn.qk_dim), (attn.k, attn.qk_dim), (attn.v, attn.head_dim)]
+    handles = [projection.register_forward_hook(hook_for(width))
+               for projection, width in widths if projection is not None]
     try:
         yield
     finally:
