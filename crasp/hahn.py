@@ -39,8 +39,40 @@ class PrecedenceWarning:
                 f"the file as Hahn does with --dialect hahn")
 
 
+_ATOMS = frozenset({"VARIABLE", "STRING", "INT", "TRUE", "FALSE"})
+_PREFIXES = frozenset({"!", "#"})       # Hahn's grammar has no unary minus
+_BINARIES = frozenset({"+", "-", "*", "&&", "||", "<", ">", "==", "!=", "<=", ">="})
+
+
+def has_one_reading(tokens: list[hahn_parse.Token]) -> bool:
+    """Whether every precedence and associativity reads ``tokens`` alike, so that Hahn's parse
+    need not be computed to know it matches crasp's: atoms joined by at most one binary
+    operator, with prefix operators only after it (``x + 1``, ``x - #"a"``, ``#!"a"``).
+
+    Derivation: readings differ only in where an operator's operand ends. With one binary
+    operator B, its left operand is a lone atom (no prefix operator precedes B), and every
+    prefix operator after B is followed by nothing but prefix operators and one final atom, so
+    its operand is that rest in any grammar; with no binary operator the expression is a chain
+    of prefix operators over one atom. Anything else (parentheses, ``min``, ``if``, ``#[``,
+    two binary operators, a prefix before a binary one) is parsed and compared.
+    """
+    binaries = 0
+    prefix_seen = False
+    for token in tokens:
+        if token.kind in _ATOMS:
+            continue
+        if token.kind in _PREFIXES:
+            prefix_seen = True
+        elif token.kind in _BINARIES and not prefix_seen and binaries == 0:
+            binaries = 1
+        else:
+            return False
+    return True
+
+
 def hahn_readings(source: str, filename: str) -> dict[int, syntax.Expr]:
-    """Line -> Hahn's reading of the right-hand side (or bare expression) that starts there."""
+    """Line -> Hahn's reading of the right-hand side (or bare expression) that starts there;
+    lines that ``has_one_reading`` are left out (their reading is crasp's)."""
     try:
         statements = hahn_parse.tokenize(without_byte_order_mark(source), filename)
     except ProgramError:
@@ -48,9 +80,12 @@ def hahn_readings(source: str, filename: str) -> dict[int, syntax.Expr]:
     readings = {}
     for tokens in statements:
         assignment = len(tokens) > 2 and tokens[0].kind == "VARIABLE" and tokens[1].kind == "="
+        expression = tokens[2:] if assignment else tokens
+        if has_one_reading(expression):
+            continue
         try:
             readings[tokens[0].span.line] = hahn_parse.parse_expression_tokens(
-                tokens[2:] if assignment else tokens, source, filename)
+                expression, source, filename)
         except ProgramError:
             continue
     return readings
