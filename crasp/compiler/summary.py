@@ -6,6 +6,18 @@ from crasp.compiler.model_format import CompiledModel
 from crasp.tables import format_table
 
 
+SHOWN_PER_CELL = 12
+"""Names or tests a summary cell lists before it says how many more there are (the JSON output,
+``--json``, always has all of them)."""
+
+
+def _abridged(items: list[str], separator: str) -> str:
+    if len(items) <= SHOWN_PER_CELL:
+        return separator.join(items)
+    hidden = len(items) - SHOWN_PER_CELL
+    return separator.join(items[:SHOWN_PER_CELL]) + f"{separator}... ({hidden:,} more)"
+
+
 def compile_summary(model: CompiledModel) -> dict:
     """Depth, layers, heads, widths, parameters, precision and the per-layer table.
 
@@ -56,8 +68,8 @@ def format_summary(summary: dict) -> str:
     if summary["layer_table"]:
         lines.append("")
         rows = [("layer", "definitions", "ffn widths", "attention tests (d < 0)")]
-        rows += [(str(row["layer"]), ", ".join(row["definitions"]) or "-",
-                  " ".join(map(str, row["ffn_widths"])), "; ".join(row["tests"]))
+        rows += [(str(row["layer"]), _abridged(row["definitions"], ", ") or "-",
+                  " ".join(map(str, row["ffn_widths"])), _abridged(row["tests"], "; "))
                  for row in summary["layer_table"]]
         lines += format_table(rows)
     return "\n".join(lines)
