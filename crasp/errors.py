@@ -18,6 +18,21 @@ class CraspError(Exception):
         return f"error: {self}"
 
 
+SHOWN_LINE = 100
+"""The most characters of a source line an error shows: a window around the column."""
+
+
+def clipped_line(text: str, index: int) -> tuple[str, int]:
+    """``text`` cut to a window of about ``SHOWN_LINE`` characters around ``index`` (marked
+    with ``...`` where it was cut), and where ``index`` falls in the result."""
+    if len(text) <= SHOWN_LINE:
+        return text, index
+    start = max(0, min(index - SHOWN_LINE // 3, len(text) - SHOWN_LINE))
+    head = "..." if start > 0 else ""
+    tail = "..." if start + SHOWN_LINE < len(text) else ""
+    return head + text[start:start + SHOWN_LINE] + tail, len(head) + index - start
+
+
 class ProgramError(CraspError):
     """An error at a place in a program's source text."""
 
@@ -51,8 +66,10 @@ class ProgramError(CraspError):
                 width = 1
                 if self.span.end_line == self.span.line and self.span.end_column > self.span.column:
                     width = self.span.end_column - self.span.column
-                parts.append(f"    {text}")
-                parts.append("    " + " " * (self.span.column - 1) + "^" * width)
+                shown, offset = clipped_line(text, self.span.column - 1)
+                parts.append(f"    {shown}")
+                width = max(1, min(width, len(shown) - offset))
+                parts.append("    " + " " * offset + "^" * width)
         if self.expected:
             parts.append(f"expected: {self.expected}")
         if self.note:

@@ -23,6 +23,16 @@ from crasp.parse import ParsedProgram, without_byte_order_mark
 from crasp.syntax import Span
 
 
+SHOWN_READING = 200
+"""The most characters of a reading a warning prints (``crasp fmt`` shows all of it)."""
+
+
+def abridged(text: str) -> str:
+    if len(text) <= SHOWN_READING:
+        return text
+    return f"{text[:SHOWN_READING]}... ({len(text) - SHOWN_READING:,} more characters)"
+
+
 @dataclass(frozen=True)
 class PrecedenceWarning:
     span: Span
@@ -33,8 +43,8 @@ class PrecedenceWarning:
     def render(self, filename: str) -> str:
         return (f"{filename}:{self.span.line}:{self.span.column}: warning: Hahn's interpreter "
                 f"reads '{self.name}' differently\n"
-                f"    crasp reads: {self.crasp_reading}\n"
-                f"    Hahn reads:  {self.hahn_reading}\n"
+                f"    crasp reads: {abridged(self.crasp_reading)}\n"
+                f"    Hahn reads:  {abridged(self.hahn_reading)}\n"
                 f"    add parentheses to make the meaning explicit (crasp fmt does), or read "
                 f"the file as Hahn does with --dialect hahn")
 

@@ -163,13 +163,15 @@ def test_depth_and_interpretation_have_no_recursion_limit(deep, name):
         assert accept
 
 
-# (10,000 nested if is refused for its 4,097 linear pieces, but only after building 4,096
-# levels of cases: about 30 s, too slow for this suite.)
-@pytest.mark.parametrize("name", [name for name in deep_programs() if "if" not in name])
+@pytest.mark.parametrize("name", deep_programs())
 def test_compiling_a_deep_program_agrees_with_the_interpreter(deep, name):
     program = deep[name]
     if "min" in name:  # every min splits the count: more pieces than the compiler allows
         with pytest.raises(crasp.ProgramError, match="4097 linear pieces"):
+            compile_program(program)
+        return
+    if "if" in name:  # n nested if-else build about n^2 / 2 guarded branches: refused early
+        with pytest.raises(crasp.ProgramError, match="more than 65536 guarded branches"):
             compile_program(program)
         return
     tokens = [["a", "b", "a"], ["b", "b"], []]
@@ -262,3 +264,17 @@ def test_mutated_programs_end_in_exit_0_or_2_without_a_traceback(tmp_path, seed)
                                                       result.output)
             if result.exception is not None:
                 assert isinstance(result.exception, SystemExit), repr(result.exception)
+
+
+def test_errors_on_long_lines_show_a_window_around_the_column():
+    from crasp.errors import SHOWN_LINE, ProgramError
+    from crasp.syntax import Span
+    line = "x = " + " + ".join(f"c{i}" for i in range(5000)) + " > 0"
+    column = line.index("c2500") + 1
+    error = ProgramError("unknown name", source=line + "\n", filename="long.crasp",
+                         span=Span(1, column, 1, column + 5))
+    shown, carets = error.render().splitlines()[1:3]
+    assert len(shown) <= SHOWN_LINE + 4 + 6 and shown.strip().startswith("...")
+    assert shown[carets.index("^"):carets.index("^") + 5] == "c2500"
+    short = ProgramError("bad", source="x = y\n", filename="s.crasp", span=Span(1, 5, 1, 6))
+    assert short.render().splitlines()[1:3] == ["    x = y", "        ^"]

@@ -51,6 +51,13 @@ from crasp.fmt import format_expr
 
 MAX_PIECES = 4096
 """The most linear pieces a count term or a comparison may expand into."""
+MAX_GUARDED_BRANCHES = 16 * MAX_PIECES
+"""The most guarded branches the if-else cases of one definition may build in all. Each
+if-else rebuilds every branch of its operands under a new guard (``choose``), so a chain of n
+nested if-else builds about n^2 / 2 of them: this bounds the work (a 10,000-deep chain is
+refused after about 360 levels, in well under a second, instead of after 4,097 levels and
+8 million branches), and any program it refuses has terms within a factor of a few hundred of
+``MAX_PIECES``."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,7 @@ class _Linearizer:
         self.booleans: dict[str, int] = {}
         self.counts: dict[str, Term] = {}
         self.origin = ""
+        self.branches_built = 0
 
     def error(self, message: str, expr: syntax.Expr, note: str | None = None) -> ProgramError:
         return ProgramError(message, source=self.program.source, filename=self.program.filename,
@@ -171,6 +179,7 @@ class _Linearizer:
         self.reject_unsupported()
         for definition in self.program.definitions:
             self.origin = definition.name
+            self.branches_built = 0
             try:
                 if definition.type == syntax.BOOL:
                     ident = self.boolean(definition.expr)
@@ -195,6 +204,16 @@ class _Linearizer:
                 note="each min, max and if-else splits a count into pieces and a sum "
                      "multiplies their numbers; every piece becomes an attention dimension")
 
+    def budget_branches(self, branches: int, expr: syntax.Expr) -> None:
+        self.branches_built += branches
+        if self.branches_built > MAX_GUARDED_BRANCHES:
+            raise self.error(
+                f"the if-else cases of '{self.origin}' build more than {MAX_GUARDED_BRANCHES} "
+                f"guarded branches in all (this if-else alone rebuilds {branches})", expr,
+                note="each if-else rebuilds the branches of both operands under its guard, so "
+                     "n nested if-else build about n^2 / 2; split the definition, or use fewer "
+                     "nested cases")
+
     def checked(self, term: Term, expr: syntax.Expr) -> Term:
         self.limit(term.size, expr)
         return term
@@ -210,8 +229,10 @@ class _Linearizer:
         if kind is syntax.Scale:
             return scale(expr.factor, self.term(expr.operand))
         if kind is syntax.Conditional:
-            return self.checked(self.choose(self.boolean(expr.condition), self.term(expr.if_true),
-                                            self.term(expr.if_false), _label(expr)), expr)
+            guard, if_true, if_false = (self.boolean(expr.condition), self.term(expr.if_true),
+                                        self.term(expr.if_false))
+            self.budget_branches(if_true.size + if_false.size, expr)
+            return self.checked(self.choose(guard, if_true, if_false, _label(expr)), expr)
         left, right = self.term(expr.left), self.term(expr.right)
         if kind is syntax.Add:
             return self.sized_add(left, right, expr)
