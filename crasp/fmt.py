@@ -156,9 +156,35 @@ def _reads_back(expr: syntax.Expr, text: str) -> bool:
     return canonical.same_meaning(expr, ours) and canonical.same_meaning(expr, theirs)
 
 
+def _is_plain_atom(expr: syntax.Expr) -> bool:
+    """A name, a token, a Boolean or a non-negative integer: one token in both grammars."""
+    return (isinstance(expr, (syntax.Ref, syntax.TokenTest, syntax.BoolConst))
+            or (isinstance(expr, syntax.IntConst) and expr.value >= 0))
+
+
+def _prefixed_atom(expr: syntax.Expr) -> bool:
+    while isinstance(expr, syntax.Not) or (isinstance(expr, syntax.Count)
+                                           and expr.relation is None):
+        expr = expr.operand if isinstance(expr, syntax.Not) else expr.body
+    return _is_plain_atom(expr)
+
+
+def has_one_reading(expr: syntax.Expr) -> bool:
+    """Whether ``format_expr(expr)`` is ``atom``, ``!``/``#`` prefixes over an atom, or
+    ``atom op prefixes-over-an-atom`` for one binary operator or comparison: text that every
+    precedence reads alike (``crasp.hahn.has_one_reading`` derives it on tokens), so checking
+    that both parsers read it back cannot fail and is skipped (it is most of ``fmt``'s time on
+    long chains of small definitions)."""
+    if isinstance(expr, syntax.Compare) or type(expr) in _BINARY:
+        left, right = (expr.left, expr.right)
+        return _is_plain_atom(left) and _prefixed_atom(right)
+    return _prefixed_atom(expr)
+
+
 def format_definition_expr(expr: syntax.Expr) -> str:
     text = format_expr(expr)
-    return text if _reads_back(expr, text) else format_parenthesized(expr)
+    return text if has_one_reading(expr) or _reads_back(expr, text) else \
+        format_parenthesized(expr)
 
 
 def _lines(program: syntax.Program) -> list[tuple[int | None, str]]:

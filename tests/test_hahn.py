@@ -292,3 +292,22 @@ def test_lines_with_one_reading_are_read_alike_by_both_parsers():
             assert syntax.same_structure(ours, theirs), source
             checked += 1
     assert checked > 100
+
+
+@settings(max_examples=200, deadline=None)
+@given(program_asts(max_depth=2))
+def test_fmt_skips_the_read_back_check_only_where_it_cannot_fail(program):
+    from crasp.fmt import _reads_back, format_expr, has_one_reading
+    for definition in program.definitions:
+        if has_one_reading(definition.expr):
+            assert _reads_back(definition.expr, format_expr(definition.expr)), definition
+
+
+@pytest.mark.parametrize("text, one", [
+    ('x = y + 1', True), ('x = y - #"a"', True), ('x = #!"a"', True), ('x = y < #"a"', True),
+    ('x = #"a" - #"b"', False), ('x = y + 1 + 2', False), ('x = y - -1', False),
+    ('x = !y || z', False), ('x = 2 * y', False), ('x = #[offset(1)] "a"', False)])
+def test_fmts_one_reading_shapes(text, one):
+    from crasp.fmt import has_one_reading
+    expr = crasp.parse(text + "\n").statements[0].expr
+    assert has_one_reading(expr) is one
