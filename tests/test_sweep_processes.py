@@ -117,3 +117,28 @@ def test_the_lock_is_per_shard_and_released_on_exit(tmp_path):
                 pass
     with SweepLock(tmp_path, (0, 2), "after release"):
         pass
+
+
+def test_shards_meet_exactly_when_some_cell_index_is_in_both():
+    from crasp.train.sweep_lock import shards_meet
+    for n in range(1, 9):
+        for m in range(1, 9):
+            for i in range(n):
+                for j in range(m):
+                    both = any(k % n == i and k % m == j for k in range(n * m))
+                    assert shards_meet((i, n), (j, m)) == both, (i, n, j, m)
+
+
+def test_a_sweep_is_refused_where_a_running_split_shares_its_cells(tmp_path):
+    with SweepLock(tmp_path, (0, 2), "half of the cells"):
+        with pytest.raises(SweepInUseError, match=r"shard 0/4, whose cells shard 0/2 shares\) "
+                                                  r"is in use by process"):
+            with SweepLock(tmp_path, (0, 4), "a quarter inside that half"):
+                pass
+        with pytest.raises(SweepInUseError, match="whose cells shard 0/2 shares"):
+            with SweepLock(tmp_path, (2, 3), "thirds meet every half"):
+                pass
+        with SweepLock(tmp_path, (1, 4), "a quarter in the other half"):
+            pass
+    with SweepLock(tmp_path, (0, 4), "once the half is done"):
+        pass

@@ -6,7 +6,15 @@ however it ends (exit, exception, ``kill -9``, a crash). A dead process therefor
 sweep directory, and no stale-lock clean-up is needed. The lock file records the holder (pid,
 host, command, start time), so that a refused sweep can say who holds the directory. Shards of
 one sweep may share a directory by design (their cells are disjoint, docs/experiments.md), so the
-lock is per shard: ``DIR/locks/shard-<i>-of-<n>.lock``. Preconditions: a local file system, or
+lock is per shard: ``DIR/locks/shard-<i>-of-<n>.lock``.
+
+Shards of different splits can still meet: shard i/n takes the cells with index ≡ i (mod n),
+and j/m those ≡ j (mod m); by the Chinese remainder theorem some index satisfies both iff
+i ≡ j (mod gcd(n, m)) (``shards_meet``). So a sweep also probes the lock file of every other
+split in the directory and is refused when one that can meet it is held: 0/2 and 0/4 meet,
+0/2 and 1/4 do not. Taking one's own lock and probing the others happen under a short
+directory-wide lock (``DIR/locks/registry.lock``), so two sweeps that start at once cannot both
+miss each other. Preconditions: a local file system, or
 a network file system whose ``flock`` is honoured across hosts (NFS v4 maps it to byte-range
 locks; some older set-ups do not, and two hosts could then both take the lock).
 
@@ -26,6 +34,7 @@ import ctypes
 import ctypes.util
 import fcntl
 import json
+import math
 import os
 import signal
 import socket
@@ -37,12 +46,33 @@ from pathlib import Path
 from crasp.errors import CraspError
 
 LOCKS_DIR = "locks"
+REGISTRY = "registry.lock"
 PARENT_POLL_S = 1.0
 PR_SET_PDEATHSIG = 1
 
 
 class SweepInUseError(CraspError):
     """Another live process holds the sweep directory (for this shard)."""
+
+
+def shards_meet(first: tuple[int, int], second: tuple[int, int]) -> bool:
+    """Whether shards i/n and j/m have a cell index in common (module docstring)."""
+    return (first[0] - second[0]) % math.gcd(first[1], second[1]) == 0
+
+
+def _held(path: Path) -> str | None:
+    """The holder record of the lock file ``path`` when a process holds it, else None."""
+    try:
+        file = open(path, "r", encoding="utf-8")
+    except OSError:
+        return None
+    with file:
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return file.read()
+        fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+        return None
 
 
 class SweepLock:
@@ -57,6 +87,25 @@ class SweepLock:
 
     def __enter__(self) -> "SweepLock":
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.parent / REGISTRY, "a", encoding="utf-8") as registry:
+            fcntl.flock(registry.fileno(), fcntl.LOCK_EX)   # released when the file closes
+            file = self._take_own()
+            try:
+                self._refuse_meeting_shards()
+            except SweepInUseError:
+                file.close()
+                raise
+        file.seek(0)
+        file.truncate()
+        file.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                               "shard": f"{self.shard[0]}/{self.shard[1]}",
+                               "command": self.command,
+                               "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n")
+        file.flush()
+        self.file = file
+        return self
+
+    def _take_own(self):
         file = open(self.path, "a+", encoding="utf-8")
         try:
             fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -65,14 +114,20 @@ class SweepLock:
             holder = file.read()
             file.close()
             raise SweepInUseError(self._refusal(holder)) from None
-        file.seek(0)
-        file.truncate()
-        file.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                               "command": self.command,
-                               "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n")
-        file.flush()
-        self.file = file
-        return self
+        return file
+
+    def _refuse_meeting_shards(self) -> None:
+        for path in sorted(self.path.parent.glob("shard-*-of-*.lock")):
+            if path == self.path:
+                continue
+            try:
+                i, n = (int(part) for part in path.stem.removeprefix("shard-").split("-of-"))
+            except ValueError:
+                continue
+            if n >= 1 and shards_meet(self.shard, (i, n)):
+                holder = _held(path)
+                if holder is not None:
+                    raise SweepInUseError(self._refusal(holder, f"{i}/{n}"))
 
     def __exit__(self, *exc) -> bool:
         if self.file is not None:
@@ -80,7 +135,7 @@ class SweepLock:
             self.file = None
         return False
 
-    def _refusal(self, holder_text: str) -> str:
+    def _refusal(self, holder_text: str, other: str | None = None) -> str:
         directory = self.path.parent.parent
         try:
             holder = json.loads(holder_text)
@@ -88,9 +143,12 @@ class SweepLock:
                    f"{holder.get('started')}: {holder.get('command') or 'a sweep'})")
         except ValueError:
             who = "another process (it has not recorded itself yet)"
-        return (f"the sweep directory {directory} (shard {self.shard[0]}/{self.shard[1]}) is in "
-                f"use by {who}; wait for it to finish or stop it, then run this command again "
-                "(finished cells are kept either way)")
+        shard = f"shard {self.shard[0]}/{self.shard[1]}"
+        if other is not None:
+            shard += f", whose cells shard {other} shares"
+        return (f"the sweep directory {directory} ({shard}) is in use by {who}; wait for it to "
+                "finish or stop it, then run this command again (finished cells are kept either "
+                "way)")
 
 
 def watch_parent(parent_pid: int) -> None:
