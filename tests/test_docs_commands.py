@@ -177,12 +177,6 @@ def test_the_readme_python_api_section_runs(scratch):
 
 
 PYTHON_BLOCKS_NOT_RUN = {
-    "crasp sweep --posenc nope,t5 --languages L4,E3 --depths 1:2 --seeds 3 --grid epochs=6 "
-    "attention=softmax,dp-free --jobs 1 -o runs/study17":
-        "docs/analysis.md's 48-cell study (an hour of CPU); its options run in "
-        "test_the_options_are_sweep_axes_and_train_options",
-    "crasp report runs/study17 -o docs/analysis/t5-dp-free --no-compiled":
-        "reports that study; crasp report runs/sweep runs here",
     "docs/languages.md": "a reference listing with placeholders (length, rng, tokens)",
     "docs/train.md": "trains the default preset on L5 (minutes); docs/api.md runs train tiny",
     "docs/api.md": "runs as a doctest in test_api_docs.py",

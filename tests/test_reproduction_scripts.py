@@ -16,11 +16,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SECOND_EDITION = ROOT / "docs" / "results" / "run_second_edition.sh"
+FIRST_EDITION = ROOT / "docs" / "results" / "run_reproduction.sh"
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
 
-def run_script(tmp_path: Path, stages: str, make_sweeps: tuple[str, ...] = ()) -> list[list[str]]:
+def run_script(tmp_path: Path, stages: str, make_sweeps: tuple[str, ...] = (),
+               script: Path = SECOND_EDITION) -> list[list[str]]:
     log = tmp_path / "calls.txt"
     recorder = tmp_path / "crasp"
     recorder.write_text('#!/usr/bin/env bash\nprintf "%s\\t" "$@" >> "$CRASP_LOG"\necho >> "$CRASP_LOG"\n')
@@ -31,7 +33,7 @@ def run_script(tmp_path: Path, stages: str, make_sweeps: tuple[str, ...] = ()) -
         (out / family / "sweep.json").write_text("{}")
     env = {**os.environ, "CRASP": str(recorder), "CRASP_LOG": str(log), "PYTHON": "true",
            "OUT": str(out), "RESULTS": str(tmp_path / "results"), "STAGES": stages}
-    subprocess.run(["bash", str(SECOND_EDITION)], env=env, check=True, capture_output=True)
+    subprocess.run(["bash", str(script)], env=env, check=True, capture_output=True)
     return [line.rstrip("\t").split("\t") for line in log.read_text().splitlines()]
 
 
@@ -74,3 +76,13 @@ def test_an_unknown_stage_is_refused(tmp_path):
     with pytest.raises(subprocess.CalledProcessError) as failure:
         run_script(tmp_path, "nonsense")
     assert failure.value.returncode == 2
+
+
+def test_the_first_edition_runs_its_stages_and_records_its_settings(tmp_path):
+    calls = run_script(tmp_path, "A B report", script=FIRST_EDITION)
+    assert [c[0] for c in calls] == ["sweep", "sweep", "report"]
+    assert option(calls[0], "--languages") == "L3:L8" and option(calls[0], "--seeds") == "3"
+    assert option(calls[1], "--posenc") == "rope,alibi" and "epochs=6" in calls[1]
+    environment = (tmp_path / "results" / "environment.txt").read_text()
+    assert "seeds: NoPE 3, RoPE/ALiBi 1; recipe overrides: epochs=6" in environment
+    assert environment.startswith("commit: ")

@@ -29,12 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-CRASP=${CRASP:-crasp}
-if ! command -v "$CRASP" >/dev/null 2>&1 && [ -x .venv/bin/crasp ]; then CRASP=.venv/bin/crasp; fi
-if [ -z "${PYTHON:-}" ]; then
-    PYTHON=python3
-    if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; fi
-fi
+source docs/results/script_env.sh
 OUT=${OUT:-runs/reproduction}          # the sweep directory (git-ignored)
 RESULTS=${RESULTS:-docs/results}       # where the report goes (committed)
 JOBS=${JOBS:-2}
@@ -47,14 +42,7 @@ GRID=()
 if [ ${#RECIPE_ARGS[@]} -gt 0 ]; then GRID=(--grid "${RECIPE_ARGS[@]}"); fi
 
 mkdir -p "$OUT" "$RESULTS"
-{
-    echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
-    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//')"
-    echo "python: $("$PYTHON" --version 2>&1)"
-    echo "torch: $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo unknown)"
-    echo "jobs: $JOBS; stages: $STAGES; seeds: NoPE $SEEDS_NOPE, RoPE/ALiBi $SEEDS_PE; recipe overrides: ${RECIPE:-none}"
-} >> "$RESULTS/environment.txt"
+record_environment "$RESULTS/environment.txt" "jobs: $JOBS; stages: $STAGES; seeds: NoPE $SEEDS_NOPE, RoPE/ALiBi $SEEDS_PE; recipe overrides: ${RECIPE:-none}"
 
 start=$(date +%s)
 for stage in $STAGES; do

@@ -33,12 +33,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-CRASP=${CRASP:-crasp}
-if ! command -v "$CRASP" >/dev/null 2>&1 && [ -x .venv/bin/crasp ]; then CRASP=.venv/bin/crasp; fi
-if [ -z "${PYTHON:-}" ]; then
-    PYTHON=python3
-    if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; fi
-fi
+source docs/results/script_env.sh
 OUT=${OUT:-runs/second-edition}              # one sweep directory per family below (git-ignored)
 RESULTS=${RESULTS:-docs/results/second-edition}   # one report per family below (committed)
 JOBS=${JOBS:-2}
@@ -47,14 +42,7 @@ BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
 GRID=(--grid epochs=20 "test_bins=$BINS")
 
 mkdir -p "$OUT" "$RESULTS"
-{
-    echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
-    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//')"
-    echo "python: $("$PYTHON" --version 2>&1)"
-    echo "torch: $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo unknown)"
-    echo "jobs: $JOBS; stages: $STAGES"
-} >> "$RESULTS/environment.txt"
+record_environment "$RESULTS/environment.txt" "jobs: $JOBS; stages: $STAGES"
 
 FAMILIES="one-head four-head ek-nope pe"
 # $1 the family, then the sweep's own arguments.
