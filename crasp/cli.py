@@ -93,7 +93,7 @@ class CraspGroup(click.Group):
 
 
 @click.group(cls=CraspGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="crasp")
+@click.version_option(version=crasp.__version__, prog_name="crasp")
 def cli():
     """C-RASP toolkit: run programs, measure their depth, compile them to transformers, and
     train transformers of a given depth on counting languages."""

@@ -154,3 +154,10 @@ def test_every_program_error_exits_2_through_the_cli(runner, tmp_path, name, sou
     assert f"{program}:{line}:{column}: error: " in result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_version_comes_from_the_package_not_its_install_metadata(runner):
+    """``--version`` works from a source checkout too (it once asked pip's metadata and crashed)."""
+    result = invoke(runner, "--version")
+    assert result.exit_code == 0
+    assert result.output == f"crasp, version {crasp.__version__}\n"
