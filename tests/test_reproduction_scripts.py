@@ -34,6 +34,8 @@ def run_script(tmp_path: Path, stages: str, make_sweeps: tuple[str, ...] = (),
     env = {**os.environ, "CRASP": str(recorder), "CRASP_LOG": str(log), "PYTHON": "true",
            "OUT": str(out), "RESULTS": str(tmp_path / "results"), "STAGES": stages}
     subprocess.run(["bash", str(script)], env=env, check=True, capture_output=True)
+    if not log.exists():  # the script called crasp not once
+        return []
     return [line.rstrip("\t").split("\t") for line in log.read_text().splitlines()]
 
 
@@ -86,3 +88,54 @@ def test_the_first_edition_runs_its_stages_and_records_its_settings(tmp_path):
     environment = (tmp_path / "results" / "environment.txt").read_text()
     assert "seeds: NoPE 3, RoPE/ALiBi 1; recipe overrides: epochs=6" in environment
     assert environment.startswith("commit: ")
+
+
+def fake_cell(family_dir: Path, name: str, finished: bool) -> Path:
+    cell = family_dir / "cells" / name
+    cell.mkdir(parents=True)
+    for file in ("cell.json", "config.json", "metrics.jsonl", "last.safetensors"):
+        (cell / file).write_text(f"{name} {file}")
+    if finished:
+        (cell / "results.json").write_text(f"{name} results")
+    return cell
+
+
+def test_archive_keeps_finished_cells_records_and_a_new_clone_restores_them(tmp_path):
+    out = tmp_path / "runs" / "one-head"
+    (out / "sessions").mkdir(parents=True)
+    (out / "sweep.json").write_text("specs")
+    (out / "sessions" / "s1.json").write_text("session")
+    fake_cell(out, "L3-d1-done", finished=True)
+    fake_cell(out, "L3-d2-running", finished=False)
+    run_script(tmp_path, "archive")
+    records = tmp_path / "results" / "records" / "one-head"
+    archived = sorted(str(p.relative_to(records)) for p in records.rglob("*") if p.is_file())
+    assert archived == ["cells/L3-d1-done/cell.json", "cells/L3-d1-done/config.json",
+                        "cells/L3-d1-done/metrics.jsonl", "cells/L3-d1-done/results.json",
+                        "sessions/s1.json", "sweep.json"]  # no weights, no unfinished cell
+
+    # A fresh clone: no runs/ at all. Any stage restores the records first.
+    shutil.rmtree(tmp_path / "runs")
+    run_script(tmp_path, "report")
+    assert (out / "cells" / "L3-d1-done" / "results.json").read_text() == "L3-d1-done results"
+    assert not (out / "cells" / "L3-d2-running").exists()
+
+
+def test_restoring_never_replaces_a_file_already_in_the_sweep_directory(tmp_path):
+    records = tmp_path / "results" / "records" / "one-head"
+    records.mkdir(parents=True)
+    (records / "sweep.json").write_text("old specs")
+    fake_cell(records, "L3-d1-done", finished=True)
+    out = tmp_path / "runs" / "one-head"
+    out.mkdir(parents=True)
+    (out / "sweep.json").write_text("newer specs")
+    run_script(tmp_path, "report")
+    assert (out / "sweep.json").read_text() == "newer specs"
+    assert (out / "cells" / "L3-d1-done" / "results.json").is_file()
+
+
+def test_only_an_invocation_that_trains_records_the_environment(tmp_path):
+    run_script(tmp_path, "report archive")
+    assert not (tmp_path / "results" / "environment.txt").exists()
+    run_script(tmp_path, "one-head archive")
+    assert (tmp_path / "results" / "environment.txt").read_text().startswith("commit: ")

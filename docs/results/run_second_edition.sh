@@ -6,7 +6,7 @@
 # E_k without a positional encoding. Run from anywhere; it works in the repository root:
 #
 #   bash docs/results/run_second_edition.sh                    # every stage, then the report
-#   STAGES="one-head report" bash docs/results/run_second_edition.sh
+#   STAGES="one-head report archive" bash docs/results/run_second_edition.sh
 #
 # Every stage is resumable: run the script again after an interruption (Ctrl-C, SIGTERM, a
 # reboot, the end of a session) and finished cells are skipped, interrupted ones continue from
@@ -23,6 +23,14 @@
 #   ek-nope-edge    seeds 3 and 4 at depths k-2 and k-1 (registered, conjectured k-1)  16 cells
 #   pe              RoPE and ALiBi, default preset, L4..L6 and E3..E5 x 3 seeds        216 cells
 #   report          crasp report of each family's finished cells, into $RESULTS/<family>
+#   archive         copy the records of every finished cell into $RECORDS/<family> (committed)
+#
+# Records. $OUT is git-ignored and holds the checkpoints; $RECORDS (default
+# $RESULTS/records) keeps, per family, what a report and a resume need of each finished cell:
+# sweep.json, sessions/*.json and cells/<id>/{cell,config,results}.json with metrics.jsonl, a few
+# kilobytes per cell and no weights. Every invocation first restores $RECORDS into $OUT without
+# replacing a file that is there, so a fresh clone resumes where the committed records end (a
+# finished cell is one with results.json) and `crasp report $RECORDS/<family>` works on its own.
 #
 # Families (one sweep directory $OUT/<family> and one report $RESULTS/<family> each, so that the
 # report never pools the one-head and four-head models when it selects settings per cell):
@@ -36,17 +44,46 @@ cd "$(dirname "$0")/../.."
 source docs/results/script_env.sh
 OUT=${OUT:-runs/second-edition}              # one sweep directory per family below (git-ignored)
 RESULTS=${RESULTS:-docs/results/second-edition}   # one report per family below (committed)
+RECORDS=${RECORDS:-$RESULTS/records}         # the finished cells' records per family (committed)
 JOBS=${JOBS:-2}
-STAGES=${STAGES:-one-head one-head-edge four-head four-head-edge ek-nope ek-nope-edge pe report}
+STAGES=${STAGES:-one-head one-head-edge four-head four-head-edge ek-nope ek-nope-edge pe report archive}
 BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
 GRID=(--grid epochs=20 "test_bins=$BINS")
 
 mkdir -p "$OUT" "$RESULTS"
-record_environment "$RESULTS/environment.txt" "jobs: $JOBS; stages: $STAGES"
 
 FAMILIES="one-head four-head ek-nope pe"
+
+# $1 a file, $2 a directory: copies the file there unless the directory has one of that name
+# (spelt out because cp -n's exit status differs between coreutils releases).
+copy_new() { if [ -f "$1" ] && [ ! -e "$2/$(basename "$1")" ]; then cp "$1" "$2/"; fi; }
+# $1 a family's directory to copy from, $2 the one to copy into; only the small files of finished
+# cells, and never over a file already there, so nothing of either side is lost.
+copy_records() {
+    local from=$1 to=$2 cell file
+    [ -f "$from/sweep.json" ] || return 0
+    mkdir -p "$to/cells" "$to/sessions"
+    copy_new "$from/sweep.json" "$to"
+    for file in "$from"/sessions/*.json; do copy_new "$file" "$to/sessions"; done
+    for cell in "$from"/cells/*/; do
+        [ -f "$cell/results.json" ] || continue
+        mkdir -p "$to/cells/$(basename "$cell")"
+        for file in cell.json config.json results.json metrics.jsonl; do
+            copy_new "$cell/$file" "$to/cells/$(basename "$cell")"
+        done
+    done
+}
+for family in $FAMILIES; do copy_records "$RECORDS/$family" "$OUT/$family"; done
 # $1 the family, then the sweep's own arguments.
-sweep() { local family=$1; shift; "$CRASP" sweep "${GRID[@]}" --jobs "$JOBS" -o "$OUT/$family" "$@"; }
+# The environment is recorded once per invocation that trains (report and archive alone do not).
+recorded=
+sweep() {
+    local family=$1; shift
+    if [ -z "$recorded" ]; then
+        record_environment "$RESULTS/environment.txt" "jobs: $JOBS; stages: $STAGES"; recorded=1
+    fi
+    "$CRASP" sweep "${GRID[@]}" --jobs "$JOBS" -o "$OUT/$family" "$@"
+}
 
 # The seeds 3 and 4 of one family at the depths beside each language's boundary:
 # $1 the family, $2 preset, $3 first k, $4 last k, $5 E or L, $6 the boundary's offset from k
@@ -74,8 +111,25 @@ for stage in $STAGES; do
         for family in $FAMILIES; do
             if [ -f "$OUT/$family/sweep.json" ]; then "$CRASP" report "$OUT/$family" -o "$RESULTS/$family"; fi
         done ;;
+    archive)
+        # sweep.json and the sessions grow while a family runs: the newest copy replaces the
+        # archived one (cells are written once, so cp -n keeps them as they are).
+        for family in $FAMILIES; do
+            if [ -f "$OUT/$family/sweep.json" ]; then
+                mkdir -p "$RECORDS/$family/sessions"
+                cp "$OUT/$family/sweep.json" "$RECORDS/$family/"
+                for file in "$OUT/$family"/sessions/*.json; do
+                    if [ -f "$file" ]; then cp "$file" "$RECORDS/$family/sessions/"; fi
+                done
+                copy_records "$OUT/$family" "$RECORDS/$family"
+            fi
+        done ;;
     *)  echo "unknown stage $stage" >&2; exit 2 ;;
     esac
-    echo "stage $stage: $(( $(date +%s) - stage_start )) s (ended $(date -u +%H:%M:%SZ))" | tee -a "$RESULTS/environment.txt"
+    if [ -n "$recorded" ]; then
+        echo "stage $stage: $(( $(date +%s) - stage_start )) s (ended $(date -u +%H:%M:%SZ))" | tee -a "$RESULTS/environment.txt"
+    fi
 done
-echo "wall time of this invocation: $(( $(date +%s) - start )) s" | tee -a "$RESULTS/environment.txt"
+if [ -n "$recorded" ]; then
+    echo "wall time of this invocation: $(( $(date +%s) - start )) s" | tee -a "$RESULTS/environment.txt"
+fi
