@@ -77,6 +77,7 @@ def test_a_run_cannot_answer_for_a_budget_it_did_not_train():
 
 def test_test_distributions_reach_results_and_the_csv(tmp_path):
     from crasp.train import report as rep
+    from crasp.train.results import RunResults
 
     config = tiny(language="L5", epochs=1, test_bins="25:32,25:32@skewed,25:32@extreme")
     assert config.test_bins == [(25, 32), (25, 32, "skewed"), (25, 32, "extreme")]
@@ -84,6 +85,6 @@ def test_test_distributions_reach_results_and_the_csv(tmp_path):
     assert set(results["bins"]) == {"25:32", "25:32@skewed", "25:32@extreme"}
     assert set(results["improvements"][0]["bins"]) == set(results["bins"])
     rows, columns = rep.csv_rows([rep.CellResult("one", "sweep", 0, results["config"], {},
-                                                 results)])
+                                                 RunResults.from_json(results))])
     assert {"exact_match_25_32_skewed", "exact_match_25_32_extreme"} <= set(columns)
     assert rows[0]["long_bin"] == "25:32"  # the uniform bin is the one the tables read

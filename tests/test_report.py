@@ -13,6 +13,7 @@ from crasp import syntax
 from crasp.errors import CraspError
 from crasp.train import report as rep
 from crasp.train import sweep
+from crasp.train.results import BinScore, RunResults
 from crasp.train.sweep import SweepSpec
 
 from test_sweep_fakes import FakeConfig, fake_resolve, fake_train
@@ -31,11 +32,10 @@ def write_cell(root: Path, language: str, depth: int, seed: int, em: float, *,
     (directory / "cell.json").write_text(json.dumps({
         "index": None, "id": identifier, "overrides": config, "hyper": {"lr": lr},
         "config": config}))
-    bins = {f"{lo}:{hi}": {"exact_match": 1.0 if lo == 201 else em,
-                           "token_accuracy": 0.99, "n": 8} for lo, hi in BINS}
-    (directory / "results.json").write_text(json.dumps({
-        "bins": bins, "val_exact_match": val, "epochs": 4, "best_epoch": 3,
-        "wall_time_s": wall, "success": val == 1.0, "config": config}))
+    bins = {f"{lo}:{hi}": BinScore(exact_match=1.0 if lo == 201 else em, token_accuracy=0.99, n=8)
+            for lo, hi in BINS}
+    RunResults(bins=bins, val_exact_match=val, epochs=4, best_epoch=3, wall_time_s=wall,
+               success=val == 1.0, config=config).write(directory)
     return identifier
 
 
@@ -163,7 +163,7 @@ def test_shards_merge_like_one_directory(tmp_path):
 
 
 def test_report_cli(tmp_path):
-    from crasp.train.sweep_cli import report_command
+    from crasp.train.report.cli import report_command
 
     synthetic(tmp_path / "sweep")
     result = CliRunner().invoke(report_command, [str(tmp_path / "sweep"), "--no-compiled",

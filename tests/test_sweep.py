@@ -251,7 +251,7 @@ def test_ctrl_c_stops_workers_and_resume_completes(tmp_path):
 # ----------------------------------------------------------------------------- CLI
 
 def test_cli_dry_run_lists_shard(tmp_path, monkeypatch):
-    from crasp.train.sweep_cli import sweep_command
+    from crasp.train.sweep.cli import sweep_command
 
     monkeypatch.setattr(sweep, "default_resolver", lambda: (fake_resolve, FakeConfig))
     result = CliRunner().invoke(sweep_command, [
@@ -266,7 +266,7 @@ def test_cli_dry_run_lists_shard(tmp_path, monkeypatch):
 
 
 def test_cli_rejects_bad_grid(tmp_path, monkeypatch):
-    from crasp.train.sweep_cli import sweep_command
+    from crasp.train.sweep.cli import sweep_command
 
     monkeypatch.setattr(sweep, "default_resolver", lambda: (fake_resolve, FakeConfig))
     result = CliRunner().invoke(sweep_command, [

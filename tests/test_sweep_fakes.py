@@ -1,6 +1,6 @@
 """A fake trainer for the sweep and report tests (module-level, so spawned workers can import it).
 
-``fake_train`` writes a results.json shaped like the trainer's, with an exact match on the
+``fake_train`` writes a results.json through the trainer's own ``RunResults``, with an exact match on the
 longest bin of 1.0 when depth >= k - 2 for L_k (0.2 + 0.1 * seed below), and appends one line
 to ``calls.txt`` in the run directory per call. ``FAKE_SLEEP`` (seconds) slows it down, and
 ``FAKE_FAIL`` (a language name) makes cells of that language raise.
@@ -15,8 +15,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
+from crasp.train.results import BinScore, RunResults
 
 
 @dataclass
@@ -69,15 +69,15 @@ def fake_train(config: FakeConfig, run_dir, progress: bool = False, resume: bool
     bins = {}
     for lo, hi in config.test_bins:
         value = 1.0 if (lo, hi) == tuple(config.train_bin) else em
-        bins[f"{lo}:{hi}"] = {"exact_match": value, "token_accuracy": 0.5 + value / 2,
-                              "n": config.n_test}
-    results = {"bins": bins, "val_exact_match": 1.0 if em == 1.0 else 0.5, "epochs": 3,
-               "best_epoch": 2, "wall_time_s": 1.5, "success": em == 1.0,
-               "config": {**asdict(config), "train_bin": list(config.train_bin),
-                          "test_bins": [list(b) for b in config.test_bins]},
-               "threads_seen": os.environ.get("OMP_NUM_THREADS")}
-    write_text_atomic(run_dir / "results.json", json.dumps(results))
-    return results
+        bins[f"{lo}:{hi}"] = BinScore(exact_match=value, token_accuracy=0.5 + value / 2,
+                                      n=config.n_test)
+    results = RunResults(bins=bins, val_exact_match=1.0 if em == 1.0 else 0.5, epochs=3,
+                         best_epoch=2, wall_time_s=1.5, success=em == 1.0,
+                         config={**asdict(config), "train_bin": list(config.train_bin),
+                                 "test_bins": [list(b) for b in config.test_bins]},
+                         extra={"threads_seen": os.environ.get("OMP_NUM_THREADS")})
+    results.write(run_dir)
+    return results.to_json()
 
 
 def calls(run_dir) -> int:

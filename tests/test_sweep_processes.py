@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from crasp.cli import cli
-from crasp.train.sweep_lock import SweepInUseError, SweepLock
+from crasp.train.sweep.lock import SweepInUseError, SweepLock
 
 TESTS = Path(__file__).resolve().parent
 
@@ -34,7 +34,7 @@ PARENT_SCRIPT = textwrap.dedent("""
 
 HOLDER_SCRIPT = textwrap.dedent("""
     import sys, time
-    from crasp.train.sweep_lock import SweepLock
+    from crasp.train.sweep.lock import SweepLock
 
     with SweepLock(sys.argv[1], (0, 1), "the holder"):
         print("HELD", flush=True)
@@ -120,7 +120,7 @@ def test_the_lock_is_per_shard_and_released_on_exit(tmp_path):
 
 
 def test_shards_meet_exactly_when_some_cell_index_is_in_both():
-    from crasp.train.sweep_lock import shards_meet
+    from crasp.train.sweep.lock import shards_meet
     for n in range(1, 9):
         for m in range(1, 9):
             for i in range(n):

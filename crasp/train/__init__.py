@@ -12,6 +12,18 @@ Public API (``crasp.train.api``; walked through in ``docs/api.md``)::
 ``TrainConfig`` and ``resolve_preset`` need no torch; ``train`` (and the model modules) import
 it on first use, so ``import crasp.train`` stays cheap for tools such as the sweep planner.
 ``crasp.train.loop.train`` is the underlying loop (returns the ``results.json`` dict).
+
+The pipeline, one module (or package) per step::
+
+    config (presets, posenc)   the TrainConfig: every field once, with its type and help
+    batching, metrics          language -> encoded splits; predictions -> exact match, accuracy
+    model (posenc, init)       the causal transformer, from scratch or from a checkpoint
+    loop (run, checkpoint)     training with resumable checkpoints in a run directory
+    results                    RUN/results.json: RunResults, written and read only there
+    budget                     the run read at a smaller budget, from its improvement records
+    sweep/                     axes -> cells -> directory records -> worker pool (+ lock, cli)
+    report/                    loading -> reference programs -> aggregate -> markdown, plots
+    analysis/                  effective depth, attention paths, Hessians of trained runs
 """
 
 from __future__ import annotations

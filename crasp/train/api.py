@@ -210,12 +210,12 @@ def load_sweep(*dirs: str | Path):
 
     rows = []
     for cell in load_sweeps(list(dirs)).cells:
-        for name, values in cell.results.get("bins", {}).items():
+        for name, values in cell.results.bins.items():
             lo, hi = parse_bin(name)
             rows.append({"id": cell.id, "sweep_dir": cell.sweep_dir, "language": cell.language,
                          "depth": cell.depth, "posenc": cell.posenc, "seed": cell.seed,
                          **cell.hyper, "bin": name, "bin_lo": lo, "bin_hi": hi,
-                         "exact_match": values.get("exact_match"),
-                         "token_accuracy": values.get("token_accuracy"), "n": values.get("n"),
+                         "exact_match": values.exact_match,
+                         "token_accuracy": values.token_accuracy, "n": values.n,
                          "val_exact_match": cell.val_exact_match})
     return pandas.DataFrame(rows)

@@ -40,10 +40,6 @@ def improvement_record(trial: int, line: Mapping[str, Any], val, bins: Mapping) 
             "val_token_accuracy": val.token_accuracy, "bins": dict(bins)}
 
 
-def has_records(results: Mapping) -> bool:
-    return bool(results.get(IMPROVEMENTS_KEY))
-
-
 def at_budget(results: Mapping, budget: int) -> dict | None:
     """The improvement record validation selects within ``budget`` epochs of each trial, or None
     when the run recorded none (trained before crasp recorded them, or ``budget`` < 1)."""

@@ -20,7 +20,6 @@ runs like any model.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -36,6 +36,7 @@ from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
+from crasp.train.results import BinScore, RunResults
 from crasp.train.signals import SignalGuard
 
 TIMING_KEYS = ("wall_time_s", "train_time_s", "eval_time_s")
@@ -163,7 +164,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
             raise CraspError(f"{run_dir} holds a run with a different config (differs in: "
                              f"{', '.join(changed)}); use another run directory")
         if (run_dir / files.RESULTS_FILE).is_file():
-            return files.read_json(run_dir / files.RESULTS_FILE)
+            return RunResults.read(run_dir).to_json()
         if os.path.lexists(run_dir / files.STATE_FILE):  # a FIFO or symlink: refused, not skipped
             state = files.load_state(run_dir / files.STATE_FILE)
     else:
@@ -413,33 +414,33 @@ class _Trainer:
         bins = self._test_bins(model, config)
         eval_time = time.perf_counter() - start
         summary = state["trial_summaries"][trial]
-        results = {
-            "bins": bins,
-            "val_exact_match": val.exact_match,
-            "val_token_accuracy": val.token_accuracy,
-            "val_n": val.n,
-            "success": bool(val.perfect),
-            "epochs": summary["epochs"],
-            "best_epoch": best["epoch"],
-            "stopped": summary["stopped"],
-            "total_epochs": sum(s["epochs"] for s in state["trial_summaries"]),
-            "best_trial": trial,
-            "selected": _overrides(self.config, trial),
-            "trials": state["trial_summaries"],
-            "improvements": state.get("improvements", []),
-            "wall_time_s": state["elapsed"] + eval_time,
-            "train_time_s": state["elapsed"],
-            "eval_time_s": eval_time,
-            "n_params": count_parameters(model),
-            "language": {"name": getattr(language, "name", self.config.language),
-                         "expressible": getattr(language, "expressible", None),
-                         "recognition_depth": getattr(language, "recognition_depth", None),
-                         "prediction_depth": getattr(language, "prediction_depth", None)},
-            "data": data,
-            "environment": {"device": str(self.device), "threads": torch.get_num_threads(),
-                            "torch": torch.__version__, "python": platform.python_version()},
-            "config": self.config.to_dict(),
-        }
-        files.write_json(self.run_dir / files.RESULTS_FILE, results)
+        results = RunResults(
+            bins={name: BinScore(**scores) for name, scores in bins.items()},
+            val_exact_match=val.exact_match,
+            val_token_accuracy=val.token_accuracy,
+            val_n=val.n,
+            success=bool(val.perfect),
+            epochs=summary["epochs"],
+            best_epoch=best["epoch"],
+            stopped=summary["stopped"],
+            total_epochs=sum(s["epochs"] for s in state["trial_summaries"]),
+            best_trial=trial,
+            selected=_overrides(self.config, trial),
+            trials=state["trial_summaries"],
+            improvements=state.get("improvements", []),
+            wall_time_s=state["elapsed"] + eval_time,
+            train_time_s=state["elapsed"],
+            eval_time_s=eval_time,
+            n_params=count_parameters(model),
+            language={"name": getattr(language, "name", self.config.language),
+                      "expressible": getattr(language, "expressible", None),
+                      "recognition_depth": getattr(language, "recognition_depth", None),
+                      "prediction_depth": getattr(language, "prediction_depth", None)},
+            data=data,
+            environment={"device": str(self.device), "threads": torch.get_num_threads(),
+                         "torch": torch.__version__, "python": platform.python_version()},
+            config=self.config.to_dict(),
+        )
+        results.write(self.run_dir)
         (self.run_dir / files.STATE_FILE).unlink(missing_ok=True)
-        return results
+        return results.to_json()

@@ -27,13 +27,13 @@ import torch
 from safetensors.torch import load_file, save
 
 from crasp.atomic import write_bytes_atomic, write_text_atomic
+from crasp.train.results import RESULTS_FILE
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
 BEST_FILE = "best.safetensors"
 LAST_FILE = "last.safetensors"
 STATE_FILE = "state.pt"
-RESULTS_FILE = "results.json"
 RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST_FILE, LAST_FILE, STATE_FILE, RESULTS_FILE)
 
 

@@ -1,0 +1,115 @@
+"""Reports on sweep directories: a CSV, Markdown tables, heatmaps, summary lines, report.json.
+
+``build_report(dirs)`` reads every finished cell of one or more sweep directories (shards are
+merged: cells are keyed by id, so a cell present twice counts once) and aggregates them:
+
+* per cell: one CSV row with every config field, the seed, per-bin metrics, epochs, wall time;
+* per (encoding, language, depth): the hyperparameter setting (grid point) with the best mean
+  validation exact match over seeds (``select="val"``, the default), or — asked for explicitly
+  and labelled as such — with the best mean exact match on the longest *test* bin
+  (``select="long"``), and its mean, sample standard deviation (for two seeds or more) and
+  number of seeds;
+* per (encoding, language): the smallest depth at which every seed of some setting reaches the
+  threshold (default 0.99) on the longest bin, and the smallest at which a strict majority does,
+  next to the depth the theory predicts (the language's prediction depth: k - 2 for L_k) and
+  the depth of the language's compiled reference program;
+* per language with a reference program: the compiled model's exact match on the same test bins
+  (built with ``build_task`` from the cells' own data settings), which must be 100%;
+* theory checks (``crasp.train.theory_bounds``): where a theorem bounds the depth, the cells
+  below the lower bound that succeed and the cells at or above the upper bound that fail, by
+  both criteria (≥ threshold on the longest bin; 100% validation exact match);
+* with ``budget=B``: every cell as the checkpoint validation selects within B epochs
+  (``crasp.train.budget``); ``budget_<encoding>.png`` plots the smallest succeeding depth
+  against the budget for every budget the runs can answer for.
+
+``write_report(report, out)`` writes ``cells.csv``, ``report.md``, ``report.json`` and
+``heatmap_<posenc>.png`` atomically.
+
+The pipeline, one module per pass: ``loading`` (directories -> cells), ``reference`` (the theory's
+depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
+checks, budget curves), ``contents`` (the ``Report`` and its CSV rows), ``markdown`` and
+``plots`` (the files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from crasp.atomic import write_bytes_atomic, write_text_atomic
+from crasp.errors import CraspError
+from crasp.train.report.aggregate import (
+    DEFAULT_THRESHOLD, Aggregate, aggregate, budget_curves, summarize, theory_checks,
+)
+from crasp.train.report.contents import Report, csv_rows
+from crasp.train.report.loading import CellResult, SweepData, at_budget, commands, load_sweeps
+from crasp.train.report.markdown import markdown_report, seeds_text, summary_text
+from crasp.train.report.ordering import language_sort_key
+from crasp.train.report.plots import budget_png, heatmap_png
+from crasp.train.report.reference import (
+    COMPILED_CACHE, CompiledFn, evaluate_compiled, score_references, theory_depth, theory_depths,
+)
+
+__all__ = [
+    "Aggregate", "COMPILED_CACHE", "CellResult", "DEFAULT_THRESHOLD", "Report", "SweepData",
+    "build_report", "commands", "csv_rows", "evaluate_compiled", "language_sort_key",
+    "load_sweeps", "markdown_report", "report_lines", "seeds_text", "summary_text",
+    "theory_depth", "write_report",
+]
+
+
+def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOLD,
+                 select: str = "val", compiled: bool = True,
+                 compiled_fn: CompiledFn | None = None, budget: int | None = None) -> Report:
+    """Load and aggregate sweep directories (see the module docstring).
+
+    ``compiled_fn`` replaces the compiled-reference evaluation (tests); only the default one is
+    cached, in the first directory."""
+    if not 0.0 < threshold <= 1.0:
+        raise CraspError(f"threshold must be in (0, 1], not {threshold}")
+    data = load_sweeps(dirs)
+    curves = budget_curves(data, threshold, select)
+    if budget is not None:
+        data = at_budget(data, budget)
+    table = aggregate(data.cells, threshold, select)
+    references = {}
+    if compiled:
+        cache = Path(dirs[0]) / COMPILED_CACHE if compiled_fn is None else None
+        references = score_references(data.cells, compiled_fn or evaluate_compiled, cache)
+    rows, columns = csv_rows(data.cells)
+    return Report(data, threshold, select, table, summarize(table, references, threshold),
+                  references, rows, columns, theory_depths(data.cells),
+                  theory_checks(data.cells, threshold), curves)
+
+
+def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
+    """Write cells.csv, report.md, report.json and one heatmap per encoding (atomically)."""
+    out = Path(out_dir)
+    paths = {"csv": out / "cells.csv", "markdown": out / "report.md", "json": out / "report.json"}
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=report.columns, extrasaction="ignore",
+                            lineterminator="\n")
+    writer.writeheader()
+    for row in report.rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    write_text_atomic(paths["csv"], buffer.getvalue())
+    depths = sorted({d for langs in report.table.values() for ds in langs.values() for d in ds})
+    for posenc, languages in report.table.items():
+        path = out / f"heatmap_{posenc}.png"
+        write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled))
+        paths[f"heatmap_{posenc}"] = path
+    for posenc, curve in report.curves.items():
+        path = out / f"budget_{posenc}.png"
+        write_bytes_atomic(path, budget_png(posenc, curve, depths, report.threshold))
+        paths[f"budget_{posenc}"] = path
+    write_text_atomic(paths["markdown"], markdown_report(report))
+    write_text_atomic(paths["json"], json.dumps(report.as_dict(), indent=2, default=str) + "\n")
+    return paths
+
+
+def report_lines(report: Report) -> Iterable[str]:
+    for line in report.summary:
+        yield summary_text(line)

@@ -1,0 +1,301 @@
+"""Report pass 4a: a ``Report`` -> ``report.md`` (tables, summary lines, theory checks).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Mapping, Sequence, TYPE_CHECKING
+
+from crasp.train.sweep import canonical_json, parse_bin
+from crasp.train.theory_bounds import DepthBound, bounded_architecture, depth_bound
+from crasp.train.report.aggregate import Aggregate, mean_std
+from crasp.train.report.loading import CellResult, commands, wall_time
+from crasp.train.report.ordering import architecture_name
+
+if TYPE_CHECKING:  # the Report holds the summary text this module writes: no import cycle
+    from crasp.train.report.contents import Report
+
+def pct(value: float | None, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{100 * value:.{digits}f}"
+
+
+def seeds_text(values: Sequence[float]) -> str:
+    """Mean with its sample standard deviation and seed count; one seed shows no deviation."""
+    if len(values) == 1:
+        return f"{pct(values[0])} (n=1)"
+    mean, std = mean_std(values)
+    return f"{pct(mean)} ± {pct(std)} (n={len(values)})"
+
+
+def bin_label(name: str | None) -> str:
+    bounds = parse_bin(name) if name else None
+    return f"[{bounds[0]}, {bounds[1]}]" if bounds else "the longest bin"
+
+
+def _bound_text(bound: Mapping | None) -> str:
+    if not bound:
+        return "no proved bound"
+    if bound["lower"] == bound["upper"]:
+        return f"depth {bound['upper']} (proved)"
+    return f"depth {bound['lower']}–{bound['upper']} (proved range; {bound['upper']} conjectured)"
+
+
+def _bound_cell(bound: DepthBound | None) -> str:
+    if bound is None:
+        return "–"
+    return str(bound.upper) if bound.exact else f"{bound.lower}–{bound.upper}"
+
+
+def _compiled_text(line: Mapping) -> str:
+    status = line.get("compiled_status")
+    if status is None or status == "no program":
+        return "none"
+    if status == "ok":
+        verdict = ("exact fixed-precision model: " + ("100% on every bin"
+                   if line.get("compiled_all_perfect") else "NOT 100% on every bin"))
+        return f"depth {line['compiled_depth']} ({verdict})"
+    if line.get("compiled_depth") is not None:
+        return f"depth {line['compiled_depth']}, {status}"
+    return status
+
+
+def _compiled_cell(reference: Mapping | None, bin_name: str | None) -> str:
+    if not reference or reference.get("status") in (None, "no program"):
+        return "–"
+    status = reference["status"]
+    if status != "ok":
+        return status if status.startswith("n/a") else "error"
+    bins = reference.get("bins") or {}
+    value = bins.get(bin_name) if bin_name in bins else None
+    if value is None and bins:
+        value = bins[max(bins, key=lambda n: (parse_bin(n) or (0, 0))[::-1])]
+    score = pct(value["exact_match"]) if value else "–"
+    return f"{score} (d{reference['depth']})"
+
+
+def summary_text(line: Mapping) -> str:
+    pct = f"{100 * line['threshold']:g}%"
+    tried = line["depths_tried"]
+    span = f"depths {min(tried)}–{max(tried)}" if tried else "no depths"
+
+    def depth(value):
+        return f"depth {value}" if value is not None else f"none of {span}"
+
+    seeds = f"all {line['seeds']} seeds reach" if line["seeds"] != 1 else "the one seed reaches"
+    text = (f"{line['language']} [{architecture_name(line['posenc'])}]: "
+            f"smallest depth where {seeds} ≥ {pct} exact match on "
+            f"{bin_label(line['bin'])}: {depth(line['smallest_depth_all_seeds'])}; "
+            f"majority of seeds: {depth(line['smallest_depth_majority'])}; "
+            f"theory: {_bound_text(line.get('theory_bound'))}; "
+            f"compiled program: {_compiled_text(line)}")
+    if line["fails_above_smallest"]:
+        text += f"; not monotone (fails again at depth {', '.join(map(str, line['fails_above_smallest']))})"
+    return text
+
+
+def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
+    """Markdown bullets: the counts, then every contradicting cell by name."""
+    lines = []
+    for check in checks:
+        bound = check["bound"]
+        name = f"{check['language']} [{architecture_name(check['posenc'])}]"
+        for criterion, label in (("long", f"≥ {100 * check['threshold']:g}% on the longest bin"),
+                                 ("val", "100% validation")):
+            wins = check["below_bound_succeed"][criterion]
+            losses = check["at_or_above_bound_fail"][criterion]
+            text = (f"- {name}, {label}: {len(wins)} of {check['cells_below']} cells below depth "
+                    f"{bound['lower']} succeed; {len(losses)} of {check['cells_at_or_above']} "
+                    f"cells at depth ≥ {bound['upper']} fail")
+            if wins:
+                text += " — below the bound: " + ", ".join(
+                    f"d{c['depth']} s{c['seed']} ({pct(c['long_exact_match'])} long, "
+                    f"{pct(c['val_exact_match'])} val)" for c in wins)
+            lines.append(text)
+    return lines
+
+
+def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
+                   depths: Sequence[int], compiled: Mapping[str, dict], threshold: float,
+                   select: str = "val") -> str:
+    bins = {a.bin for ds in languages.values() for a in ds.values()}
+    bin_text = bin_label(next(iter(bins))) if len(bins) == 1 else "the longest test bin"
+    chosen_by = ("validation exact match" if select == "val"
+                 else "exact match on the longest TEST bin (selected on test data)")
+    lines = [
+        f"### {architecture_name(posenc)}: exact match (%) on {bin_text}",
+        "",
+        f"Per cell the hyperparameter setting with the best mean {chosen_by}; mean ± sample "
+        f"standard deviation over its seeds, and the number of seeds n (one seed: no deviation). "
+        f"**Bold**: every seed of some setting reaches ≥ {100 * threshold:g}%. *theory*: the "
+        "depth a theorem fixes (a range where only bounds are proved; – where none is known, "
+        "crasp.train.theory_bounds); *compiled*: the compiled reference program's exact match on "
+        "the same bin, at its depth, in crasp's exact fixed-precision executor (floor rounding).",
+        "",
+        "| language | theory | " + " | ".join(f"depth {d}" for d in depths) + " | compiled |",
+        "|---|---:|" + "---:|" * len(depths) + "---:|",
+    ]
+    for language, by_depth in languages.items():
+        cells = []
+        for depth in depths:
+            entry = by_depth.get(depth)
+            if entry is None:
+                cells.append("–")
+                continue
+            text = seeds_text(entry.values)
+            cells.append(f"**{text}**" if entry.all_pass else text)
+        bin_name = next(iter(by_depth.values())).bin if by_depth else None
+        lines.append(f"| {language} | {_bound_cell(depth_bound(language, posenc))} | "
+                     + " | ".join(cells) + f" | {_compiled_cell(compiled.get(language), bin_name)} |")
+    hypers = [a.hyper for ds in languages.values() for a in ds.values()]
+    varying = sorted({k for h in hypers for k in h
+                      if len({canonical_json(x.get(k)) for x in hypers}) > 1})
+    settings = max((a.settings for ds in languages.values() for a in ds.values()), default=1)
+    if settings > 1 or varying:
+        lines.append("")
+        lines.append(f"Up to {settings} grid points per cell; the chosen one differs between cells "
+                     f"in: {', '.join(varying) or 'nothing'} (per cell in report.json, "
+                     "`tables.<encoding>.<language>.<depth>.hyper`).")
+    return "\n".join(lines) + "\n"
+
+
+def distribution_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
+                       cells: Sequence[CellResult], depths: Sequence[int]) -> str:
+    """Exact match on every test bin drawn from a named distribution (``LO:HI@NAME``), for the
+    setting each cell of the main table selected: one Markdown table per such bin, or ''."""
+    chosen = {(language, depth): (a.hyper, set(a.seeds))
+              for language, by_depth in languages.items() for depth, a in by_depth.items()}
+    scores: dict[str, dict[tuple[str, int], list[float]]] = {}
+    for cell in cells:
+        if cell.architecture != posenc or (cell.language, cell.depth) not in chosen:
+            continue
+        hyper, seeds = chosen[cell.language, cell.depth]
+        if cell.hyper != hyper or cell.seed not in seeds:
+            continue
+        for name, metrics in cell.results.bins.items():
+            if "@" in name and metrics.exact_match is not None:
+                scores.setdefault(name, {}).setdefault((cell.language, cell.depth), []).append(
+                    float(metrics.exact_match))
+    parts = []
+    for name in sorted(scores):
+        parts += [f"Exact match (%) on the test bin `{name}` (same settings and seeds as above):",
+                  "", "| language | " + " | ".join(f"depth {d}" for d in depths) + " |",
+                  "|---|" + "---:|" * len(depths)]
+        for language in languages:
+            row = [seeds_text(scores[name][language, d]) if (language, d) in scores[name]
+                   else "–" for d in depths]
+            parts.append(f"| {language} | " + " | ".join(row) + " |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
+
+
+def markdown_report(report: Report) -> str:
+    data = report.data
+    table = report.table
+    depths = sorted({d for langs in table.values() for ds in langs.values() for d in ds})
+    times = wall_time(data)
+    selected = ("the best mean exact match on the longest test bin — SELECTED ON TEST DATA "
+                "(--select long), so these numbers overstate what a held-out choice would get"
+                if report.select == "long" else "the best mean validation exact match")
+    budget = (f"Budget: every cell read at {data.budget} epoch(s), as the checkpoint validation "
+              f"selects by then (crasp.train.budget)"
+              + (f"; {len(data.unbudgeted)} cell(s) cannot answer for it (no per-epoch test "
+                 "records, or fewer epochs trained) and are left out" if data.unbudgeted
+                 else "") + "." if data.budget is not None
+              else "Budget: each run's own (all the epochs it trained).")
+    parts = [
+        "# Sweep report",
+        "",
+        f"Sources: {', '.join(f'`{d}`' for d in data.dirs)}. Cells done: {len(data.cells)}"
+        + (f" of {data.expected} named by the sweep specs" if data.expected else "")
+        + (f"; {len(data.errors)} failed" if data.errors else "") + ".",
+        f"Threshold for \"length-generalizes\": ≥ {100 * report.threshold:g}% exact match on the "
+        "longest test bin. Per cell, the hyperparameter setting (grid point) with "
+        f"{selected} is shown; mean ± sample standard deviation over its seeds (n).",
+        budget,
+        "",
+        (f"Wall time: {_duration(times['sessions_total_s'])} over {times['sessions']} sweep "
+         f"invocation(s); " if times["sessions"] else "Wall time: ")
+        + f"{_duration(times['cells_total_s'])} of training summed over cells.",
+        "",
+    ]
+    for posenc, languages in table.items():
+        parts.append(markdown_table(posenc, languages, depths, report.compiled, report.threshold,
+                                    report.select))
+        if "hardmax" in posenc.split("+"):
+            parts.append(
+                "No depth bound for the prediction task is proved for hardmax (average-hard) "
+                "attention, so no theory line is drawn: the theorems are about softmax "
+                "transformers of fixed precision.\n")
+        elif not bounded_architecture(posenc):
+            parts.append(
+                "No depth bound for the prediction task is proved under this encoding, so no "
+                "theory line is drawn: with a positional encoding a head can attend locally (the "
+                "Y operator of TL[◁#]^pos), which in theory brings L_k down to depth 1, and the "
+                "E_k theorems under positional encodings are about recognition.\n")
+        parts.append(f"![{posenc} heatmap](heatmap_{posenc}.png)\n")
+        extra = distribution_table(posenc, languages, data.cells, depths)
+        if extra:
+            parts.append(extra)
+        parts.append("Smallest depth that length-generalizes, against theory and the compiled "
+                     "program:\n")
+        parts += [f"- {summary_text(line)}" for line in report.summary
+                  if line["posenc"] == posenc]
+        parts.append("")
+        checks = [c for c in report.checks if c["posenc"] == posenc]
+        if checks:
+            parts += ["Theory checks (cells on the wrong side of a proved bound; "
+                      "crasp.train.theory_bounds):", ""] + theory_check_lines(checks) + [""]
+        if posenc in report.curves:
+            parts.append(f"![{posenc} budget](budget_{posenc}.png)\n")
+    if report.compiled:
+        all_bins = sorted({b for r in report.compiled.values() for b in (r.get("bins") or {})},
+                          key=lambda n: parse_bin(n) or (0, 0))
+        parts += ["## Compiled reference programs", "",
+                  "Each language's reference program compiled to the exact fixed-precision "
+                  "transformer (floor rounding, crasp's exact executor; not a float model) and "
+                  "run on the same test bins (data settings of the language's lowest-seed cell). "
+                  "These weights exist at the stated depth; they must score 100% on every bin. "
+                  "A float transformer with the same depth exists up to a certified length: "
+                  "`crasp compile --target float`.", "",
+                  "| " + " | ".join(["language", "program", "depth", "status"]
+                                    + [bin_label(b) for b in all_bins]) + " |",
+                  "|---|---|---:|---|" + "---:|" * len(all_bins)]
+        for language, result in report.compiled.items():
+            bins = result.get("bins") or {}
+            program = f"`{Path(result['program']).name}`" if result.get("program") else "–"
+            if result.get("kind"):
+                program += f" ({result['kind']})"
+            row = [language, program, str(result.get("depth", "–")), str(result.get("status"))]
+            row += [pct(bins[b]["exact_match"]) if b in bins else "–" for b in all_bins]
+            parts.append("| " + " | ".join(row) + " |")
+        parts.append("")
+    if data.superseded:
+        parts += [f"{len(data.superseded)} older cell(s) with the same coordinates but another "
+                  "resolved config (e.g. run before a trainer default changed) are left out: "
+                  + ", ".join(f"`{i}`" for i in data.superseded[:10])
+                  + (" …" if len(data.superseded) > 10 else ""), ""]
+    if data.errors or data.missing:
+        parts += ["## Unfinished cells", ""]
+        if data.missing:
+            parts.append(f"{len(data.missing)} cell(s) named by the specs have no results yet "
+                         "(run the sweep command again to resume them).")
+        for error in data.errors:
+            parts.append(f"- `{error['id']}` failed: {error['error']}")
+        parts.append("")
+    cmds = commands(data)
+    if cmds:
+        parts += ["## Commands", "", "```"] + cmds + ["```", ""]
+    parts += ["Files: `cells.csv` (one row per cell), `report.json` (everything above), "
+              "`heatmap_<encoding>.png`, `budget_<encoding>.png` (where runs recorded their "
+              "per-epoch test scores).", ""]
+    return "\n".join(parts)

@@ -1,0 +1,140 @@
+"""The outcome of one training run, ``RUN/results.json``: written and read here, and nowhere else.
+
+The trainer (``crasp.train.loop``) builds a ``RunResults`` and writes it; the sweep counts its
+successes and shows the longest bin's score; the report reads every cell's; the test fakes
+write theirs through it, so their files cannot drift from the trainer's shape.
+
+The JSON format: an object with the keys below in this order, a key left out where its value
+is None (older runs and the fakes lack most of them; the trainer writes all of them), then any
+keys this module does not know, kept as they were (``extra``). ``bins`` maps each test bin's
+name (``"351:400"``, ``"351:400@skewed"``) to its scores.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from crasp.atomic import write_text_atomic
+from crasp.errors import CraspError
+from crasp.languages import datasets
+
+RESULTS_FILE = "results.json"
+
+
+class ResultsFormatError(CraspError, ValueError):
+    """A results.json that is not shaped as the module docstring says (a ``ValueError`` too,
+    so readers that skip unreadable JSON skip it as well)."""
+
+
+@dataclass(frozen=True)
+class BinScore:
+    """One test bin's scores: exact strings, right positions, strings scored, mean loss."""
+
+    exact_match: float | None = None
+    token_accuracy: float | None = None
+    n: int | None = None
+    loss: float | None = None
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> BinScore:
+        if not isinstance(value, Mapping):
+            raise ResultsFormatError(f"{where}: a bin's scores must be an object")
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{key: value[key] for key in known if key in value})
+
+    def to_json(self) -> dict:
+        return {key: value for key, value in dataclasses.asdict(self).items() if value is not None}
+
+
+@dataclass(frozen=True)
+class RunResults:
+    bins: dict[str, BinScore] = field(default_factory=dict)
+    val_exact_match: float | None = None
+    val_token_accuracy: float | None = None
+    val_n: int | None = None
+    success: bool = False            # 100% validation exact match: the paper's criterion
+    epochs: int | None = None        # epochs the selected trial trained
+    best_epoch: int | None = None    # the epoch of the checkpoint validation selected
+    stopped: str | None = None       # why the selected trial stopped
+    total_epochs: int | None = None  # summed over the trials of a search
+    best_trial: int | None = None
+    selected: dict | None = None     # the selected trial's overrides of the config
+    trials: list | None = None       # one summary per trial
+    improvements: list | None = None  # crasp.train.budget's records
+    wall_time_s: float | None = None
+    train_time_s: float | None = None
+    eval_time_s: float | None = None
+    n_params: int | None = None
+    language: dict | None = None     # name, expressible, recognition and prediction depth
+    data: dict | None = None         # the data's settings and vocabulary
+    environment: dict | None = None  # device, threads, torch and Python versions
+    config: dict | None = None       # the run's resolved TrainConfig
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, value: Any, where: str = RESULTS_FILE) -> RunResults:
+        """Raise ``ResultsFormatError`` naming ``where`` unless ``value`` has the shape above."""
+        if not isinstance(value, Mapping):
+            raise ResultsFormatError(f"{where}: results must be a JSON object")
+        bins = value.get("bins", {})
+        if not isinstance(bins, Mapping):
+            raise ResultsFormatError(f"{where}: 'bins' must map bin names to scores")
+        known = {f.name for f in dataclasses.fields(cls)} - {"bins", "extra"}
+        return cls(bins={str(name): BinScore.from_json(scores, f"{where}: bin {name}")
+                         for name, scores in bins.items()},
+                   **{key: value[key] for key in known if key in value},
+                   extra={key: item for key, item in value.items()
+                          if key not in known and key != "bins"})
+
+    def to_json(self) -> dict:
+        text = {"bins": {name: score.to_json() for name, score in self.bins.items()}}
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if item.name not in ("bins", "extra") and value is not None:
+                text[item.name] = value
+        return {**text, **self.extra}
+
+    def write(self, run_dir: str | Path) -> None:
+        """``RUN/results.json``, atomically (a sweep counts a cell done once it exists)."""
+        import json
+
+        write_text_atomic(Path(run_dir) / RESULTS_FILE, json.dumps(self.to_json(), indent=2) + "\n")
+
+    @classmethod
+    def read(cls, run_dir: str | Path) -> RunResults:
+        """A run's results; a ``CraspError`` saying why when missing, unreadable or malformed."""
+        from crasp.safe_read import read_json_file
+
+        path = Path(run_dir) / RESULTS_FILE
+        return cls.from_json(read_json_file(path), str(path))
+
+    @property
+    def long_bin(self) -> str | None:
+        """The uniform test bin with the largest upper end (then lower end): the length
+        generalization the report judges by."""
+        best, best_name = None, None
+        for name in self.bins:
+            bounds = parse_bin(name)
+            if bounds is not None and (best is None or bounds[::-1] > best[::-1]):
+                best, best_name = bounds, name
+        return best_name
+
+    @property
+    def long_exact_match(self) -> float | None:
+        name = self.long_bin
+        value = None if name is None else self.bins[name].exact_match
+        return None if value is None else float(value)
+
+
+def parse_bin(name: str) -> tuple[int, int] | None:
+    """``"351:400"`` -> (351, 400); None for a bin drawn from a named distribution or a
+    name that is not a bin."""
+    if "@" in str(name):
+        return None
+    try:
+        return datasets.parse_bin(name)
+    except CraspError:
+        return None

@@ -1,0 +1,261 @@
+"""Sweep pass 1: the command line's text -> axis values and grid points.
+
+``--depths 1:6``, ``--languages L3:L8``, ``--posenc nope,rope``, ``--seeds 3``, ``--shard 1/4``
+and ``--grid lr=1e-3,3e-4 test_bins=...``: each parsed once here, into plain values (a grid
+value is typed by the config field it sets, when the config class is known).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import re
+import types
+import typing
+from typing import Any, Iterable, Sequence
+
+from crasp.errors import CraspError
+
+# Cell coordinates come from their own options, never from --grid.
+AXES = ("language", "depth", "posenc", "seed")
+
+
+def _split_list(text: str) -> list[str]:
+    """Split on commas that are not inside brackets or parentheses; drop empty items."""
+    items, depth, current = [], 0, []
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    items.append("".join(current))
+    return [item.strip() for item in items if item.strip()]
+
+
+def _int(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise CraspError(f"{what}: {text!r} is not an integer") from None
+
+
+def parse_int_range(text: str, what: str = "--depths") -> list[int]:
+    """``"1:6"`` -> 1..6 (inclusive), ``"1,3,5"`` -> [1, 3, 5], ``"2"`` -> [2]; mixes allowed."""
+    values: list[int] = []
+    for item in _split_list(text):
+        if ":" in item:
+            lo, hi = (_int(part.strip(), what) for part in item.split(":", 1))
+            if hi < lo:
+                raise CraspError(f"{what}: empty range {item!r}")
+            values.extend(range(lo, hi + 1))
+        else:
+            values.append(_int(item, what))
+    if not values:
+        raise CraspError(f"{what}: no values in {text!r}")
+    return _unique(values)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"3"`` -> seeds 0, 1, 2 (a count); ``"5:7"`` -> 5, 6, 7; ``"0,4"`` -> 0, 4; ``"5,"`` -> 5."""
+    text = text.strip()
+    if re.fullmatch(r"\d+", text):
+        count = int(text)
+        if count < 1:
+            raise CraspError("--seeds: need at least one seed")
+        return list(range(count))
+    return parse_int_range(text, "--seeds")
+
+
+_NUMBERED = re.compile(r"^([A-Za-z_]*?)(\d+)$")
+
+
+def parse_languages(text: str) -> list[str]:
+    """``"L3:L8"`` -> L3..L8; ``"L3:L8,E3:E6"``; ``"L3,E4,dyck1"``."""
+    names: list[str] = []
+    for item in _split_list(text):
+        if ":" in item:
+            first, last = (part.strip() for part in item.split(":", 1))
+            a, b = _NUMBERED.match(first), _NUMBERED.match(last)
+            if not a or not b or a.group(1) != b.group(1):
+                raise CraspError(f"--languages: {item!r} is not a range like L3:L8 "
+                                 "(same prefix, numbered ends)")
+            lo, hi = int(a.group(2)), int(b.group(2))
+            if hi < lo:
+                raise CraspError(f"--languages: empty range {item!r}")
+            names.extend(f"{a.group(1)}{k}" for k in range(lo, hi + 1))
+        else:
+            names.append(item)
+    if not names:
+        raise CraspError(f"--languages: no languages in {text!r}")
+    return _unique(names)
+
+
+def parse_names(text: str, what: str = "--posenc") -> list[str]:
+    names = [item.lower() for item in _split_list(text)]
+    if not names:
+        raise CraspError(f"{what}: no values in {text!r}")
+    return _unique(names)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` with 0 <= i < n (0-based, as ``$SLURM_ARRAY_TASK_ID`` with ``--array=0-(n-1)``)."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
+    if not match:
+        raise CraspError(f"--shard: {text!r} is not of the form i/n (e.g. 0/4)")
+    index, count = int(match.group(1)), int(match.group(2))
+    if count < 1 or index >= count:
+        raise CraspError(f"--shard: need 0 <= i < n, got {index}/{count}")
+    return index, count
+
+
+def _unique(values: Iterable) -> list:
+    seen, out = set(), []
+    for value in values:
+        key = json.dumps(value, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
+def field_types(config_cls: type | None) -> dict[str, Any] | None:
+    """Field name -> type annotation of the trainer's config dataclass (None if unknown)."""
+    if config_cls is None or not dataclasses.is_dataclass(config_cls):
+        return None
+    try:
+        hints = typing.get_type_hints(config_cls)
+    except Exception:  # unresolvable annotations: fall back to the raw strings
+        hints = {}
+    return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(config_cls)}
+
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+_BIN_TEXT = r"\d+\s*:\s*\d+(@[\w-]+)?"
+
+
+def parse_value(text: str, annotation: Any = None) -> Any:
+    """Parse one grid value with the type of its config field.
+
+    ``int``, ``float``, ``bool`` (true/false/yes/no/1/0), ``str``, ``X | None`` ("none"),
+    ``Literal``; tuples and lists as JSON (``[0.5,0.25]``) or ``lo:hi`` for a pair of ints;
+    a list of pairs also as ``251:300+301:350``.
+    Without a known type: JSON if it parses, else the text.
+    """
+    text = text.strip()
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if annotation is None or annotation is Any or isinstance(annotation, str):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    if origin in (typing.Union, types.UnionType):
+        if type(None) in args and text.lower() in ("none", "null"):
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return parse_value(text, arg)
+            except (ValueError, TypeError) as error:
+                errors.append(str(error))
+        raise ValueError("; ".join(errors) or f"cannot parse {text!r}")
+    if origin is typing.Literal:
+        for option in args:
+            if str(option) == text or (isinstance(option, str) and option.lower() == text.lower()):
+                return option
+        raise ValueError(f"{text!r} is not one of {', '.join(map(str, args))}")
+    if annotation is bool:
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise ValueError(f"{text!r} is not a boolean (true/false)")
+    if annotation is int:
+        try:
+            return int(text)
+        except ValueError:
+            number = float(text)
+            if not number.is_integer():
+                raise ValueError(f"{text!r} is not an integer") from None
+            return int(number)
+    if annotation is float:
+        return float(text)
+    if annotation is str:
+        return text
+    if origin in (tuple, list) or annotation in (tuple, list):
+        item = args[0] if args else None
+        if origin is list and (item is tuple or typing.get_origin(item) is tuple) and \
+                re.fullmatch(rf"{_BIN_TEXT}(\s*\+\s*{_BIN_TEXT})*", text):
+            # a list of bins: 251:300+301:350@skewed (a comma would separate grid values); a
+            # bin with a test distribution stays text, which the config parses
+            return [part.strip() if "@" in part else parse_value(part, tuple[int, int])
+                    for part in text.split("+")]
+        pair = re.fullmatch(r"(-?\d+)\s*:\s*(-?\d+)", text)
+        value = [int(pair.group(1)), int(pair.group(2))] if pair else json.loads(text)
+        if not isinstance(value, list):
+            raise ValueError(f"{text!r} is not a list")
+        if args and args[-1] is not Ellipsis and len(args) == len(value):
+            value = [_coerce(v, a) for v, a in zip(value, args)]
+        elif args:
+            value = [_coerce(v, args[0]) for v in value]
+        return tuple(value) if (origin or annotation) is tuple else value
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _coerce(value: Any, annotation: Any) -> Any:
+    if isinstance(value, (list, str)) and annotation not in (str, Any):
+        return parse_value(json.dumps(value) if isinstance(value, list) else value, annotation)
+    if annotation is float and isinstance(value, int):
+        return float(value)
+    return value
+
+
+def parse_grid(entries: Sequence[str], config_cls: type | None = None) -> dict[str, list]:
+    """``["lr=1e-3,3e-4", "d_model=64,128"]`` -> ``{"lr": [0.001, 0.0003], "d_model": [64, 128]}``.
+
+    An entry may hold several space-separated ``key=values``. Keys are config field names
+    (checked against ``config_cls`` when it is a dataclass); a key given twice is an error.
+    """
+    types_by_field = field_types(config_cls)
+    grid: dict[str, list] = {}
+    for entry in entries:
+        for item in entry.split():
+            if "=" not in item:
+                raise CraspError(f"--grid: {item!r} is not KEY=VALUE[,VALUE...]")
+            key, _, text = item.partition("=")
+            key = key.strip().replace("-", "_")
+            if key in AXES:
+                option = {"language": "--languages", "depth": "--depths",
+                          "posenc": "--posenc", "seed": "--seeds"}[key]
+                raise CraspError(f"--grid: {key!r} is a sweep axis; use {option}")
+            if key in grid:
+                raise CraspError(f"--grid: {key!r} given twice")
+            annotation = None
+            if types_by_field is not None:
+                if key not in types_by_field:
+                    close = difflib.get_close_matches(key, list(types_by_field), n=3)
+                    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                    raise CraspError(f"--grid: unknown training config field {key!r}{hint}")
+                annotation = types_by_field[key]
+            values = []
+            for value_text in _split_list(text):
+                try:
+                    values.append(parse_value(value_text, annotation))
+                except (ValueError, TypeError) as error:
+                    raise CraspError(f"--grid {key}: cannot parse {value_text!r}: {error}") from None
+            if not values:
+                raise CraspError(f"--grid: no values for {key!r}")
+            grid[key] = _unique(values)
+    return grid

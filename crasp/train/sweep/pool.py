@@ -1,0 +1,229 @@
+"""Sweep pass 4: the cells still to run -> finished runs, ``jobs`` worker processes at a time.
+
+Workers are ``spawn``-ed processes with one thread each; they ignore SIGINT and die with their
+parent (``crasp.train.sweep.lock.watch_parent``); the parent turns Ctrl-C or SIGTERM into
+terminating them through the one signal guard, ``crasp.train.signals.SignalGuard``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import signal
+import socket
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from crasp.atomic import write_text_atomic
+from crasp.errors import CraspError
+from crasp.train.progress import progress_bar
+from crasp.train.results import RESULTS_FILE, RunResults
+from crasp.train.signals import SignalGuard
+from crasp.train.sweep.cells import Cell, jsonable, slug
+from crasp.train.sweep.directory import (
+    CELL_FILE, ERROR_FILE, SESSIONS_DIR, cell_dir, is_done, utc_now, write_json_atomic,
+)
+from crasp.train.sweep.lock import watch_parent
+
+TrainFn = Callable[..., dict]
+
+
+def _init_worker(parent_pid: int) -> None:
+    """Runs first in each spawned worker: die with the parent, ignore Ctrl-C (the parent
+    handles it), one thread."""
+    watch_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["MKL_NUM_THREADS"] = "1"
+    import torch  # here, not at the top: the parent needs no torch to schedule cells
+
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # already set, or parallel work already started
+        pass
+
+
+def run_cell(train_fn: TrainFn | None, config: Any, run_dir: str) -> tuple[str, Any]:
+    """Train one cell (in a worker or inline). Returns ("ok", results) or ("error", traceback)."""
+    run_path = Path(run_dir)
+    try:
+        if train_fn is None:
+            from crasp.train.loop import train as train_fn
+        results = train_fn(config, run_path, progress=False, resume=True)
+    except Exception:  # one broken cell must not stop the sweep; it is retried next time
+        text = traceback.format_exc()
+        write_text_atomic(run_path / ERROR_FILE, text)
+        return "error", text
+    (run_path / ERROR_FILE).unlink(missing_ok=True)
+    if not isinstance(results, Mapping):
+        results = RunResults.read(run_path).to_json() if (run_path / RESULTS_FILE).is_file() else {}
+    return "ok", jsonable(results)
+
+
+@dataclass
+class SweepOutcome:
+    total: int          # cells in this shard
+    already_done: int   # done before this invocation
+    ran: int            # finished by this invocation
+    failed: list[str]   # ids of cells that raised
+    interrupted: bool = False
+    elapsed_s: float = 0.0
+    successes: int = 0  # done cells whose results say "success"
+
+
+class _OneThreadEnvironment:
+    """``OMP_NUM_THREADS=1`` (and friends) in ``os.environ`` while spawning workers."""
+
+    NAMES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+    def __enter__(self):
+        self.saved = {name: os.environ.get(name) for name in self.NAMES}
+        for name in self.NAMES:
+            os.environ[name] = "1"
+        return self
+
+    def __exit__(self, *exc):
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        return False
+
+
+def _terminate(executor: concurrent.futures.ProcessPoolExecutor) -> None:
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5)
+
+
+def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
+              train_fn: TrainFn | None = None, progress: bool = True,
+              command: str | None = None, shard: tuple[int, int] = (0, 1),
+              echo: Callable[[str], None] | None = None) -> SweepOutcome:
+    """Run every cell of ``cells`` that is not done yet, ``jobs`` at a time.
+
+    ``cells`` is normally one shard of ``enumerate_cells``. ``train_fn`` defaults to the
+    trainer's ``train``; with ``jobs > 1`` it must be picklable (a module-level function).
+    With ``jobs == 1`` cells run in this process, in order. A ``KeyboardInterrupt`` (or SIGTERM)
+    stops the workers and is re-raised after the session file is written. ``crasp sweep``
+    holds the directory's lock (``crasp.train.sweep.lock``) around this call.
+    """
+    out = Path(out_dir)
+    started = time.time()
+    session_path = out / SESSIONS_DIR / (
+        time.strftime("%Y%m%dT%H%M%S") + f"-{slug(socket.gethostname())}-{os.getpid()}.json")
+    session = {"command": command, "shard": f"{shard[0]}/{shard[1]}", "jobs": jobs,
+               "host": socket.gethostname(), "started": utc_now(), "finished": None,
+               "elapsed_s": None, "cells": len(cells), "ran": 0, "failed": [],
+               "interrupted": False}
+    write_json_atomic(session_path, session)
+
+    done = [cell for cell in cells if is_done(out, cell)]
+    pending = [cell for cell in cells if not is_done(out, cell)]
+    successes = 0
+    for cell in done:
+        try:
+            successes += RunResults.read(cell_dir(out, cell)).success
+        except CraspError:  # unreadable: counted as done (it has results.json), not as a success
+            pass
+    outcome = SweepOutcome(total=len(cells), already_done=len(done), ran=0, failed=[],
+                           successes=successes)
+    for cell in pending:
+        write_json_atomic(cell_dir(out, cell) / CELL_FILE, cell.record())
+
+    bar = _progress_bar(len(cells), len(done), progress)
+    last = {"text": ""}
+
+    def finished(cell: Cell, status: str, payload: Any) -> None:
+        if status == "ok":
+            outcome.ran += 1
+            results = RunResults.from_json(payload)
+            outcome.successes += bool(results.success)
+            em = results.long_exact_match
+            last["text"] = f"{cell.language} d{cell.depth} {cell.posenc} s{cell.seed}: " + (
+                f"{em:.2f}" if em is not None else "?")
+        else:
+            outcome.failed.append(cell.id)
+            last["text"] = f"{cell.language} d{cell.depth} {cell.posenc} s{cell.seed}: ERROR"
+            if echo:
+                echo(f"cell {cell.id} failed; traceback in "
+                     f"{cell_dir(out, cell) / ERROR_FILE}")
+        if bar is not None:
+            bar.set_postfix_str(f"ok={outcome.successes} fail={len(outcome.failed)} "
+                                f"last={last['text']}", refresh=False)
+            bar.update(1)
+
+    try:
+        with SignalGuard(interrupt=True):
+            if jobs <= 1 or len(pending) <= 1:
+                for cell in pending:
+                    status, payload = run_cell(train_fn, _config_for(cell),
+                                               str(cell_dir(out, cell)))
+                    finished(cell, status, payload)
+            else:
+                _run_pool(pending, out, jobs, train_fn, finished)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        outcome.elapsed_s = time.time() - started
+        session.update(finished=utc_now(), elapsed_s=round(outcome.elapsed_s, 3), ran=outcome.ran,
+                       failed=outcome.failed, interrupted=outcome.interrupted)
+        write_json_atomic(session_path, session)
+    return outcome
+
+
+def _config_for(cell: Cell) -> Any:
+    return cell.config_object if cell.config_object is not None else cell.config
+
+
+def _run_pool(pending: Sequence[Cell], out: Path, jobs: int, train_fn: TrainFn | None,
+              finished: Callable[[Cell, str, Any], None]) -> None:
+    context = multiprocessing.get_context("spawn")
+    with _OneThreadEnvironment():  # workers are spawned on submit and inherit os.environ
+        executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(jobs, len(pending)), mp_context=context, initializer=_init_worker,
+            initargs=(os.getpid(),))
+        try:
+            futures = {executor.submit(run_cell, train_fn, _config_for(cell),
+                                       str(cell_dir(out, cell))): cell for cell in pending}
+        except BaseException:
+            _terminate(executor)
+            raise
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            cell = futures[future]
+            try:
+                status, payload = future.result()
+            except concurrent.futures.process.BrokenProcessPool:
+                raise CraspError("a sweep worker died (killed for memory?); finished cells are "
+                                 "kept: run the same command again to resume") from None
+            except Exception:  # e.g. unpicklable results
+                status, payload = "error", traceback.format_exc()
+                write_text_atomic(cell_dir(out, cell) / ERROR_FILE, payload)
+            finished(cell, status, payload)
+    except BaseException:
+        _terminate(executor)
+        raise
+    executor.shutdown(wait=True)
+
+
+def _progress_bar(total: int, initial: int, enabled: bool):
+    if not enabled:
+        return None
+    return progress_bar(total=total, initial=initial, desc="sweep", unit="cell", smoothing=0.1)
