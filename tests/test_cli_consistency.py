@@ -10,8 +10,7 @@ from crasp.cli import cli
 from crasp.errors import CraspError
 from crasp.languages import get_language
 
-COMMANDS = ["run", "depth-check", "fmt", "compile", "languages", "generate", "train", "sweep",
-            "report"]
+COMMANDS = sorted(cli.list_commands(None))
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -21,7 +20,8 @@ def test_every_help_shows_an_example(command):
     assert f"crasp {command} " in result.output.split("Options:")[0]
 
 
-@pytest.mark.parametrize("command", ["compile", "generate", "train", "sweep", "report"])
+@pytest.mark.parametrize("command", ["compile", "decompile", "export", "generate", "train",
+                                     "sweep", "report", "analyze"])
 def test_writing_commands_take_o_and_out(command):
     help_text = CliRunner().invoke(cli, [command, "--help"]).output
     assert "-o, --out" in help_text

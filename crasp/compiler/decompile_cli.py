@@ -59,7 +59,7 @@ def _describe(result: VerificationResult) -> str:
 
 @click.command("decompile")
 @click.argument("model_dir", metavar="MODEL", type=click.Path(file_okay=False))
-@click.option("-o", "--output", required=True, metavar="PROG.crasp",
+@click.option("-o", "--out", "--output", "output", required=True, metavar="PROG.crasp",
               help="The program file to write (- for standard output).")
 @click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
               show_default=True,

@@ -21,7 +21,15 @@ from crasp.train.analysis.hessian import DEFAULT_MAX_PARAMS, check_size
               help="Strings in the Hessian's fixed batch (from the shortest test bin).")
 @click.option("--force", is_flag=True, help="Replace an earlier output of crasp analyze.")
 def analyze_command(run_dir, out, with_hessian, max_params, hessian_strings, force):
-    """Ablation, attention paths and effective depth of a trained RUN (or its Hessian)."""
+    """Ablation, attention paths and effective depth of a trained RUN (or its Hessian).
+
+    \b
+      crasp analyze runs/L5-d3-nope-s0
+      crasp analyze runs/L5-d3-nope-s0 --hessian -o runs/L5-d3-nope-s0/hessian
+
+    Writes RUN/analysis/ (ablations.csv, pruning.csv/.png, paths.csv/.png) or, with --hessian,
+    RUN/hessian/ (hessian.json, hessian_blocks.csv/.png); docs/analysis.md explains them.
+    """
     from crasp.train.analysis import driver, outputs
     from crasp.train.analysis.loading import load_run
 
