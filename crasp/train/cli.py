@@ -16,8 +16,8 @@ import click
 
 from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
-from crasp.languages.datasets import parse_test_bins
-from crasp.train.config import TrainConfig, config_fields, parse_bin
+from crasp.train.config import TrainConfig, config_fields
+from crasp.train.field_text import OPTION_SPELLINGS, parse_field
 from crasp.train.presets import preset_names, resolve_preset
 from crasp.train.progress import progress_option, wants_progress
 
@@ -35,49 +35,32 @@ def default_run_dir(config: TrainConfig) -> Path:
     return Path("runs") / f"{_slug(config.language)}-d{config.depth}-{config.posenc}-s{config.seed}"
 
 
-def _parse_floats(text: str) -> list[float]:
-    try:
-        return [float(part) for part in text.replace(" ", ",").split(",") if part]
-    except ValueError:
-        raise CraspError(f"expected comma-separated numbers, got {text!r}") from None
-
-
-def _parse_set(items) -> dict:
-    values = {}
-    for item in items:
-        if "=" not in item:
-            raise CraspError(f"--set {item!r}: expected KEY=VALUE")
-        key, text = item.split("=", 1)
-        key = key.strip().replace("-", "_")
-        try:
-            values[key] = json.loads(text)
-        except ValueError:
-            values[key] = text
-    return values
-
-
 def _overrides(params: dict, ctx: click.Context) -> dict:
     overrides = {}
     for field in FIELD_OPTIONS:
         value = params.get(field)
         if value is None:
             continue
-        if field == "train_bin":
-            value = parse_bin(value)
-        elif field == "test_bins":
-            value = parse_test_bins(value)
-        elif field == "alibi_slopes":
-            value = _parse_floats(value)
-        elif field == "ffn_widths":
-            value = _parse_widths(value)
-        overrides[field] = value
-    extra = _parse_set(params.get("set_values") or ())
-    for key in sorted(set(extra) - set(config_fields())):
-        close = difflib.get_close_matches(key, config_fields(), n=1)
-        raise CraspError(f"--set: unknown config field {key!r}"
-                         + (f"; did you mean {close[0]!r}?" if close else "")
-                         + f" (known: {', '.join(config_fields())})")
-    return {**overrides, **extra}
+        overrides[field] = (parse_field(field, value, TrainConfig)
+                            if field in OPTION_SPELLINGS else value)
+    return {**overrides, **_parse_set(params.get("set_values") or ())}
+
+
+def _parse_set(items) -> dict:
+    """``--set KEY=VALUE``: any config field, by its name, in the option spelling."""
+    values = {}
+    for item in items:
+        if "=" not in item:
+            raise CraspError(f"--set {item!r}: expected KEY=VALUE")
+        key, text = item.split("=", 1)
+        key = key.strip().replace("-", "_")
+        if key not in config_fields():
+            close = difflib.get_close_matches(key, config_fields(), n=1)
+            raise CraspError(f"--set: unknown config field {key!r}"
+                             + (f"; did you mean {close[0]!r}?" if close else "")
+                             + f" (known: {', '.join(config_fields())})")
+        values[key] = parse_field(key, text, TrainConfig)
+    return values
 
 
 def _given(ctx: click.Context) -> list[str]:
@@ -240,14 +223,6 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, progres
 
 NONE_MEANS = {"alibi_slopes": "standard slopes", "data_seed": "--seed",
               "ffn_widths": "d_ff per layer"}
-
-
-def _parse_widths(text: str) -> list[list[int]]:
-    """``"256,256+64"`` -> ``[[256], [256, 64]]``: one list of hidden widths per layer."""
-    try:
-        return [[int(width) for width in layer.split("+")] for layer in text.split(",")]
-    except ValueError:
-        raise CraspError(f"--ffn-widths: expected widths like 256,256+64, got {text!r}") from None
 
 
 def _shown_default(name: str, value) -> str:

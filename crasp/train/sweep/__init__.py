@@ -33,9 +33,9 @@ finished runs in worker processes), ``lock`` (one sweep process per directory an
 """
 
 from crasp.train.results import RESULTS_FILE, parse_bin
+from crasp.train.field_text import parse_value
 from crasp.train.sweep.axes import (
     AXES, parse_grid, parse_int_range, parse_languages, parse_names, parse_seeds, parse_shard,
-    parse_value,
 )
 from crasp.train.sweep.cells import (
     Cell, SweepSpec, canonical_json, cell_id, check_languages, config_dict, config_hash,

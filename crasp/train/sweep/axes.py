@@ -7,15 +7,13 @@ value is typed by the config field it sets, when the config class is known).
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import json
 import re
-import types
-import typing
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from crasp.errors import CraspError
+from crasp.train.field_text import field_types, parse_value
 
 # Cell coordinates come from their own options, never from --grid.
 AXES = ("language", "depth", "posenc", "seed")
@@ -122,104 +120,6 @@ def _unique(values: Iterable) -> list:
             seen.add(key)
             out.append(value)
     return out
-
-
-def field_types(config_cls: type | None) -> dict[str, Any] | None:
-    """Field name -> type annotation of the trainer's config dataclass (None if unknown)."""
-    if config_cls is None or not dataclasses.is_dataclass(config_cls):
-        return None
-    try:
-        hints = typing.get_type_hints(config_cls)
-    except Exception:  # unresolvable annotations: fall back to the raw strings
-        hints = {}
-    return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(config_cls)}
-
-
-_TRUE = {"true", "yes", "on", "1"}
-_FALSE = {"false", "no", "off", "0"}
-_BIN_TEXT = r"\d+\s*:\s*\d+(@[\w-]+)?"
-
-
-def parse_value(text: str, annotation: Any = None) -> Any:
-    """Parse one grid value with the type of its config field.
-
-    ``int``, ``float``, ``bool`` (true/false/yes/no/1/0), ``str``, ``X | None`` ("none"),
-    ``Literal``; tuples and lists as JSON (``[0.5,0.25]``) or ``lo:hi`` for a pair of ints;
-    a list of pairs also as ``251:300+301:350``.
-    Without a known type: JSON if it parses, else the text.
-    """
-    text = text.strip()
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if annotation is None or annotation is Any or isinstance(annotation, str):
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-    if origin in (typing.Union, types.UnionType):
-        if type(None) in args and text.lower() in ("none", "null"):
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return parse_value(text, arg)
-            except (ValueError, TypeError) as error:
-                errors.append(str(error))
-        raise ValueError("; ".join(errors) or f"cannot parse {text!r}")
-    if origin is typing.Literal:
-        for option in args:
-            if str(option) == text or (isinstance(option, str) and option.lower() == text.lower()):
-                return option
-        raise ValueError(f"{text!r} is not one of {', '.join(map(str, args))}")
-    if annotation is bool:
-        if text.lower() in _TRUE:
-            return True
-        if text.lower() in _FALSE:
-            return False
-        raise ValueError(f"{text!r} is not a boolean (true/false)")
-    if annotation is int:
-        try:
-            return int(text)
-        except ValueError:
-            number = float(text)
-            if not number.is_integer():
-                raise ValueError(f"{text!r} is not an integer") from None
-            return int(number)
-    if annotation is float:
-        return float(text)
-    if annotation is str:
-        return text
-    if origin in (tuple, list) or annotation in (tuple, list):
-        item = args[0] if args else None
-        if origin is list and (item is tuple or typing.get_origin(item) is tuple) and \
-                re.fullmatch(rf"{_BIN_TEXT}(\s*\+\s*{_BIN_TEXT})*", text):
-            # a list of bins: 251:300+301:350@skewed (a comma would separate grid values); a
-            # bin with a test distribution stays text, which the config parses
-            return [part.strip() if "@" in part else parse_value(part, tuple[int, int])
-                    for part in text.split("+")]
-        pair = re.fullmatch(r"(-?\d+)\s*:\s*(-?\d+)", text)
-        value = [int(pair.group(1)), int(pair.group(2))] if pair else json.loads(text)
-        if not isinstance(value, list):
-            raise ValueError(f"{text!r} is not a list")
-        if args and args[-1] is not Ellipsis and len(args) == len(value):
-            value = [_coerce(v, a) for v, a in zip(value, args)]
-        elif args:
-            value = [_coerce(v, args[0]) for v in value]
-        return tuple(value) if (origin or annotation) is tuple else value
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _coerce(value: Any, annotation: Any) -> Any:
-    if isinstance(value, (list, str)) and annotation not in (str, Any):
-        return parse_value(json.dumps(value) if isinstance(value, list) else value, annotation)
-    if annotation is float and isinstance(value, int):
-        return float(value)
-    return value
 
 
 def parse_grid(entries: Sequence[str], config_cls: type | None = None) -> dict[str, list]:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from crasp.errors import CraspError
 from crasp.train.config import architecture_label, identity_fields
-from crasp.train.sweep.axes import field_types
+from crasp.train.field_text import field_types
 
 
 Resolver = Callable[..., Any]
