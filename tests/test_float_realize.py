@@ -14,7 +14,7 @@ from safetensors.torch import load_file
 
 import crasp
 from crasp.cli import cli
-from crasp.compiler import execute, load_model, verify
+from crasp.compiler import compile_program, execute, load_model, verify
 from crasp.compiler.float_measure import compile_float, first_disagreement
 from crasp.compiler.float_realize import certified, largest_certifiable, realize_float
 from crasp.errors import CraspError
@@ -143,3 +143,49 @@ def test_execute_reports_the_dtype_it_ran_in(tmp_path):
     program = crasp.load_program("examples/majority.crasp")
     model = realize(program, tmp_path / "m", dtype="float64")
     assert execute(model, [list("ab")]).mode == "float64"
+
+
+@pytest.mark.parametrize("dtype, bits", [(torch.float32, 24), (torch.float64, 53)])
+def test_the_one_stage_bit_is_exact_in_floats_wherever_the_certificate_holds(dtype, bits):
+    """bit = ReLU(-r) - ReLU(-r - 1), computed as the model does (a linear layer, ReLU, a linear
+    layer with other units beside), is exactly [r <= -1] for every float r <= -1 or >= 0 with
+    |r| < 2^(p-1), the bound the certificate implies (float_realize's module docstring)."""
+    generator = torch.Generator().manual_seed(0)
+    limit = 2.0 ** (bits - 1)
+    magnitudes = torch.exp(torch.rand(100_000, generator=generator, dtype=torch.float64)
+                           * torch.log(torch.tensor(limit - 1))).to(dtype)
+    edges = torch.tensor([1.0, 1.0 + 2.0 ** -(bits - 1), 2.0, 3.0, limit / 2, limit - 1],
+                         dtype=dtype)
+    negative = -(1.0 + torch.cat([magnitudes, edges - 1]))  # r <= -1
+    positive = torch.cat([magnitudes - 1, edges - 1, torch.zeros(1, dtype=dtype)])  # r >= 0
+    r = torch.cat([negative, positive])
+    noise = torch.rand(len(r), 3, generator=generator, dtype=dtype) * 1000  # other residual dims
+    residual = torch.cat([r[:, None], noise], dim=1)
+    first = torch.nn.Linear(4, 4, dtype=dtype)
+    second = torch.nn.Linear(4, 2, dtype=dtype)
+    with torch.no_grad():
+        first.weight.copy_(torch.tensor([[-1, 0, 0, 0], [-1, 0, 0, 0], [1, 0, 0, 0],
+                                         [0, 1, 1, 1]], dtype=dtype))
+        first.bias.copy_(torch.tensor([0, -1, 0, 0], dtype=dtype))
+        second.weight.copy_(torch.tensor([[1, -1, 0, 0], [1, 0, -1, 0]], dtype=dtype))
+        second.bias.zero_()
+        out = second(torch.relu(first(residual)))
+    bit, clear = out[:, 0], out[:, 1]
+    assert torch.equal(bit, (r <= -1).to(dtype))
+    assert torch.equal(r + clear, torch.zeros_like(r))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_each_layer_states_its_hidden_layers_and_gate_free_layers_have_one(path):
+    program = crasp.load_program(str(path))
+    realization = realize_float(program, 100)
+    exact = compile_program(program).config["ffn_widths"]
+    assert len(realization.hidden_layer_reasons) == len(realization.ffn_widths)
+    for reason, widths, exact_widths in zip(realization.hidden_layer_reasons,
+                                            realization.ffn_widths, exact):
+        stated = int(reason.split(": ")[1].split(" hidden")[0])
+        assert stated == len(widths), reason
+        if "no gates" in reason:
+            assert len(widths) == 1 == len(exact_widths)
+        else:  # one more than the exact model, to make the gates' bits clean
+            assert len(widths) == len(exact_widths) + 1

@@ -377,18 +377,20 @@ class FeedForward:
 class Realization:
     """What a realization other than the exact one changes (``float_realize`` is one): how a
     test's value row is transformed, which feed-forward class turns the average into a bit,
-    and how many hidden layers that takes (every stage of ``schedule`` shifts by the extra)."""
+    and how many more hidden layers a layer with gates takes (every stage of ``schedule`` in
+    such a layer shifts by ``gate_delay``: its gates need bits that are clean, not only exact
+    on their own). A layer without gates keeps its plan."""
 
     test_value: Callable[[TestValue, Layout], TestValue] = lambda value, layout: value
     feed_forward: type[FeedForward] = FeedForward
-    extra_stages: int = 0
+    gate_delay: int = 0
 
     def layer_plan(self, layer: LayerPlan) -> LayerPlan:
-        if not self.extra_stages:
+        if not self.gate_delay or not layer.gates:
             return layer
-        return replace(layer, stage={node: s + self.extra_stages
+        return replace(layer, stage={node: s + self.gate_delay
                                      for node, s in layer.stage.items()},
-                       hidden_layers=layer.hidden_layers + self.extra_stages)
+                       hidden_layers=layer.hidden_layers + self.gate_delay)
 
 
 EXACT = Realization()

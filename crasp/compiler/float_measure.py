@@ -80,6 +80,7 @@ def compile_float(program: syntax.Program, output: str, max_length: int, dtype: 
         "layers": len(realization.ffn_widths), "heads": 1 if realization.ffn_widths else 0,
         "d_model": len(realization.residual_labels), "params": checkpoint.params,
         "hidden_layers": [len(widths) for widths in realization.ffn_widths],
+        "hidden_layer_reasons": realization.hidden_layer_reasons,
         "ffn_widths": realization.ffn_widths, "gain": realization.gain,
         "certified_length": realization.certified_length,
         "largest_certifiable": realization.largest_certifiable,
@@ -97,6 +98,7 @@ def format_float_summary(summary: dict) -> str:
         f"float realization ({summary['dtype']}): {summary['layers']} layers, one head each, "
         f"d_model {summary['d_model']}, {summary['params']:,} parameters",
         f"hidden layers per feed-forward: {hidden or '-'} (widths {summary['ffn_widths']})",
+        *(f"  {reason}" for reason in summary["hidden_layer_reasons"]),
         f"threshold gain {summary['gain']}",
         f"certified: exact at every position of every input of length <= "
         f"{summary['certified_length']} (the largest certifiable in {summary['dtype']}: "

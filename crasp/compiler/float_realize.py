@@ -15,7 +15,22 @@ exactly). The head then yields r = K a + 1 = 3 (N + 1) d(i) / (i + 1) + 1, and f
 
 so an error of less than 1 in the computed r-hat leaves r-hat >= 0 or r-hat <= -1.
 
-**Clean bits** (two hidden layers per test). Stage 1: u1 = ReLU(-r-hat), u3 = ReLU(r-hat).
+**Bits in a layer without gates** (one hidden layer, as in the exact model). The exact model's
+``bit_of_test``: u1 = ReLU(-r-hat), u2 = ReLU(-r-hat - 1), u3 = ReLU(r-hat), bit = u1 - u2,
+slot cleared by u1 - u3. In floating point with p mantissa bits: if r-hat >= 0, then
+-r-hat - 1 <= -1 whatever the rounding, so u1 = u2 = 0 and the bit is 0 exactly. If r-hat <= -1,
+x = -r-hat is a float in [1, 2^p): ulp(x) <= 1 divides 1, so x - 1 is a multiple of ulp(x)
+below 2^p and representable, the bias addition x + (-1) is exact, and u1 - u2 = x - (x - 1) = 1
+exactly. Each pre-activation reads the slot with weight -1 or +1 and nothing else (a negation
+is exact) and each output coordinate sums exactly two nonzero terms, u1 - u2 or u1 - u3 (zeros
+add nothing), so the bits written to the residual stream are exactly 0 or 1 and the slot
+returns to exactly 0. The precondition |r-hat| < 2^p holds wherever the certificate below
+does: it bounds |r-hat| by M + 1/2 with M <= 1 / (2 gamma_{N+9}) < 2^(p-1).
+
+**Clean bits in a layer with gates** (one more hidden layer). A gate sums several bits in one
+pre-activation, and u1 - u2 is exact only as a difference of its own two terms: summed with
+other large u's in an arbitrary order it could round. So these layers make each bit clean
+first. Stage 1: u1 = ReLU(-r-hat), u3 = ReLU(r-hat).
 Stage 2: w = ReLU(1 - u1), and bit = 1 - w. If r-hat <= -1 then u1 >= 1, 1 - u1 <= 0 (the
 sign of a float subtraction is exact), w = 0 and bit = 1 exactly; if r-hat >= 0 then u1 = 0,
 w = 1 and bit = 0 exactly. So every bit is exactly 0 or 1, and errors never accumulate from
@@ -24,7 +39,8 @@ other exactly |r-hat| (each pre-activation reads the slot with weight +-1 and no
 so the slot returns to exactly 0. The gates (AND, OR, carries of ``emit_weights``) then act on
 exact 0/1 values with small integer weights, which floats compute exactly; the value
 projections are sums of small integers, also exact. Gates therefore sit one stage later than
-in the exact model: every layer has one more hidden layer.
+in the exact model: a layer with gates has one more hidden layer, and one without has as many
+as the exact model's (one). ``hidden_layer_reasons`` states it per layer.
 
 **Float error of the softmax average** (the only inexact step). With q = k = 0 every score is
 0, exp(0) = 1 and the weights are 1/n (n = i + 1 <= N + 1 positions) up to a relative error of a
@@ -53,10 +69,12 @@ from crasp.compiler.allocate import Layout, allocate
 from crasp.compiler.emit_weights import (Affine, FeedForward, Realization, TestValue, constant,
                                          emit, unit)
 from crasp.compiler.linearize import linearize
-from crasp.compiler.schedule import schedule
+from crasp.compiler.schedule import Schedule, schedule
 from crasp.errors import CraspError
 
 UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53}
+GATE_DELAY = 1
+"""The stage a layer with gates adds to make its bits clean (module docstring)."""
 SOFTMAX_SLACK = 8
 """Extra unit roundoffs allowed for the softmax weights (see the module docstring)."""
 
@@ -84,10 +102,14 @@ def largest_certifiable(dtype: str, largest_value: int) -> int:
 
 
 class ThresholdFeedForward(FeedForward):
-    """``FeedForward`` with the clean-bit threshold gadget of this module in place of the
-    floor-based test bit: bit at stage 2, -r cleared by u1 - u3."""
+    """``FeedForward`` for the float realization: in a layer with gates, the clean-bit
+    threshold gadget of this module (bit at stage 2, -r cleared by u1 - u3); in a layer without,
+    the exact model's one-stage bit, which is exact in floats too (module docstring)."""
 
     def add_test_bit(self, test: int, low: int, high: int) -> None:
+        if not self.layer.gates:
+            super().add_test_bit(test, low, high)
+            return
         r = unit(self.slots[test])
         u1 = self.add_unit(1, r.scaled(-1), -high, -low, "ReLU(-r)")
         u3 = self.add_unit(1, r, low, high, "ReLU(r)")
@@ -113,6 +135,27 @@ class Threshold:
                          self.gain * value.low + 1, self.gain * value.high + 1)
 
 
+def hidden_layer_reasons(plan: Schedule, gate_delay: int = 1) -> list[str]:
+    """Per layer, how many hidden layers its feed-forward sublayer has in the float
+    realization and why: one where the layer only turns its tests into bits; where gates
+    combine them, ``gate_delay`` (one) stage to make the bits clean, one for the bits, and one
+    per level of nested AND/OR (``schedule``'s stages)."""
+    reasons = []
+    for layer in plan.layers:
+        tests = f"{len(layer.tests)} test{'s' if len(layer.tests) != 1 else ''}"
+        if not layer.gates:
+            reasons.append(f"layer {layer.layer}: 1 hidden layer (the bits of its {tests}; "
+                           f"no gates, so one ReLU layer gives exact bits)")
+            continue
+        levels = layer.hidden_layers - 1
+        total = layer.hidden_layers + gate_delay
+        reasons.append(f"layer {layer.layer}: {total} hidden layers ({1 + gate_delay} to make "
+                       f"the bits of its {tests} clean for its {len(layer.gates)} gate"
+                       f"{'s' if len(layer.gates) != 1 else ''}, {levels} for AND/OR nested "
+                       f"{levels} deep)")
+    return reasons
+
+
 @dataclass
 class FloatRealization:
     """The weights (names of ``docs/model-format.md``), the architecture, and the certificate:
@@ -129,6 +172,7 @@ class FloatRealization:
     largest_certifiable: int
     gain: int
     largest_value: int
+    hidden_layer_reasons: list[str]
 
 
 def realize_float(program: syntax.Program, max_length: int, dtype: str = "float32",
@@ -144,7 +188,7 @@ def realize_float(program: syntax.Program, max_length: int, dtype: str = "float3
     plan = schedule(linearize(program))
     layout = allocate(plan)
     threshold = Threshold(gain(max_length))
-    weights = emit(plan, layout, Realization(threshold, ThresholdFeedForward, extra_stages=1))
+    weights = emit(plan, layout, Realization(threshold, ThresholdFeedForward, GATE_DELAY))
     largest = largest_certifiable(dtype, max(1, threshold.largest_value))
     if max_length > largest and require_certificate:
         raise CraspError(f"cannot certify length {max_length} in {dtype} for this program: the "
@@ -154,4 +198,5 @@ def realize_float(program: syntax.Program, max_length: int, dtype: str = "float3
     return FloatRealization(weights.tensors, list(program.alphabet), weights.d_head,
                             weights.ffn_widths, list(layout.labels), dtype,
                             min(max_length, largest), largest,
-                            threshold.gain, threshold.largest_value)
+                            threshold.gain, threshold.largest_value,
+                            hidden_layer_reasons(plan, GATE_DELAY))
