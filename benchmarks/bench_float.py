@@ -32,7 +32,7 @@ import torch  # noqa: E402
 import crasp  # noqa: E402
 from crasp.compiler import compile_program, execute, load_model  # noqa: E402
 from crasp.compiler.float_measure import first_disagreement, measure  # noqa: E402
-from crasp.compiler.float_realize import largest_certifiable, realize_float  # noqa: E402
+from crasp.compiler.float_realize import realize_float  # noqa: E402
 from crasp.train.checkpoint import save_float_realization  # noqa: E402
 from timing import best_of  # noqa: E402
 
@@ -54,29 +54,32 @@ def random_batch(program, rng, strings: int, length: int) -> list[list[str]]:
     return [list(alphabet[rng.integers(0, len(alphabet), length)]) for _ in range(strings)]
 
 
-def checkpoint(program, max_length, dtype, directory, require_certificate=True):
-    realization = realize_float(program, max_length, dtype, require_certificate)
+def checkpoint(program, max_length, dtype, directory, require_certificate=True, style="robust"):
+    realization = realize_float(program, max_length, dtype, require_certificate, style)
     save_float_realization(directory, realization, "bench", "")
     return realization, load_model(directory)
 
 
 def certificates(scratch: Path) -> None:
-    header("example", "layers", "hidden layers per FFN", "params (float)", "certified N float32",
-           "certified N float64", "first failing length (float32, N = certificate)")
+    header("example", "gadgets", "layers", "hidden layers per FFN", "params (float)",
+           "certified N float32", "certified N float64",
+           "first failing length (float32, N = certificate)")
     for path in sorted((ROOT / "examples").glob("*.crasp")):
         if path.stem in POSITIONAL:
             continue
         program = crasp.load_program(str(path))
-        probe = realize_float(program, 1, "float32")
-        n32 = largest_certifiable("float32", max(1, probe.largest_value))
-        n64 = largest_certifiable("float64", max(1, probe.largest_value))
-        realization, model = checkpoint(program, n32, "float32", scratch / path.stem)
-        found = measure(program, model, n32)
-        failing = (f"{found.first_failing_length:,}" if found.first_failing_length
-                   else f"none up to {found.searched_up_to:,}")
-        hidden = " ".join(str(len(w)) for w in realization.ffn_widths)
-        print(f"| {path.stem} | {len(realization.ffn_widths)} | {hidden} | {model.params:,} | "
-              f"{n32:,} | {n64:,} | {failing} ({failing_ratio(found, n32)}) |")
+        for style in ("robust", "minimal"):
+            n32 = realize_float(program, 1, "float32", style=style).largest_certifiable
+            n64 = realize_float(program, 1, "float64", style=style).largest_certifiable
+            realization, model = checkpoint(program, n32, "float32",
+                                            scratch / f"{path.stem}-{style}", style=style)
+            found = measure(program, model, n32)
+            failing = (f"{found.first_failing_length:,}" if found.first_failing_length
+                       else f"none up to {found.searched_up_to:,}")
+            hidden = " ".join(str(len(w)) for w in realization.ffn_widths)
+            print(f"| {path.stem} | {style} | {len(realization.ffn_widths)} | {hidden} | "
+                  f"{model.params:,} | {n32:,} | {n64:,} | {failing} "
+                  f"({failing_ratio(found, n32)}) |", flush=True)
 
 
 def failing_ratio(found, certified) -> str:

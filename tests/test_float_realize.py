@@ -29,29 +29,33 @@ EXAMPLES = [p for p in sorted(Path("examples").glob("*.crasp"))
 CERTIFIED = 300
 
 
-def realize(program, directory: Path, max_length: int = CERTIFIED, dtype: str = "float32"):
-    compile_float(program, str(directory), max_length, dtype, measure_beyond=False)
+def realize(program, directory: Path, max_length: int = CERTIFIED, dtype: str = "float32",
+            style: str = "robust"):
+    compile_float(program, str(directory), max_length, dtype, measure_beyond=False, style=style)
     return load_model(directory)
 
 
+@pytest.mark.parametrize("style", ["robust", "minimal"])
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_every_example_agrees_with_the_interpreter_up_to_its_certified_length(path, tmp_path):
+def test_every_example_agrees_with_the_interpreter_up_to_its_certified_length(path, style,
+                                                                              tmp_path):
     program = crasp.load_program(str(path))
-    model = realize(program, tmp_path / "float")
+    model = realize(program, tmp_path / "float", style=style)
     exhaustive = 8 if len(program.alphabet) <= 3 else 6
     result = verify(program, max_exhaustive_length=exhaustive, max_random_length=CERTIFIED,
                     n_random=8, model=model)
     assert result.ok, result.describe()
 
 
+@pytest.mark.parametrize("style", ["robust", "minimal"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(alphabet=("a", "b"), max_depth=3, max_definitions=6))
-def test_random_programs_agree_with_the_interpreter(text):
+def test_random_programs_agree_with_the_interpreter(style, text):
     program = crasp.parse_program(text)
     if crasp.depth_of(program) == 0:
         return  # no layers: the trainer's class needs one (tested below)
     with tempfile.TemporaryDirectory() as directory:
-        model = realize(program, Path(directory) / "float", max_length=200)
+        model = realize(program, Path(directory) / "float", max_length=200, style=style)
         result = verify(program, max_exhaustive_length=7, max_random_length=200, n_random=4,
                         model=model)
     assert result.ok, f"{text}\n{result.describe()}"
@@ -105,8 +109,17 @@ def test_compile_target_float_cli_prints_certificate_and_measurement(tmp_path):
     summary = json.loads(result.output)
     assert summary["certified_length"] == 50 and summary["largest_certifiable"] == 1666
     assert summary["first_failing_length"] is None or summary["first_failing_length"] > 50
+    assert summary["gadgets"] == "robust" and summary["hidden_layers"] == [2]
     run = CliRunner().invoke(cli, ["run", "--model", str(out), "a b b"])
     assert run.exit_code == 0, run.output
+    minimal = CliRunner().invoke(cli, ["compile", "examples/majority.crasp", "--target", "float",
+                                       "--max-length", "50", "--gadgets", "Minimal", "-o",
+                                       str(tmp_path / "minimal")])
+    assert minimal.exit_code == 0, minimal.output
+    assert "minimal gadgets" in minimal.output
+    assert "layer 1: 1 hidden layer (1 for the bits of its 1 test)" in minimal.output
+    architecture = json.loads((tmp_path / "minimal" / "model.json").read_text())
+    assert architecture["gadgets"] == "minimal" and architecture["ffn_widths"] == [[3]]
     missing = CliRunner().invoke(cli, ["compile", "examples/majority.crasp", "--target",
                                         "float", "-o", str(tmp_path / "x")])
     assert missing.exit_code == 2 and "--max-length" in missing.output
@@ -175,17 +188,57 @@ def test_the_one_stage_bit_is_exact_in_floats_wherever_the_certificate_holds(dty
     assert torch.equal(r + clear, torch.zeros_like(r))
 
 
+@pytest.mark.parametrize("style, extra", [("robust", 1), ("minimal", 0)])
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_each_layer_states_its_hidden_layers_and_gate_free_layers_have_one(path):
+def test_each_layer_says_how_many_hidden_layers_it_has_and_why(path, style, extra):
+    """minimal: the exact model's hidden layers; robust: one more (the clean bits)."""
     program = crasp.load_program(str(path))
-    realization = realize_float(program, 100)
+    realization = realize_float(program, 100, style=style)
     exact = compile_program(program).config["ffn_widths"]
-    assert len(realization.hidden_layer_reasons) == len(realization.ffn_widths)
+    assert len(realization.hidden_layer_reasons) == len(realization.ffn_widths) == len(exact)
     for reason, widths, exact_widths in zip(realization.hidden_layer_reasons,
                                             realization.ffn_widths, exact):
         stated = int(reason.split(": ")[1].split(" hidden")[0])
-        assert stated == len(widths), reason
-        if "no gates" in reason:
-            assert len(widths) == 1 == len(exact_widths)
-        else:  # one more than the exact model, to make the gates' bits clean
-            assert len(widths) == len(exact_widths) + 1
+        assert stated == len(widths) == len(exact_widths) + extra, reason
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("is_and", [True, False])
+def test_a_first_level_gate_over_thresholds_is_exact_within_its_margin(dtype, is_and):
+    """AND / OR of test literals (either polarity) and exact bits, computed as the realization
+    computes it (stage 1: u1 = ReLU(-r), u3 = ReLU(r); stage 2: one unit over the indicators
+    2 u1 / 4 u3 / x), is exactly the Boolean answer for r-hat <= -3/2 or >= 1/2 with |r-hat| up to
+    the largest bound the gate margin certifies (float_realize's module docstring)."""
+    from crasp.compiler.float_realize import _gamma
+
+    name = "float32" if dtype == torch.float32 else "float64"
+    generator = torch.Generator().manual_seed(1)
+    for n_tests, n_bits in [(1, 0), (1, 1), (2, 0), (2, 2), (4, 1)]:
+        n = n_tests + n_bits
+        bound = 1.0
+        while _gamma(n + 1, name) * (2 * n + 4 * n * bound * 2) <= 0.5:
+            bound *= 2  # the largest power of two within the gate margin
+        rows = 20_000
+        true_test = torch.rand(rows, n_tests, generator=generator) < 0.5
+        magnitude = 1.5 + torch.rand(rows, n_tests, generator=generator, dtype=torch.float64) * (
+            bound - 1.5)
+        magnitude[:100] = bound  # the edge of the certified range
+        r = torch.where(true_test, -magnitude, magnitude - 1.0).to(dtype)  # <= -3/2 or >= 1/2
+        bits = torch.rand(rows, n_bits, generator=generator) < 0.5
+        positive = torch.rand(n_tests, generator=generator) < 0.5
+        u1, u3 = torch.relu(-r), torch.relu(r)
+        literal_true = torch.where(positive, true_test, ~true_test)
+        if is_and:  # AND = ReLU(1 - sum fails): fails(t) = 4 u3, fails(!t) = 2 u1, 1 - x
+            tests = torch.where(positive, 4 * u3, 2 * u1)
+            bit_weight, bias = 1.0, 1.0 - n_bits
+        else:  # OR = 1 - ReLU(1 - sum holds): holds(t) = 2 u1, holds(!t) = 4 u3, x
+            tests = torch.where(positive, 2 * u1, 4 * u3)
+            bit_weight, bias = -1.0, 1.0
+        stage1 = torch.cat([tests, bits.to(dtype)], dim=1)
+        weight = torch.cat([-torch.ones(n_tests, dtype=dtype),
+                            torch.full((n_bits,), bit_weight, dtype=dtype)])
+        unit = torch.relu(stage1 @ weight + torch.tensor(bias, dtype=dtype))
+        gate = unit if is_and else 1 - unit
+        expected = (literal_true.all(dim=1) & bits.all(dim=1) if is_and
+                    else literal_true.any(dim=1) | bits.any(dim=1))
+        assert torch.equal(gate, expected.to(dtype)), (n_tests, n_bits)

@@ -51,10 +51,12 @@ def test_exact_compiled_models(name, tmp_path):
     assert json.loads(meta["vocab"]) == model.config["vocab"] and meta["kind"] == "compiled-exact"
 
 
+@pytest.mark.parametrize("gadgets", ["robust", "minimal"])
 @pytest.mark.parametrize("name", ["dyck1", "L5_predict"])
-def test_float_realizations(name, tmp_path):
+def test_float_realizations(name, gadgets, tmp_path):
     result = CliRunner().invoke(cli, ["compile", f"examples/{name}.crasp", "--target", "float",
-                                      "--max-length", "300", "-o", str(tmp_path / "f")])
+                                      "--max-length", "300", "--gadgets", gadgets,
+                                      "-o", str(tmp_path / "f")])
     assert result.exit_code == 0, result.output
     exported = CliRunner().invoke(cli, ["export", str(tmp_path / "f"), "--format", "onnx", "-o",
                                         str(tmp_path / "f.onnx")])

@@ -38,9 +38,14 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
               help="(--target float) The longest input the float model must be exact on.")
 @click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32",
               show_default=True, help="(--target float) The float type it is certified for.")
+@click.option("--gadgets", type=click.Choice(["robust", "minimal"], case_sensitive=False),
+              default="robust", show_default=True,
+              help="(--target float) robust: every bit made clean (one more hidden layer per "
+                   "layer; tolerates training from these weights); minimal: the exact model's "
+                   "hidden layers (exact, but no slack against weight changes).")
 @dialect_option
 def compile_command(program_path, output, force, as_json, extra_alphabet, target, max_length,
-                     dtype, dialect):
+                     dtype, gadgets, dialect):
     """Compile PROG to the weights of an equivalent transformer in DIR.
 
     The model has one layer per counting level (exactly the program's depth), one head per
@@ -51,6 +56,7 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
       crasp compile examples/dyck1.crasp -o dyck1.model
       crasp run --model dyck1.model "( ( ) )"
       crasp depth-check examples/dyck1.crasp --verify
+      crasp compile examples/dyck1.crasp --target float --max-length 1000 -o dyck1.float
 
     Programs with positional predicates (pos_even, mod, #[pred] ...) are rejected.
     """
@@ -59,7 +65,8 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
         if max_length is None:
             raise click.UsageError("--target float needs --max-length N")
         from crasp.compiler.float_measure import compile_float, format_float_summary  # torch
-        summary = compile_float(program, output, max_length, dtype, force=force)
+        summary = compile_float(program, output, max_length, dtype, force=force,
+                                style=gadgets.lower())
         click.echo(json.dumps(summary, indent=2) if as_json else format_float_summary(summary))
         return
     model = compile_program(program)

@@ -288,16 +288,21 @@ class FeedForward:
         for test in layer.tests:
             self.add_test_bit(test, *values[test].average_range)
         for gate in layer.gates:
-            stage = layer.stage[gate]
-            node = self.circuit.nodes[gate]
-            total = Affine()
-            for operand in node.operands:
-                total = total + self.at(operand, stage - 1)
-            name = self.circuit.names.get(gate, self.circuit.text[gate])
-            assert isinstance(node, (And, Or))
-            build = and_gate if isinstance(node, And) else or_gate
-            self.native[gate] = (stage, self.place(stage, build(total, len(node.operands),
-                                                                name))["value"])
+            self.native[gate] = (layer.stage[gate], self.add_gate(gate, layer.stage[gate]))
+
+    def add_gate(self, gate: int, stage: int) -> Affine:
+        """``and_gate`` / ``or_gate`` over the operands' values one stage earlier (a
+        realization may build a gate another way: ``crasp.compiler.float_realize``)."""
+        node = self.circuit.nodes[gate]
+        assert isinstance(node, (And, Or))
+        total = Affine()
+        for operand in node.operands:
+            total = total + self.at(operand, stage - 1)
+        build = and_gate if isinstance(node, And) else or_gate
+        return self.place(stage, build(total, len(node.operands), self.gate_name(gate)))["value"]
+
+    def gate_name(self, gate: int) -> str:
+        return self.circuit.names.get(gate, self.circuit.text[gate])
 
     def add_test_bit(self, test: int, low: int, high: int) -> None:
         """``bit_of_test`` for the average r of ``test``, which lies in [low, high]: its bit at
@@ -376,21 +381,20 @@ class FeedForward:
 @dataclass(frozen=True)
 class Realization:
     """What a realization other than the exact one changes (``float_realize`` is one): how a
-    test's value row is transformed, which feed-forward class turns the average into a bit,
-    and how many more hidden layers a layer with gates takes (every stage of ``schedule`` in
-    such a layer shifts by ``gate_delay``: its gates need bits that are clean, not only exact
-    on their own). A layer without gates keeps its plan."""
+    test's value row is transformed, which feed-forward class turns the average into bits and
+    gates, and how many hidden layers that adds (every stage of ``schedule`` shifts by the
+    extra)."""
 
     test_value: Callable[[TestValue, Layout], TestValue] = lambda value, layout: value
     feed_forward: type[FeedForward] = FeedForward
-    gate_delay: int = 0
+    extra_stages: int = 0
 
     def layer_plan(self, layer: LayerPlan) -> LayerPlan:
-        if not self.gate_delay or not layer.gates:
+        if not self.extra_stages:
             return layer
-        return replace(layer, stage={node: s + self.gate_delay
+        return replace(layer, stage={node: s + self.extra_stages
                                      for node, s in layer.stage.items()},
-                       hidden_layers=layer.hidden_layers + self.gate_delay)
+                       hidden_layers=layer.hidden_layers + self.extra_stages)
 
 
 EXACT = Realization()

@@ -66,17 +66,18 @@ def measure(program: syntax.Program, model, certified_length: int, seed: int = 0
 
 
 def compile_float(program: syntax.Program, output: str, max_length: int, dtype: str,
-                  measure_beyond: bool = True, force: bool = False) -> dict:
-    """Write the float realization of ``program`` to ``output`` (replacing an earlier one only
-    with ``force``); return its summary."""
-    realization: FloatRealization = realize_float(program, max_length, dtype)
+                  measure_beyond: bool = True, force: bool = False,
+                  style: str = "robust") -> dict:
+    """Write the float realization of ``program`` in the gadget ``style`` to ``output``
+    (replacing an earlier one only with ``force``); return its summary."""
+    realization: FloatRealization = realize_float(program, max_length, dtype, style=style)
     source = program.source or format_program(program)
     name = (program.filename or "program").rsplit("/", 1)[-1].removesuffix(".crasp")
     save_float_realization(output, realization, name,
                            hashlib.sha256(source.encode("utf-8")).hexdigest(), force)
     checkpoint: Checkpoint = load_checkpoint(output)
     summary = {
-        "target": "float", "dtype": dtype, "output": output,
+        "target": "float", "dtype": dtype, "gadgets": style, "output": output,
         "layers": len(realization.ffn_widths), "heads": 1 if realization.ffn_widths else 0,
         "d_model": len(realization.residual_labels), "params": checkpoint.params,
         "hidden_layers": [len(widths) for widths in realization.ffn_widths],
@@ -95,7 +96,8 @@ def compile_float(program: syntax.Program, output: str, max_length: int, dtype: 
 def format_float_summary(summary: dict) -> str:
     hidden = ", ".join(str(n) for n in summary["hidden_layers"])
     lines = [
-        f"float realization ({summary['dtype']}): {summary['layers']} layers, one head each, "
+        f"float realization ({summary['dtype']}, {summary['gadgets']} gadgets): "
+        f"{summary['layers']} layers, one head each, "
         f"d_model {summary['d_model']}, {summary['params']:,} parameters",
         f"hidden layers per feed-forward: {hidden or '-'} (widths {summary['ffn_widths']})",
         *(f"  {reason}" for reason in summary["hidden_layer_reasons"]),

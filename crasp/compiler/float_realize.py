@@ -15,32 +15,53 @@ exactly). The head then yields r = K a + 1 = 3 (N + 1) d(i) / (i + 1) + 1, and f
 
 so an error of less than 1 in the computed r-hat leaves r-hat >= 0 or r-hat <= -1.
 
-**Bits in a layer without gates** (one hidden layer, as in the exact model). The exact model's
-``bit_of_test``: u1 = ReLU(-r-hat), u2 = ReLU(-r-hat - 1), u3 = ReLU(r-hat), bit = u1 - u2,
-slot cleared by u1 - u3. In floating point with p mantissa bits: if r-hat >= 0, then
--r-hat - 1 <= -1 whatever the rounding, so u1 = u2 = 0 and the bit is 0 exactly. If r-hat <= -1,
-x = -r-hat is a float in [1, 2^p): ulp(x) <= 1 divides 1, so x - 1 is a multiple of ulp(x)
-below 2^p and representable, the bias addition x + (-1) is exact, and u1 - u2 = x - (x - 1) = 1
-exactly. Each pre-activation reads the slot with weight -1 or +1 and nothing else (a negation
-is exact) and each output coordinate sums exactly two nonzero terms, u1 - u2 or u1 - u3 (zeros
-add nothing), so the bits written to the residual stream are exactly 0 or 1 and the slot
-returns to exactly 0. The precondition |r-hat| < 2^p holds wherever the certificate below
-does: it bounds |r-hat| by M + 1/2 with M <= 1 / (2 gamma_{N+9}) < 2^(p-1).
+Two styles of gadgets turn the thresholds into bits and gates (``--gadgets``):
 
-**Clean bits in a layer with gates** (one more hidden layer). A gate sums several bits in one
-pre-activation, and u1 - u2 is exact only as a difference of its own two terms: summed with
-other large u's in an arbitrary order it could round. So these layers make each bit clean
-first. Stage 1: u1 = ReLU(-r-hat), u3 = ReLU(r-hat).
-Stage 2: w = ReLU(1 - u1), and bit = 1 - w. If r-hat <= -1 then u1 >= 1, 1 - u1 <= 0 (the
-sign of a float subtraction is exact), w = 0 and bit = 1 exactly; if r-hat >= 0 then u1 = 0,
-w = 1 and bit = 0 exactly. So every bit is exactly 0 or 1, and errors never accumulate from
-layer to layer. The slot is cleared with u1 - u3 = -r-hat: one of the two is exactly 0 and the
-other exactly |r-hat| (each pre-activation reads the slot with weight +-1 and nothing else),
-so the slot returns to exactly 0. The gates (AND, OR, carries of ``emit_weights``) then act on
-exact 0/1 values with small integer weights, which floats compute exactly; the value
-projections are sums of small integers, also exact. Gates therefore sit one stage later than
-in the exact model: a layer with gates has one more hidden layer, and one without has as many
-as the exact model's (one). ``hidden_layer_reasons`` states it per layer.
+**robust** (the default; one more hidden layer per layer than the exact model). Every bit is
+made *clean* before anything reads it. Stage 1: u1 = ReLU(-r-hat), u3 = ReLU(r-hat). Stage 2:
+w = ReLU(1 - u1), and bit = 1 - w. If r-hat <= -1 then u1 >= 1, 1 - u1 <= 0 (the sign of a float
+subtraction is exact), w = 0 and bit = 1 exactly; if r-hat >= 0 then u1 = 0, w = 1 and bit = 0
+exactly. The slot is cleared with u1 - u3 = -r-hat: one of the two is exactly 0 and the other
+exactly |r-hat| (each pre-activation reads the slot with weight +-1 and nothing else), so the
+slot returns to exactly 0. The gates (AND, OR, carries of ``emit_weights``) then act on exact
+0/1 values with small integer weights, which floats compute exactly. The clean stage also has
+slack: a relative perturbation of the weights well below 1 leaves every bit where it is,
+which is what training from these weights (``crasp train --init-from``) needs.
+
+**minimal** (the exact model's hidden layers). *Bits*: the exact model's ``bit_of_test``,
+u1 = ReLU(-r-hat), u2 = ReLU(-r-hat - 1), u3 = ReLU(r-hat), bit = u1 - u2, the slot cleared by
+u1 - u3. In floating point with p mantissa bits: if r-hat >= 0, then -r-hat - 1 <= -1 whatever
+the rounding, so u1 = u2 = 0 and the bit is 0 exactly. If r-hat <= -1, x = -r-hat is a float in
+[1, 2^p): ulp(x) <= 1 divides 1, so x - 1 is a multiple of ulp(x) below 2^p and representable,
+the bias addition x + (-1) is exact, and u1 - u2 = x - (x - 1) = 1 exactly. Wherever the bit is
+used on its own (written to the residual stream, or carried to a later stage by ReLU(u1 - u2))
+its row holds exactly these two nonzero terms (zeros add nothing), so it is exactly 0 or 1.
+The precondition |r-hat| < 2^(p-1) holds wherever the certificate below does. *First-level
+gates* read the thresholds directly: a sum of several u1 - u2 could round (2n large terms in
+an arbitrary order), so a gate at stage 2 over *literals* (a test t of its layer or its
+negation, or an exact 0/1 value x from stage 1) sums, per literal, an indicator that is exactly
+0 when the literal holds (fails), else >= 2:
+
+    holds(t) = 2 u1     (t true: r-hat <= -3/2, so 2 u1 >= 3; t false: r-hat >= 1/2, u1 = 0)
+    holds(!t) = 4 u3    (!t true: r-hat >= 1/2, so 4 u3 >= 2; else r-hat <= -3/2, u3 = 0)
+    holds(x) = x,  fails(l) = holds(!l),  fails(x) = 1 - x
+
+    AND(l_1..l_n) = ReLU(1 - sum fails(l_i)),   OR(l_1..l_n) = 1 - ReLU(1 - sum holds(l_i)).
+
+When every indicator of a test literal is exactly 0, the pre-activation is a sum of small
+integers, computed exactly: 1 or an integer <= 0. When one is >= 2, the true pre-activation is
+<= 1 - 2 = -1, and the computed one stays below 0 if its rounding error is below 1: n + 1
+nonzero terms (one per literal, the bias; the weights 1, 2, 4 multiply exactly) of total
+magnitude at most 2 n + 4 n M_r (M_r = K V + 3/2 bounds |r-hat|) are summed within
+gamma_{n+1} (2 n + 4 n M_r) of the truth. **Gate margin**: certified when that is <= 1/2 for the
+largest fan-in n of a gate at stage 2. Deeper gates read exact 0/1 values with small integer
+weights, as in the exact model. The price of the minimal style is slack: u1 - u2 cancels two
+values of size up to K V, so a relative weight perturbation e moves a bit by about e K V, and
+a few optimizer steps from these weights can flip decisions (measured: training from the
+minimal L5 predictor at lr 1e-4 for one epoch dropped validation exact match to 85%).
+
+In both styles the value projections of the next layer are sums of small integers over exact
+bits, also exact: errors never carry from layer to layer.
 
 **Float error of the softmax average** (the only inexact step). With q = k = 0 every score is
 0, exp(0) = 1 and the weights are 1/n (n = i + 1 <= N + 1 positions) up to a relative error of a
@@ -49,7 +70,8 @@ M = K V + 1 (V the largest |value| of an exact value row, a program constant), i
 gamma_{n+8} M of the true average, gamma_k = k u / (1 - k u), whatever the summation order
 (Higham, Accuracy and Stability of Numerical Algorithms, §3.1; the 8 covers the weight's own
 rounding and a log-sum-exp softmax). **Margin**: the construction is certified for length N
-in a dtype when gamma_{N+9} (3 (N + 1) V + 1) <= 1/2, half the tolerance of 1.
+in a dtype when gamma_{N+9} (3 (N + 1) V + 1) <= 1/2, half the tolerance of 1, and the gate
+margin above holds.
 
 Preconditions: the realization runs the attention as softmax(q k^T) v (any summation order),
 the tokens and BOS are embedded by the one-hot table, and inputs have length <= N. Beyond N
@@ -66,6 +88,7 @@ import numpy as np
 
 from crasp import syntax
 from crasp.compiler.allocate import Layout, allocate
+from crasp.compiler.circuit import And, Not
 from crasp.compiler.emit_weights import (Affine, FeedForward, Realization, TestValue, constant,
                                          emit, unit)
 from crasp.compiler.linearize import linearize
@@ -73,8 +96,6 @@ from crasp.compiler.schedule import Schedule, schedule
 from crasp.errors import CraspError
 
 UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53}
-GATE_DELAY = 1
-"""The stage a layer with gates adds to make its bits clean (module docstring)."""
 SOFTMAX_SLACK = 8
 """Extra unit roundoffs allowed for the softmax weights (see the module docstring)."""
 
@@ -83,33 +104,40 @@ def gain(max_length: int) -> int:
     return 3 * (max_length + 1)
 
 
-def certified(max_length: int, dtype: str, largest_value: int) -> bool:
-    """Whether the float error of the softmax average stays within half the threshold's
-    tolerance at every length <= ``max_length`` (module docstring, "Margin")."""
-    k = (max_length + 1 + SOFTMAX_SLACK) * UNIT_ROUNDOFF[dtype]
-    return k < 1 and k / (1 - k) * (gain(max_length) * largest_value + 1) <= 0.5
+def _gamma(terms: int, dtype: str) -> float:
+    """gamma_k = k u / (1 - k u), infinite where k u >= 1 (Higham's bound is void there)."""
+    k = terms * UNIT_ROUNDOFF[dtype]
+    return k / (1 - k) if k < 1 else float("inf")
 
 
-def largest_certifiable(dtype: str, largest_value: int) -> int:
+def certified(max_length: int, dtype: str, largest_value: int, fan_in: int = 0) -> bool:
+    """Whether at every length <= ``max_length`` the float error of the softmax average stays
+    within half the threshold's tolerance ("Margin") and, for first-level gates of up to
+    ``fan_in`` literals, the error of their pre-activation within 1/2 ("Gate margin")."""
+    softmax = _gamma(max_length + 1 + SOFTMAX_SLACK, dtype) * (
+        gain(max_length) * largest_value + 1) <= 0.5
+    bound = gain(max_length) * largest_value + 1.5
+    gates = fan_in == 0 or _gamma(fan_in + 1, dtype) * (2 * fan_in + 4 * fan_in * bound) <= 0.5
+    return softmax and gates
+
+
+def largest_certifiable(dtype: str, largest_value: int, fan_in: int = 0) -> int:
     """The largest N that ``certified`` accepts (it is monotone in N)."""
     low, high = 0, 1
-    while certified(high, dtype, largest_value):
+    while certified(high, dtype, largest_value, fan_in):
         low, high = high, high * 2
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if certified(middle, dtype, largest_value) else (low, middle)
+        low, high = ((middle, high) if certified(middle, dtype, largest_value, fan_in)
+                     else (low, middle))
     return low
 
 
-class ThresholdFeedForward(FeedForward):
-    """``FeedForward`` for the float realization: in a layer with gates, the clean-bit
-    threshold gadget of this module (bit at stage 2, -r cleared by u1 - u3); in a layer without,
-    the exact model's one-stage bit, which is exact in floats too (module docstring)."""
+class CleanBitFeedForward(FeedForward):
+    """``FeedForward`` of the robust style: the clean-bit threshold gadget in place of the
+    floor-based test bit (bit at stage 2, -r cleared by u1 - u3; module docstring)."""
 
     def add_test_bit(self, test: int, low: int, high: int) -> None:
-        if not self.layer.gates:
-            super().add_test_bit(test, low, high)
-            return
         r = unit(self.slots[test])
         u1 = self.add_unit(1, r.scaled(-1), -high, -low, "ReLU(-r)")
         u3 = self.add_unit(1, r, low, high, "ReLU(r)")
@@ -118,6 +146,46 @@ class ThresholdFeedForward(FeedForward):
         self.native[("ReLU(-r)", test)], self.ranges[("ReLU(-r)", test)] = (1, u1), max(0, -low)
         self.native[("ReLU(r)", test)], self.ranges[("ReLU(r)", test)] = (1, u3), max(0, high)
         self.clear[test] = [(1, ("ReLU(-r)", test)), (-1, ("ReLU(r)", test))]
+
+
+class DirectFeedForward(FeedForward):
+    """``FeedForward`` of the minimal style: the exact model's bits, and first-level gates
+    over a test of their own layer built from the thresholds' indicators (module docstring)."""
+
+    def add_gate(self, gate: int, stage: int) -> Affine:
+        literals = [self.literal(operand) for operand in self.circuit.nodes[gate].operands]
+        if stage != 2 or all(test is None for _, test, _ in literals):
+            return super().add_gate(gate, stage)
+        is_and = isinstance(self.circuit.nodes[gate], And)
+        total = Affine()
+        for positive, test, operand in literals:
+            if test is None:  # an exact 0/1 value: holds(x) = x, fails(x) = 1 - x
+                value = self.at(operand, 1)
+                total = total + (constant(1) - value if is_and else value)
+            elif positive != is_and:  # holds(t) for OR, fails(!t) = holds(t) for AND
+                total = total + self.value(("ReLU(-r)", test), 1).scaled(2)
+            elif ("ReLU(r)", test) in self.native:  # holds(!t) for OR, fails(t) for AND
+                total = total + self.value(("ReLU(r)", test), 1).scaled(4)
+            # else r <= its range's high < 0 everywhere: u3 = 0, and so is the indicator
+        n = len(literals)
+        pre = constant(1) - total
+        name = f"{'AND' if is_and else 'OR'} of {n} thresholds for {self.gate_name(gate)}"
+        value = self.add_unit(stage, pre, 1 - 4 * n * self.largest_indicator(), 1, name)
+        return value if is_and else constant(1) - value
+
+    def literal(self, ident: int) -> tuple[bool, int | None, int]:
+        """(positive, the test of this layer it reads or None, the operand itself): NOT of
+        depth >= 1 is peeled, as ``FeedForward.at`` reads it."""
+        positive, node_id = True, ident
+        node = self.circuit.nodes[node_id]
+        while isinstance(node, Not) and self.circuit.depth[node_id] > 0:
+            positive, node_id = not positive, node.operand
+            node = self.circuit.nodes[node_id]
+        return positive, (node_id if node_id in self.layer.tests else None), ident
+
+    def largest_indicator(self) -> int:
+        return max([1] + [self.ranges.get((part, test), 0) for test in self.layer.tests
+                          for part in ("ReLU(-r)", "ReLU(r)")])
 
 
 @dataclass
@@ -135,25 +203,37 @@ class Threshold:
                          self.gain * value.low + 1, self.gain * value.high + 1)
 
 
-def hidden_layer_reasons(plan: Schedule, gate_delay: int = 1) -> list[str]:
-    """Per layer, how many hidden layers its feed-forward sublayer has in the float
-    realization and why: one where the layer only turns its tests into bits; where gates
-    combine them, ``gate_delay`` (one) stage to make the bits clean, one for the bits, and one
-    per level of nested AND/OR (``schedule``'s stages)."""
+# style -> (its feed-forward class, the hidden layers it adds to every layer)
+STYLES: dict[str, tuple[type[FeedForward], int]] = {
+    "robust": (CleanBitFeedForward, 1), "minimal": (DirectFeedForward, 0)}
+
+
+def hidden_layer_reasons(plan: Schedule, style: str) -> list[str]:
+    """Per layer, how many hidden layers its feed-forward sublayer has in ``style`` and why:
+    one for the bits of its tests (two when they are made clean), and one per level of AND/OR
+    that combines them (``schedule``'s stages)."""
+    clean = STYLES[style][1]
     reasons = []
     for layer in plan.layers:
         tests = f"{len(layer.tests)} test{'s' if len(layer.tests) != 1 else ''}"
-        if not layer.gates:
-            reasons.append(f"layer {layer.layer}: 1 hidden layer (the bits of its {tests}; "
-                           f"no gates, so one ReLU layer gives exact bits)")
-            continue
+        bits = (f"{1 + clean} for the clean bits of its {tests}" if clean
+                else f"1 for the bits of its {tests}")
         levels = layer.hidden_layers - 1
-        total = layer.hidden_layers + gate_delay
-        reasons.append(f"layer {layer.layer}: {total} hidden layers ({1 + gate_delay} to make "
-                       f"the bits of its {tests} clean for its {len(layer.gates)} gate"
-                       f"{'s' if len(layer.gates) != 1 else ''}, {levels} for AND/OR nested "
-                       f"{levels} deep)")
+        total = layer.hidden_layers + clean
+        gates = (f", {levels} for its {len(layer.gates)} gate"
+                 f"{'s' if len(layer.gates) != 1 else ''} (AND/OR nested {levels} deep)"
+                 if levels else "")
+        reasons.append(f"layer {layer.layer}: {total} hidden layer{'s' if total != 1 else ''} "
+                       f"({bits}{gates})")
     return reasons
+
+
+def first_level_fan_in(plan: Schedule) -> int:
+    """The most operands of a gate at stage 2 (one that can read a test of its own layer):
+    the n of the gate margin (module docstring)."""
+    nodes = plan.linearized.circuit.nodes
+    return max([0] + [len(nodes[gate].operands) for layer in plan.layers
+                      for gate in layer.gates if layer.stage[gate] == 2])
 
 
 @dataclass
@@ -173,30 +253,37 @@ class FloatRealization:
     gain: int
     largest_value: int
     hidden_layer_reasons: list[str]
+    style: str
 
 
 def realize_float(program: syntax.Program, max_length: int, dtype: str = "float32",
-                  require_certificate: bool = True) -> FloatRealization:
+                  require_certificate: bool = True, style: str = "robust") -> FloatRealization:
     """The float realization of a checked program for inputs of length <= ``max_length``
-    (raises ``CraspError`` when that length cannot be certified in ``dtype``, unless
-    ``require_certificate`` is False: then ``certified_length`` is the largest certifiable
-    length, below ``max_length``, and the rest is up to measurement)."""
+    in the gadget ``style`` (module docstring; raises ``CraspError`` when that length cannot be
+    certified in ``dtype``, unless ``require_certificate`` is False: then ``certified_length``
+    is the largest certifiable length, below ``max_length``, and the rest is up to
+    measurement)."""
     if dtype not in UNIT_ROUNDOFF:
         raise CraspError(f"--dtype must be one of {', '.join(UNIT_ROUNDOFF)}, got {dtype!r}")
+    if style not in STYLES:
+        raise CraspError(f"--gadgets must be one of {', '.join(STYLES)}, got {style!r}")
     if max_length < 1:
         raise CraspError(f"--max-length must be at least 1, got {max_length}")
     plan = schedule(linearize(program))
     layout = allocate(plan)
     threshold = Threshold(gain(max_length))
-    weights = emit(plan, layout, Realization(threshold, ThresholdFeedForward, GATE_DELAY))
-    largest = largest_certifiable(dtype, max(1, threshold.largest_value))
+    feed_forward, extra_stages = STYLES[style]
+    weights = emit(plan, layout, Realization(threshold, feed_forward, extra_stages))
+    largest = largest_certifiable(dtype, max(1, threshold.largest_value),
+                                  first_level_fan_in(plan) if style == "minimal" else 0)
     if max_length > largest and require_certificate:
         raise CraspError(f"cannot certify length {max_length} in {dtype} for this program: the "
-                         f"largest certifiable length is {largest} (the softmax average's "
-                         f"rounding error must stay below the threshold's margin; try "
+                         f"largest certifiable length is {largest} (the rounding errors of the "
+                         f"softmax average and of the gates must stay below the threshold's "
+                         f"margin; try "
                          f"--dtype float64 or a smaller --max-length)")
     return FloatRealization(weights.tensors, list(program.alphabet), weights.d_head,
                             weights.ffn_widths, list(layout.labels), dtype,
                             min(max_length, largest), largest,
                             threshold.gain, threshold.largest_value,
-                            hidden_layer_reasons(plan, GATE_DELAY))
+                            hidden_layer_reasons(plan, style), style)

@@ -114,7 +114,7 @@ def save_float_realization(directory: str | Path, realization: FloatRealization,
         "dtype": realization.dtype, "certified_length": realization.certified_length,
         "largest_certifiable": realization.largest_certifiable, "gain": realization.gain,
         "largest_value": realization.largest_value, "program_sha256": program_sha256,
-        "residual_labels": realization.residual_labels,
+        "residual_labels": realization.residual_labels, "gadgets": realization.style,
     }
 
     def write(staging: Path) -> None:
