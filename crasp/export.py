@@ -26,7 +26,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from crasp.compiler.model_format import CompiledModel, load_model
+from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn
+from crasp.compiler.model_format import CompiledModel
 from crasp.atomic import write_bytes_atomic
 from crasp.errors import CraspError
 from crasp.outputs import writing
@@ -56,9 +57,9 @@ class _Graph:
 
 
 def _exact_graph(model: CompiledModel) -> onnx.ModelProto:
-    config, t = model.config, model.tensors
+    spec, t = model.spec, model.tensors
     g = _Graph()
-    total, frac = config["precision"]["total_bits"], config["precision"]["frac_bits"]
+    total, frac = spec.precision.total_bits, spec.precision.frac_bits
     scale, low, high = 2.0 ** frac, -(2 ** (total - 1)), 2 ** (total - 1) - 1
 
     def grid_units(x: str) -> str:
@@ -74,7 +75,7 @@ def _exact_graph(model: CompiledModel) -> onnx.ModelProto:
         y = g.op("MatMul", x, g.constant(t[weight].T))
         return g.op("Add", y, g.constant(t[bias])) if bias else y
 
-    h = rounded(g.op("Gather", g.constant(t["embed"]), "ids", axis=0))
+    h = rounded(g.op("Gather", g.constant(t[EMBED]), "ids", axis=0))
     # positions 1..T as int64 [1, T, 1], the divisor of every uniform average
     width = g.op("Gather", g.op("Shape", "ids"), g.constant(1, np.int64), axis=0)
     positions = g.op("Range", g.constant(1, np.int64),
@@ -82,12 +83,11 @@ def _exact_graph(model: CompiledModel) -> onnx.ModelProto:
     positions = g.op("Reshape", positions, g.constant([1, -1, 1], np.int64))
     weight_units = int(np.floor(scale))  # R(exp(0)) = 1 in grid units
     denominator = g.op("Mul", positions, g.constant(weight_units, np.int64))
-    for layer, widths in enumerate(config["ffn_widths"]):
-        prefix = f"layers.{layer}"
-        if np.any(t[f"{prefix}.attn.q"]) and np.any(t[f"{prefix}.attn.k"]):
+    for layer, widths in enumerate(spec.ffn_widths):
+        if np.any(t[attention(layer, "q")]) and np.any(t[attention(layer, "k")]):
             raise CraspError(f"layer {layer + 1} has a head with non-zero scores: the exact "
                              f"ONNX export handles the uniform heads of compiled models only")
-        v = linear(h, f"{prefix}.attn.v")
+        v = linear(h, attention(layer, "v"))
         summands = g.op("Cast", grid_units(v), to=TensorProto.INT64)
         numerator = g.op("Mul", g.op("CumSum", summands, g.constant(1, np.int64)),
                          g.constant(int(scale), np.int64))
@@ -99,15 +99,15 @@ def _exact_graph(model: CompiledModel) -> onnx.ModelProto:
         average = g.op("Cast", quotient, to=TensorProto.DOUBLE)
         if frac:
             average = g.op("Div", average, g.constant(scale))
-        h = rounded(g.op("Add", h, linear(average, f"{prefix}.attn.o")))
+        h = rounded(g.op("Add", h, linear(average, attention(layer, "o"))))
         x = h
         for m in range(len(widths) + 1):
-            x = rounded(linear(x, f"{prefix}.ffn.{m}.weight", f"{prefix}.ffn.{m}.bias"))
+            x = rounded(linear(x, ffn(layer, m, "weight"), ffn(layer, m, "bias")))
             if m < len(widths):
                 x = g.op("Relu", x)
         h = rounded(g.op("Add", h, x))
-    score = g.op("Add", g.op("MatMul", h, g.constant(t["out.weight"])),
-                 g.constant(t["out.bias"]))
+    score = g.op("Add", g.op("MatMul", h, g.constant(t[OUT_WEIGHT])),
+                 g.constant(t[OUT_BIAS]))
     g.nodes.append(helper.make_node("Identity", [score], ["score"]))
     g.nodes.append(helper.make_node("Greater", [score, g.constant(0.0)], ["decision"]))
     graph = helper.make_graph(

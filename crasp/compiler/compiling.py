@@ -19,7 +19,8 @@ from crasp import syntax
 from crasp.compiler.allocate import allocate
 from crasp.compiler.emit_weights import emit
 from crasp.compiler.linearize import linearize
-from crasp.compiler.model_format import FORMAT, VERSION, CompiledModel
+from crasp.compiler.model_config import FORMAT, VERSION
+from crasp.compiler.model_format import CompiledModel
 from crasp.compiler.precision import choose_precision, refuse_wide_constants
 from crasp.compiler.schedule import schedule
 from crasp.depth import analyze

@@ -45,6 +45,7 @@ import torch
 from torch.nn.functional import linear
 
 from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
+from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention
 from crasp.compiler.model_format import CompiledModel
 from crasp.errors import CraspError
 
@@ -102,13 +103,12 @@ class _Model:
     """The executor's module with its fixed-precision arithmetic, on grid-unit arrays."""
 
     def __init__(self, model: CompiledModel):
-        config = model.config
         self.module = FixedPrecisionTransformer(model)
-        precision = config["precision"]
-        self.arithmetic = self.module.arithmetic = _Exact(precision["total_bits"],
-                                                           precision["frac_bits"])
+        spec = self.module.spec
+        self.arithmetic = self.module.arithmetic = _Exact(spec.precision.total_bits,
+                                                           spec.precision.frac_bits)
         self.scale = self.arithmetic.scale
-        self.n_heads, self.d_head = config["n_heads"], config["d_head"]
+        self.n_heads, self.d_head = spec.n_heads, spec.d_head
 
     def values(self, units: np.ndarray) -> torch.Tensor:
         return self.arithmetic.value(torch.tensor(np.asarray(units), dtype=torch.int64))
@@ -118,7 +118,7 @@ class _Model:
 
     def head_rows(self, name: str, layer: int, head: int) -> torch.Tensor:
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        return self.module.weight(f"layers.{layer}.attn.{name}")[rows]
+        return self.module.weight(attention(layer, name))[rows]
 
 
 def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -214,18 +214,18 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
     """The states and tables of every layer (raises ``StateLimitError`` above ``max_states``
     candidates in a layer, or ``PAIRS_PER_STATE * max_states`` table entries, before
     enumerating them)."""
-    config = model.config
     arithmetic = _Model(model)
-    bos_id = config["bos_id"]
+    spec = arithmetic.module.spec
+    bos_id = spec.bos_id
     with torch.no_grad():
         bos_score, recorded = arithmetic.module(torch.tensor([[bos_id]]), record=True)
-        embedded = arithmetic.arithmetic.round(arithmetic.module.weight("embed"))
+        embedded = arithmetic.arithmetic.round(arithmetic.module.weight(EMBED))
     bos = [arithmetic.units(embedded[bos_id])] + [arithmetic.units(h[0, 0]) for h in recorded]
-    other_id = config.get("other_id")
+    other_id = spec.other_id
     rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
     first, token_states = _unique_rows(arithmetic.units(embedded[rows]))
     states, layers, candidates = [first], [], []
-    for layer in range(config["n_layers"]):
+    for layer in range(spec.n_layers):
         pairs = len(states[-1]) * (len(states[-1]) + 1)
         if pairs > PAIRS_PER_STATE * max_states:
             raise StateLimitError(_limit_message(states, candidates, (
@@ -233,7 +233,7 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
                 f"key state) pairs > {PAIRS_PER_STATE} x --max-states {max_states:,}")))
         keys = np.concatenate([states[-1], bos[layer][None]])
         tables = _tables(arithmetic, layer, keys)
-        out_projection = model.tensors[f"layers.{layer}.attn.o"]
+        out_projection = model.tensors[attention(layer, "o")]
         _boxes(arithmetic, tables, out_projection)
         sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
         count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))
@@ -244,11 +244,11 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
         candidates.append(count)
         states.append(_transitions(arithmetic, layer, states[-1], tables))
         layers.append(tables)
-    score = lambda units: (arithmetic.values(units) @ arithmetic.module.weight("out.weight")  # noqa: E731
-                           + arithmetic.module.weight("out.bias"))
+    score = lambda units: (arithmetic.values(units) @ arithmetic.module.weight(OUT_WEIGHT)  # noqa: E731
+                           + arithmetic.module.weight(OUT_BIAS))
     return StateMachine(
-        vocab=tuple(config["vocab"]), d_head=config["d_head"],
-        frac_bits=config["precision"]["frac_bits"], states=states, bos=bos,
+        vocab=spec.vocab, d_head=spec.d_head,
+        frac_bits=spec.precision.frac_bits, states=states, bos=bos,
         token_states=token_states, has_other=other_id is not None, layers=layers,
         decisions=(score(states[-1]) > 0).numpy(), bos_decision=bool(bos_score[0, 0] > 0),
         candidates=candidates)

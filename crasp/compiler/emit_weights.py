@@ -22,6 +22,7 @@ import numpy as np
 
 from crasp.compiler.allocate import Layout
 from crasp.compiler.circuit import And, Constant, Not, Or, Test
+from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn
 from crasp.compiler.schedule import LayerPlan, Schedule
 
 OTHER_TOKEN = ""
@@ -409,11 +410,11 @@ def emit(plan: Schedule, layout: Layout, realization: Realization = EXACT) -> We
     circuit = plan.linearized.circuit
     read = Readouts(plan, layout)
     d, d_head = layout.d_model, len(layout.scratch)
-    tensors = {"embed": embedding(layout)}
+    tensors = {EMBED: embedding(layout)}
     bounds = [Bound("the embedding's bits and the attention weight R(exp(0)) = 1", 0, 1)]
     ffn_widths = []
     for layer in plan.layers:
-        prefix = f"layers.{layer.layer - 1}"
+        index = layer.layer - 1  # tensor names count layers from 0, the schedule from 1
         slots = {test: layout.scratch[k] for k, test in enumerate(layer.tests)}
         values = {test: realization.test_value(value_row(circuit.nodes[test], read), layout)
                   for test in layer.tests}
@@ -429,17 +430,17 @@ def emit(plan: Schedule, layout: Layout, realization: Realization = EXACT) -> We
                                 min(value.low, value.bos_value), max(value.high, value.bos_value)))
             bounds.append(Bound(f"layer {layer.layer} rounded average of [{test_text}]",
                                 *value.average_range))
-        tensors[f"{prefix}.attn.q"] = np.zeros((d_head, d))
-        tensors[f"{prefix}.attn.k"] = np.zeros((d_head, d))
-        tensors[f"{prefix}.attn.v"], tensors[f"{prefix}.attn.o"] = v, o
+        tensors[attention(index, "q")] = np.zeros((d_head, d))
+        tensors[attention(index, "k")] = np.zeros((d_head, d))
+        tensors[attention(index, "v")], tensors[attention(index, "o")] = v, o
         linears = realization.feed_forward(realization.layer_plan(layer), read, values, slots,
                                            bounds).matrices(layout)
         for m, (weight, bias) in enumerate(linears):
-            tensors[f"{prefix}.ffn.{m}.weight"], tensors[f"{prefix}.ffn.{m}.bias"] = weight, bias
+            tensors[ffn(index, m, "weight")], tensors[ffn(index, m, "bias")] = weight, bias
         ffn_widths.append([weight.shape[0] for weight, _ in linears[:-1]])
     out = read(plan.linearized.answer).scaled(2)
-    tensors["out.weight"] = np.zeros(d)
+    tensors[OUT_WEIGHT] = np.zeros(d)
     for index, value in out.coefficients.items():
-        tensors["out.weight"][index] += value
-    tensors["out.bias"] = np.array(-1.0)
+        tensors[OUT_WEIGHT][index] += value
+    tensors[OUT_BIAS] = np.array(-1.0)
     return Weights(tensors, ffn_widths, d_head, bounds)

@@ -32,6 +32,7 @@ from torch.nn.functional import linear
 
 from crasp import syntax
 from crasp.api_inputs import Inputs, token_batch
+from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn
 from crasp.compiler.model_format import CompiledModel
 from crasp.interpret import BOS_ID, PAD_ID, encode
 
@@ -161,18 +162,18 @@ class FixedPrecisionTransformer(torch.nn.Module):
 
     def __init__(self, model: CompiledModel, exact: bool = True, uniform_shortcut: bool = True):
         super().__init__()
-        config = model.config
-        self.config = config
+        spec = model.spec
+        self.spec = spec
         self.exact = exact
         self.uniform_shortcut = uniform_shortcut
         for name, value in model.tensors.items():
             self.register_buffer(name.replace(".", "__"),
                                  torch.as_tensor(np.asarray(value, dtype=np.float64)),
                                  persistent=False)
-        self.n_heads, self.d_head = config["n_heads"], config["d_head"]
-        self.ffn_depths = [len(widths) + 1 for widths in config["ffn_widths"]]
+        self.n_heads, self.d_head = spec.n_heads, spec.d_head
+        self.ffn_depths = [len(widths) + 1 for widths in spec.ffn_widths]
         self.uniform = [[self._zero_scores(layer, head) for head in range(self.n_heads)]
-                        for layer in range(config["n_layers"])]
+                        for layer in range(spec.n_layers)]
         self.arithmetic: _Exact | _Float = _Float()
 
     def weight(self, name: str) -> torch.Tensor:
@@ -185,17 +186,17 @@ class FixedPrecisionTransformer(torch.nn.Module):
 
     def _zero_scores(self, layer: int, head: int) -> bool:
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        return bool((self.weight(f"layers.{layer}.attn.q")[rows] == 0).all()
-                    or (self.weight(f"layers.{layer}.attn.k")[rows] == 0).all())
+        return bool((self.weight(attention(layer, "q"))[rows] == 0).all()
+                    or (self.weight(attention(layer, "k"))[rows] == 0).all())
 
     def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
         arithmetic, p = self.arithmetic, self.weight
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        v = linear(h, p(f"layers.{layer}.attn.v")[rows])
+        v = linear(h, p(attention(layer, "v"))[rows])
         if self.uniform[layer][head] and self.uniform_shortcut:
             return arithmetic.uniform(v)
-        q = linear(h, p(f"layers.{layer}.attn.q")[rows])
-        k = linear(h, p(f"layers.{layer}.attn.k")[rows])
+        q = linear(h, p(attention(layer, "q"))[rows])
+        k = linear(h, p(attention(layer, "k"))[rows])
         batch, width = h.shape[0], h.shape[1]
         chunk = max(1, CHUNK_ELEMENTS // max(1, batch * width * max(1, self.d_head)))
         pieces = []
@@ -211,28 +212,27 @@ class FixedPrecisionTransformer(torch.nn.Module):
         """The rest of ``layer`` after its heads: R(h + Wo heads), then the feed-forward
         sublayer and its residual. ``heads`` [..., n_heads * d_head] are the averages c."""
         arithmetic, p = self.arithmetic, self.weight
-        h = arithmetic.round(h + linear(heads, p(f"layers.{layer}.attn.o")))
+        h = arithmetic.round(h + linear(heads, p(attention(layer, "o"))))
         x = h
         for m in range(self.ffn_depths[layer]):
-            x = arithmetic.round(linear(x, p(f"layers.{layer}.ffn.{m}.weight"),
-                                        p(f"layers.{layer}.ffn.{m}.bias")))
+            x = arithmetic.round(linear(x, p(ffn(layer, m, "weight")),
+                                        p(ffn(layer, m, "bias"))))
             if m < self.ffn_depths[layer] - 1:
                 x = torch.relu(x)
         return arithmetic.round(h + x)
 
     def forward(self, ids: torch.Tensor, record: bool = False):
-        self.arithmetic = (_Exact(self.config["precision"]["total_bits"],
-                                  self.config["precision"]["frac_bits"])
+        self.arithmetic = (_Exact(self.spec.precision.total_bits, self.spec.precision.frac_bits)
                            if self.exact else _Float())
         arithmetic, p = self.arithmetic, self.weight
-        h = arithmetic.round(p("embed")[ids])
+        h = arithmetic.round(p(EMBED)[ids])
         states = []
-        for layer in range(self.config["n_layers"]):
+        for layer in range(self.spec.n_layers):
             heads = [self._head(h, layer, head) for head in range(self.n_heads)]
             h = self.finish_layer(h, torch.cat(heads, dim=-1), layer)
             if record:
                 states.append(h)
-        scores = h @ p("out.weight") + p("out.bias")
+        scores = h @ p(OUT_WEIGHT) + p(OUT_BIAS)
         return (scores, states) if record else scores
 
 
@@ -294,8 +294,8 @@ def _encode(model: CompiledModel, inputs: Sequence[Sequence[str]]) -> tuple[np.n
 
 
 def _scores(module: FixedPrecisionTransformer, ids: np.ndarray) -> tuple[np.ndarray, int]:
-    widest = max([module.config["d_model"], module.config["d_head"]]
-                 + [w for widths in module.config["ffn_widths"] for w in widths])
+    widest = max([module.spec.d_model, module.spec.d_head]
+                 + [w for widths in module.spec.ffn_widths for w in widths])
     rows = max(1, CHUNK_ELEMENTS // (ids.shape[1] * widest))
     pieces, saturations = [], 0
     with torch.no_grad():

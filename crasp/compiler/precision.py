@@ -23,7 +23,7 @@ from typing import Iterable
 
 from crasp.compiler.emit_weights import Bound
 from crasp.compiler.schedule import Schedule
-from crasp.compiler.model_format import MAX_TOTAL_BITS, MIN_TOTAL_BITS
+from crasp.compiler.model_config import MAX_TOTAL_BITS, MIN_TOTAL_BITS
 from crasp.errors import CraspError
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from crasp.compiler.model_format import FORMAT, VERSION, CompiledModel, expected_shapes
+from crasp.compiler.model_config import FORMAT, VERSION, ModelConfig, attention, expected_shapes
+from crasp.compiler.model_format import CompiledModel
 
 
 def random_model(seed: int, vocab: tuple[str, ...] = ("a", "b"), max_layers: int = 3,
@@ -31,8 +32,8 @@ def random_model(seed: int, vocab: tuple[str, ...] = ("a", "b"), max_layers: int
     }
     config["residual_labels"] = [f"x{j}" for j in range(config["d_model"])]
     tensors = {name: rng.integers(-max_weight, max_weight + 1, shape).astype(np.float64)
-               for name, shape in expected_shapes(config).items()}
+               for name, shape in expected_shapes(ModelConfig.from_json(config, "random")).items()}
     for layer in range(n_layers):
         if rng.random() < 1 / 3:
-            tensors[f"layers.{layer}.attn.q"][:] = 0
+            tensors[attention(layer, "q")][:] = 0
     return CompiledModel(config, tensors)

@@ -24,23 +24,23 @@ def compile_summary(model: CompiledModel) -> dict:
     Works on any valid model directory; the keys that only the compiler writes (the bound,
     the layer table, the program) are None or empty for models from elsewhere.
     """
-    config = model.config
+    spec = model.spec
     return {
-        "depth": config["depth"],
-        "layers": config["n_layers"],
-        "heads": config["n_heads"],
-        "d_head": config["d_head"],
-        "d_model": config["d_model"],
-        "d_model_bound": config.get("d_model_bound"),
+        "depth": spec.depth,
+        "layers": spec.n_layers,
+        "heads": spec.n_heads,
+        "d_head": spec.d_head,
+        "d_model": spec.d_model,
+        "d_model_bound": spec.extra.get("d_model_bound"),
         "params": model.params,
-        "precision": {"total_bits": config["precision"]["total_bits"],
-                      "frac_bits": config["precision"]["frac_bits"]},
-        "precision_set_by": config.get("precision_set_by"),
-        "ffn_widths": config["ffn_widths"],
-        "vocab": config["vocab"],
-        "program_file": config.get("program_file"),
-        "answer": config.get("answer"),
-        "layer_table": config.get("layer_table", []),
+        "precision": {"total_bits": spec.precision.total_bits,
+                      "frac_bits": spec.precision.frac_bits},
+        "precision_set_by": spec.extra.get("precision_set_by"),
+        "ffn_widths": [list(widths) for widths in spec.ffn_widths],
+        "vocab": list(spec.vocab),
+        "program_file": spec.extra.get("program_file"),
+        "answer": spec.extra.get("answer"),
+        "layer_table": spec.extra.get("layer_table", []),
     }
 
 

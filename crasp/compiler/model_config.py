@@ -1,0 +1,179 @@
+"""The compiled model's ``config.json`` as a typed value, and the one tensor-name schema.
+
+``ModelConfig.from_json`` is the only reader of the JSON object (every check of
+``docs/model-format.md``: format and version, keys, types, ranges, consistency), and
+``to_json`` writes it back unchanged, in the same key order; the emitter builds one, the loader
+validates one, the executor, the exporter, the decompiler and the summary read one. A model's
+tensors are named by the functions below and nowhere else (``expected_shapes`` lists them all,
+in file order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from crasp.errors import CraspError
+
+FORMAT = "crasp-transformer"
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+"""Version 2 added the embedding row ``other_id`` for tokens outside the vocabulary; a version 1
+model (without it) still loads, and rejects such tokens."""
+CONFIG_FILE = "config.json"
+MIN_TOTAL_BITS, MAX_TOTAL_BITS = 2, 53
+
+EMBED = "embed"
+OUT_WEIGHT = "out.weight"
+OUT_BIAS = "out.bias"
+ATTENTION_PARTS = ("q", "k", "v", "o")
+
+
+def attention(layer: int, part: str) -> str:
+    """``layers.{layer}.attn.{part}``, part one of q, k, v (rows: head dimensions) or o."""
+    return f"layers.{layer}.attn.{part}"
+
+
+def ffn(layer: int, index: int, kind: str) -> str:
+    """``layers.{layer}.ffn.{index}.{kind}``: linear map ``index`` (0 reads the residual
+    stream, the last writes it), kind ``weight`` or ``bias``."""
+    return f"layers.{layer}.ffn.{index}.{kind}"
+
+
+class ModelFormatError(CraspError):
+    """A model directory that is missing, truncated, or does not match the format."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Precision:
+    total_bits: int   # p: bits of a number, sign included
+    frac_bits: int    # s: bits after the binary point
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Every key of ``config.json`` the format defines; ``extra`` keeps the others (the
+    compiler's provenance: ``precision_set_by``, ``program_file``, ``layer_table`` ...)."""
+
+    version: int
+    vocab: tuple[str, ...]
+    bos_id: int
+    other_id: int | None          # version 2: the row for tokens outside the vocabulary
+    d_model: int
+    n_layers: int
+    n_heads: int
+    d_head: int
+    ffn_widths: tuple[tuple[int, ...], ...]
+    precision: Precision
+    depth: int
+    residual_labels: tuple[str, ...]
+    program_sha256: str
+    extra: dict = field(default_factory=dict)
+    order: tuple[str, ...] = ()   # the JSON's key order, so to_json writes it back unchanged
+
+    @property
+    def embedding_rows(self) -> int:
+        """Tokens, BOS, and (version 2) the row of tokens outside the vocabulary."""
+        return len(self.vocab) + (2 if self.version >= 2 else 1)
+
+    @classmethod
+    def from_json(cls, config: Any, where: str) -> ModelConfig:
+        """The checked config (``ModelFormatError`` naming ``where/config.json`` otherwise)."""
+        def fail(message: str):
+            raise ModelFormatError(f"{where}/{CONFIG_FILE}: {message}")
+
+        if not isinstance(config, dict):
+            fail("is not a JSON object")
+        if config.get("format") != FORMAT:
+            fail(f"'format' is {config.get('format')!r}, expected {FORMAT!r} (not a crasp "
+                 f"model?)")
+        if not _is_int(config.get("version")) or config["version"] not in READABLE_VERSIONS:
+            fail(f"format version {config.get('version')!r} is not supported (this crasp reads "
+                 f"versions {', '.join(map(str, READABLE_VERSIONS))})")
+        minimum = {"bos_id": 0, "d_model": 1, "n_layers": 0, "n_heads": 0, "d_head": 0,
+                   "depth": 0}
+        for key, low in minimum.items():
+            if key not in config:
+                fail(f"missing key {key!r}")
+            if not _is_int(config[key]) or config[key] < low:
+                fail(f"{key!r} must be an integer >= {low}, got {config[key]!r}")
+        for key in ("vocab", "ffn_widths", "residual_labels", "precision", "program_sha256"):
+            if key not in config:
+                fail(f"missing key {key!r}")
+        vocab = config["vocab"]
+        if (not isinstance(vocab, list) or not all(isinstance(t, str) and t for t in vocab)
+                or len(set(vocab)) != len(vocab)):
+            fail("'vocab' must be a list of distinct non-empty token strings")
+        if config["bos_id"] != len(vocab):
+            fail(f"'bos_id' must be len(vocab) = {len(vocab)} (the row after the tokens), got "
+                 f"{config['bos_id']}")
+        if config["version"] >= 2 and config.get("other_id") != len(vocab) + 1:
+            fail(f"'other_id' must be len(vocab) + 1 = {len(vocab) + 1} (the row after BOS), "
+                 f"got {config.get('other_id')!r}")
+        widths = config["ffn_widths"]
+        if (not isinstance(widths, list) or len(widths) != config["n_layers"]
+                or not all(isinstance(w, list) and w and all(_is_int(x) and x > 0 for x in w)
+                           for w in widths)):
+            fail(f"'ffn_widths' must hold one non-empty list of positive hidden widths per "
+                 f"layer ({config['n_layers']} layers)")
+        labels = config["residual_labels"]
+        if not isinstance(labels, list) or len(labels) != config["d_model"]:
+            fail(f"'residual_labels' must be a list of d_model = {config['d_model']} strings")
+        precision = config["precision"]
+        if (not isinstance(precision, dict) or not _is_int(precision.get("total_bits"))
+                or not _is_int(precision.get("frac_bits"))
+                or not 0 <= precision["frac_bits"] < precision["total_bits"]
+                or not MIN_TOTAL_BITS <= precision["total_bits"] <= MAX_TOTAL_BITS):
+            fail(f"'precision' must be {{\"total_bits\": p, \"frac_bits\": s}} with 0 <= s < p "
+                 f"and {MIN_TOTAL_BITS} <= p <= {MAX_TOTAL_BITS}")
+        if config["n_layers"] and not config["n_heads"]:
+            fail("a model with layers needs 'n_heads' >= 1")
+        known = {"format", "version", "vocab", "bos_id", "other_id", "d_model", "n_layers",
+                 "n_heads", "d_head", "ffn_widths", "precision", "depth", "residual_labels",
+                 "program_sha256"}
+        return cls(
+            version=config["version"], vocab=tuple(vocab), bos_id=config["bos_id"],
+            other_id=config.get("other_id"), d_model=config["d_model"],
+            n_layers=config["n_layers"], n_heads=config["n_heads"], d_head=config["d_head"],
+            ffn_widths=tuple(tuple(w) for w in widths),
+            precision=Precision(precision["total_bits"], precision["frac_bits"]),
+            depth=config["depth"], residual_labels=tuple(labels),
+            program_sha256=config["program_sha256"],
+            extra={k: v for k, v in config.items() if k not in known}, order=tuple(config))
+
+    def to_json(self) -> dict:
+        """The JSON object this config was read from (or would be written as)."""
+        values = {
+            "format": FORMAT, "version": self.version, "vocab": list(self.vocab),
+            "bos_id": self.bos_id, "other_id": self.other_id, "d_model": self.d_model,
+            "n_layers": self.n_layers, "n_heads": self.n_heads, "d_head": self.d_head,
+            "ffn_widths": [list(w) for w in self.ffn_widths],
+            "precision": {"total_bits": self.precision.total_bits,
+                          "frac_bits": self.precision.frac_bits},
+            "depth": self.depth, "residual_labels": list(self.residual_labels),
+            "program_sha256": self.program_sha256, **self.extra,
+        }
+        if self.other_id is None:
+            del values["other_id"]
+        order = [k for k in self.order if k in values] + [k for k in values if k not in self.order]
+        return {key: values[key] for key in order}
+
+
+def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor's name and shape, as the config determines them."""
+    d, inner = config.d_model, config.n_heads * config.d_head
+    shapes = {EMBED: (config.embedding_rows, d)}
+    for layer, widths in enumerate(config.ffn_widths):
+        for part in ("q", "k", "v"):
+            shapes[attention(layer, part)] = (inner, d)
+        shapes[attention(layer, "o")] = (d, inner)
+        sizes = [d, *widths, d]
+        for m in range(len(sizes) - 1):
+            shapes[ffn(layer, m, "weight")] = (sizes[m + 1], sizes[m])
+            shapes[ffn(layer, m, "bias")] = (sizes[m + 1],)
+    shapes[OUT_WEIGHT], shapes[OUT_BIAS] = (d,), ()
+    return shapes
