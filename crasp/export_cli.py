@@ -10,9 +10,11 @@ from crasp.errors import CraspError
 
 @click.command("export")
 @click.argument("model_dir", metavar="MODEL")
-@click.option("--format", "fmt", type=click.Choice(["onnx"]), default="onnx", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["onnx"], case_sensitive=False), default="onnx",
+              show_default=True,
               help="The output format.")
-@click.option("-o", "--out", "--output", "output", required=True, metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("-o", "--out", "--output", "output", required=True, metavar="FILE",
+              type=click.Path(dir_okay=False),
               help="The file to write.")
 @click.option("--force", is_flag=True, help="Replace FILE if it is an ONNX file crasp wrote.")
 def export_command(model_dir, fmt, output, force):

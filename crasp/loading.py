@@ -19,7 +19,8 @@ from crasp.hahn import precedence_warnings
 STDIN_NAME = "-"
 
 dialect_option = click.option(
-    "--dialect", type=click.Choice(DIALECTS), default="crasp", show_default=True,
+    "--dialect", type=click.Choice(DIALECTS, case_sensitive=False), default="crasp",
+    show_default=True,
     help="How to read PROG: crasp (conventional precedence) or hahn (exactly as Hahn's "
          "interpreter m-hahn/c-rasp reads .cr files: his precedence, redefinitions allowed).")
 

@@ -3,6 +3,7 @@ command, an example in every --help, case-insensitive choices, "did you mean" fo
 
 from __future__ import annotations
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -67,3 +68,36 @@ def test_progress_defaults_to_whether_stderr_is_a_terminal(monkeypatch):
     assert wants_progress(None) is False and wants_progress(True) is True
     monkeypatch.setattr(sys, "stderr", Terminal())
     assert wants_progress(None) is True and wants_progress(False) is False
+
+
+def _options():
+    context = click.Context(cli)
+    for name in sorted(cli.list_commands(context)):
+        for param in cli.get_command(context, name).params:
+            if isinstance(param, click.Option):
+                yield name, param
+
+
+def test_every_choice_of_every_command_ignores_case():
+    sensitive = [f"crasp {name} {param.opts[0]}" for name, param in _options()
+                 if isinstance(param.type, click.Choice) and param.type.case_sensitive]
+    assert not sensitive
+
+
+# "no default": None before click 8.3, its UNSET sentinel since
+NO_DEFAULT = (None, getattr(click.core, "UNSET", None))
+
+
+def test_every_option_with_a_default_shows_it_in_help():
+    hidden = [f"crasp {name} {param.opts[0]}" for name, param in _options()
+              if param.default not in NO_DEFAULT and not param.is_flag
+              and not param.multiple and not param.show_default]
+    assert not hidden
+
+
+def test_mixed_case_choices_reach_the_command(tmp_path):
+    result = CliRunner().invoke(cli, ["compile", "examples/majority.crasp", "--target", "FLOAT",
+                                      "--dtype", "Float64", "--max-length", "20", "-o",
+                                      str(tmp_path / "m")])
+    assert result.exit_code == 0, result.output
+    assert "float realization (float64" in result.output

@@ -29,14 +29,16 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
 @click.option("--alphabet", "extra_alphabet", multiple=True,
               help="Extra tokens (space-separated) for the vocabulary of a program that declares "
                    "no alphabet.")
-@click.option("--target", type=click.Choice(["exact", "float"]), default="exact",
+@click.option("--target", type=click.Choice(["exact", "float"], case_sensitive=False),
+              default="exact",
               show_default=True,
               help="exact: the fixed-precision model; float: a float transformer (softmax, "
                    "ReLU, no rounding) in the trainer's checkpoint format, certified exact up "
                    "to --max-length.")
 @click.option("--max-length", type=click.IntRange(min=1), metavar="N",
               help="(--target float) The longest input the float model must be exact on.")
-@click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32",
+@click.option("--dtype", type=click.Choice(["float32", "float64"], case_sensitive=False),
+              default="float32",
               show_default=True, help="(--target float) The float type it is certified for.")
 @click.option("--gadgets", type=click.Choice(["robust", "minimal"], case_sensitive=False),
               default="robust", show_default=True,
