@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -72,7 +73,7 @@ def compile_float(program: syntax.Program, output: str, max_length: int, dtype: 
     (replacing an earlier one only with ``force``); return its summary."""
     realization: FloatRealization = realize_float(program, max_length, dtype, style=style)
     source = program.source or format_program(program)
-    name = (program.filename or "program").rsplit("/", 1)[-1].removesuffix(".crasp")
+    name = Path(program.filename).stem if program.filename else "program"
     save_float_realization(output, realization, name,
                            hashlib.sha256(source.encode("utf-8")).hexdigest(), force)
     checkpoint: Checkpoint = load_checkpoint(output)

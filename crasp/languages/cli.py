@@ -140,11 +140,11 @@ def generate_command(language, bins, n, seed, output, force, fmt, train_bin, val
         claim(directory, DATASET, force)
     manifests = [write_task(part, directory, fmt, command=shlex.join(words), force=force)
                  for directory, part in parts.items()]
-    width = max(10, *(len(split.name) for split in task.splits))
-    for split in task.splits:
-        note = f", {split.duplicates} duplicates" if split.duplicates else ""
-        click.echo(f"{split.name:>{width}}  {format_bin((split.lo, split.hi)):>9}  "
-                   f"{len(split)} strings{note}")
+    for line in format_table([(split.name, format_bin((split.lo, split.hi)),
+                               f"{len(split)} strings"
+                               + (f", {split.duplicates} duplicates" if split.duplicates else ""))
+                              for split in task.splits], rule=False):
+        click.echo(line)
     if any(split.duplicates for split in task.splits):
         click.echo("note: duplicates come from short lengths that hold few distinct strings; "
                    "--distinct forbids them", err=True)

@@ -16,6 +16,7 @@ import click
 
 from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
+from crasp.tables import format_table
 from crasp.train.config import TrainConfig, config_fields
 from crasp.train.field_text import OPTION_SPELLINGS, parse_field
 from crasp.train.presets import preset_names, resolve_preset
@@ -79,10 +80,9 @@ def _summary(results: dict, run_dir: Path) -> str:
              f"{'success' if results['success'] else 'no success'})"]
     if results.get("selected"):
         lines.append("selected: " + ", ".join(f"{k}={v}" for k, v in results["selected"].items()))
-    lines.append(f"{'bin':>10}  {'exact':>7}  {'token':>7}  {'n':>5}")
-    for name, metrics in results["bins"].items():
-        lines.append(f"{name:>10}  {metrics['exact_match']:7.4f}  "
-                     f"{metrics['token_accuracy']:7.4f}  {metrics['n']:5d}")
+    lines += format_table([("bin", "exact", "token", "n")] + [
+        (name, f"{metrics['exact_match']:.4f}", f"{metrics['token_accuracy']:.4f}",
+         str(metrics["n"])) for name, metrics in results["bins"].items()], rule=False)
     lines.append(f"wall time: {results['wall_time_s']:.1f} s")
     return "\n".join(lines)
 

@@ -19,6 +19,7 @@ from crasp.compiler import load_model
 from crasp.compiler.executor import score_ids
 from crasp.errors import CraspError
 from crasp.languages.datasets import parse_test_bins
+from crasp.tables import format_table
 from crasp.train.config import TrainConfig
 from crasp.train.loop import build_splits, check_config
 from crasp.train.metrics import SplitMetrics, evaluate
@@ -92,7 +93,7 @@ def eval_command(model_dir, language, bins, n, seed, as_json):
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    click.echo(f"{'bin':>12}  {'exact match':>11}  {'token accuracy':>14}  {'n':>5}")
-    for row in rows:
-        click.echo(f"{row['bin']:>12}  {row['exact_match']:>11.2%}  "
-                   f"{row['token_accuracy']:>14.4%}  {row['n']:>5}")
+    for line in format_table([("bin", "exact match", "token accuracy", "n")] + [
+            (row["bin"], f"{row['exact_match']:.2%}", f"{row['token_accuracy']:.4%}",
+             str(row["n"])) for row in rows]):
+        click.echo(line)
