@@ -139,3 +139,22 @@ def test_version_and_module_entry_point():
 
     assert crasp.__version__.count(".") == 2
     assert importlib.import_module("crasp.__main__").main is crasp.cli.main
+
+
+def test_load_sweep_reads_bins_drawn_from_a_test_distribution(tmp_path):
+    """A cell scored on ``351:400@skewed`` (the second edition's bins) loads, with the
+    distribution in its own column."""
+    from test_report import write_cell
+
+    from crasp.train import load_sweep
+    from crasp.train.results import BinScore, RunResults
+
+    identifier = write_cell(tmp_path, "L3", 1, 0, 1.0)
+    results = RunResults.read(tmp_path / "cells" / identifier)
+    skewed = {**results.bins, "351:400@skewed": BinScore(0.5, 0.9, 8)}
+    RunResults(**{**results.__dict__, "bins": skewed}).write(tmp_path / "cells" / identifier)
+    table = load_sweep(tmp_path)
+    row = table[table["bin"] == "351:400@skewed"].iloc[0]
+    assert (row["bin_lo"], row["bin_hi"], row["distribution"]) == (351, 400, "skewed")
+    assert row["exact_match"] == 0.5
+    assert set(table[table["bin"] != "351:400@skewed"]["distribution"]) == {"uniform"}

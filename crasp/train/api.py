@@ -188,9 +188,9 @@ def train_sweep(out_dir: str | Path, *, depths: str | Sequence[int], languages: 
 def load_sweep(*dirs: str | Path):
     """Finished cells of one or more sweep directories as a pandas ``DataFrame`` in long
     format: one row per cell and test bin, with the cell's ``id``, ``language``, ``depth``,
-    ``posenc``, ``seed``, its grid point (one column per grid field), ``bin`` (``"41:80"``),
-    ``bin_lo``, ``bin_hi``, ``exact_match``, ``token_accuracy``, ``n`` and
-    ``val_exact_match``.
+    ``posenc``, ``seed``, its grid point (one column per grid field), ``bin`` (``"41:80"``,
+    ``"351:400@skewed"``), ``bin_lo``, ``bin_hi``, ``distribution`` (``"uniform"`` or the test
+    distribution's name), ``exact_match``, ``token_accuracy``, ``n`` and ``val_exact_match``.
 
     >>> import tempfile
     >>> out = tempfile.mkdtemp()
@@ -205,16 +205,17 @@ def load_sweep(*dirs: str | Path):
         import pandas
     except ImportError:
         raise CraspError("load_sweep needs pandas: pip install 'crasp[pandas]'") from None
-    from crasp.languages.datasets import parse_bin
+    from crasp.languages.datasets import parse_test_bin
     from crasp.train.report import load_sweeps
 
     rows = []
     for cell in load_sweeps(list(dirs)).cells:
         for name, values in cell.results.bins.items():
-            lo, hi = parse_bin(name)
+            lo, hi, distribution = parse_test_bin(name)
             rows.append({"id": cell.id, "sweep_dir": cell.sweep_dir, "language": cell.language,
                          "depth": cell.depth, "posenc": cell.posenc, "seed": cell.seed,
                          **cell.hyper, "bin": name, "bin_lo": lo, "bin_hi": hi,
+                         "distribution": distribution,
                          "exact_match": values.exact_match,
                          "token_accuracy": values.token_accuracy, "n": values.n,
                          "val_exact_match": cell.val_exact_match})
