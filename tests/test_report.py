@@ -241,3 +241,14 @@ def test_compiled_results_are_cached_per_program(tmp_path, monkeypatch):
     program.write_text("// v2\n")  # the program changed: evaluate again
     rep.build_report([tmp_path / "sweep"])
     assert calls == ["L3", "L4", "L5"] * 2
+
+
+def test_a_cell_with_unreadable_results_is_listed_not_dropped(tmp_path):
+    synthetic(tmp_path)
+    broken = sorted((tmp_path / "cells").iterdir())[0]
+    (broken / "results.json").write_text("{truncated")
+    report = rep.build_report([tmp_path], compiled=False)
+    assert broken.name not in [c.id for c in report.data.cells]
+    failed = {e["id"]: e["error"] for e in report.data.errors}
+    assert "unreadable results" in failed[broken.name]
+    assert f"`{broken.name}` failed: unreadable results" in rep.markdown_report(report)

@@ -145,7 +145,9 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
                 continue
             try:
                 results = RunResults.read(cell_path)
-            except CraspError:  # unreadable or malformed: not a finished cell
+            except CraspError as error:  # unreadable or malformed: listed, not counted
+                errors.append({"id": cell_path.name, "dir": str(directory),
+                               "error": f"unreadable results: {error}"})
                 continue
             record = {}
             if (cell_path / CELL_FILE).is_file():
