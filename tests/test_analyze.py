@@ -253,6 +253,10 @@ def test_cli_analyze_writes_records_and_plots(tiny_run, tmp_path):
     again = CliRunner().invoke(main, ["analyze", str(tiny_run), "-o", str(out)])
     assert again.exit_code == 2 and "--force" in again.output
     assert CliRunner().invoke(main, ["analyze", str(tiny_run), "-o", str(out), "--force"]).exit_code == 0
+    assert "analyze" not in result.stderr  # not a terminal: no bar unless asked
+    shown = CliRunner().invoke(main, ["analyze", str(tiny_run), "-o", str(out), "--force",
+                                      "--progress"])
+    assert shown.exit_code == 0 and "analyze: 100%" in shown.stderr and "6/6" in shown.stderr
 
 
 def test_cli_hessian_and_refusals(tiny_run, tmp_path):

@@ -252,3 +252,16 @@ def test_a_cell_with_unreadable_results_is_listed_not_dropped(tmp_path):
     failed = {e["id"]: e["error"] for e in report.data.errors}
     assert "unreadable results" in failed[broken.name]
     assert f"`{broken.name}` failed: unreadable results" in rep.markdown_report(report)
+
+
+def test_report_progress_bar_counts_the_compiled_references(tmp_path, monkeypatch):
+    from crasp.train.report.cli import report_command
+
+    synthetic(tmp_path / "sweep")
+    monkeypatch.setattr(rep, "evaluate_compiled", fake_compiled)
+    quiet = CliRunner().invoke(report_command, [str(tmp_path / "sweep")])
+    assert quiet.exit_code == 0 and "compiled references" not in quiet.stderr
+    shown = CliRunner().invoke(report_command, [str(tmp_path / "sweep"), "--progress", "-o",
+                                                str(tmp_path / "again")])
+    assert shown.exit_code == 0, shown.output
+    assert "compiled references: 100%" in shown.stderr and "3/3" in shown.stderr

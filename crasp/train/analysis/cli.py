@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from crasp.train.analysis.hessian import DEFAULT_MAX_PARAMS, check_size
+from crasp.train.progress import progress_option, wants_progress
 
 
 @click.command("analyze")
@@ -20,7 +21,8 @@ from crasp.train.analysis.hessian import DEFAULT_MAX_PARAMS, check_size
 @click.option("--hessian-strings", type=click.IntRange(1), default=32, show_default=True,
               help="Strings in the Hessian's fixed batch (from the shortest test bin).")
 @click.option("--force", is_flag=True, help="Replace an earlier output of crasp analyze.")
-def analyze_command(run_dir, out, with_hessian, max_params, hessian_strings, force):
+@progress_option
+def analyze_command(run_dir, out, with_hessian, max_params, hessian_strings, force, progress):
     """Ablation, attention paths and effective depth of a trained RUN (or its Hessian).
 
     \b
@@ -43,8 +45,8 @@ def analyze_command(run_dir, out, with_hessian, max_params, hessian_strings, for
         click.echo(f"Hessian over {sum(record['sizes'])} weights in {len(record['blocks'])} "
                    f"blocks -> {out}")
         return
-    record = outputs.write_directory(out, force,
-                                     lambda staging: driver.analyze_ablations(loaded, staging))
+    record = outputs.write_directory(out, force, lambda staging: driver.analyze_ablations(
+        loaded, staging, wants_progress(progress)))
     effective = record["effective_depth"]
     click.echo(f"{record['language']} {record['posenc']}: nominal depth {record['nominal_depth']}, "
                f"effective depth {effective['mean']['effective_depth']} (mean-ablation), "

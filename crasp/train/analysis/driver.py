@@ -9,6 +9,7 @@ from crasp.train.analysis import ablation, depth, hessian, outputs, plots
 from crasp.train.analysis.loading import LoadedRun
 from crasp.train.analysis.paths import PathAblated
 from crasp.train.metrics import evaluate
+from crasp.train.progress import progress_bar
 
 
 def path_effects(loaded: LoadedRun, means, baseline: dict) -> list[dict]:
@@ -31,16 +32,32 @@ def path_effects(loaded: LoadedRun, means, baseline: dict) -> list[dict]:
     return rows
 
 
-def analyze_ablations(loaded: LoadedRun, out: Path) -> dict:
+ABLATION_STEPS = ("head means", "baseline", "ablation table", "pruning curve", "paths",
+                  "effective depth")
+
+
+def analyze_ablations(loaded: LoadedRun, out: Path, progress: bool = False) -> dict:
     model, longest = loaded.model, loaded.longest
     n_layers, n_heads = len(model.layers), model.layers[0].attn.n_heads
-    means = ablation.head_means(loaded)
-    baseline = ablation.metrics_with(loaded, [], "mean", means)
-    rows = ablation.ablation_table(loaded, means, baseline)
+    bar = progress_bar(total=len(ABLATION_STEPS), desc="analyze", unit="step") if progress else None
+    steps = iter(ABLATION_STEPS)
+
+    def step(value):
+        if bar is not None:
+            bar.set_postfix_str(next(steps), refresh=False)
+            bar.update(1)
+        return value
+
+    means = step(ablation.head_means(loaded))
+    baseline = step(ablation.metrics_with(loaded, [], "mean", means))
+    rows = step(ablation.ablation_table(loaded, means, baseline))
     scores = ablation.head_scores(rows, longest.name)
-    curve = ablation.pruning_curve(loaded, means, scores)
-    paths = path_effects(loaded, means, baseline) if n_layers >= 2 else []
-    effective = {mode: depth.effective_depth(loaded, means, mode) for mode in ablation.MODES}
+    curve = step(ablation.pruning_curve(loaded, means, scores))
+    paths = step(path_effects(loaded, means, baseline) if n_layers >= 2 else [])
+    effective = step({mode: depth.effective_depth(loaded, means, mode)
+                      for mode in ablation.MODES})
+    if bar is not None:
+        bar.close()
     record = {"language": loaded.config.language, "posenc": loaded.config.posenc,
               "norm": loaded.config.norm, "nominal_depth": n_layers, "n_heads": n_heads,
               "theory_depth": effective["mean"]["theory_depth"], "longest_bin": longest.name,

@@ -63,11 +63,12 @@ __all__ = [
 
 def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOLD,
                  select: str = "val", compiled: bool = True,
-                 compiled_fn: CompiledFn | None = None, budget: int | None = None) -> Report:
+                 compiled_fn: CompiledFn | None = None, budget: int | None = None,
+                 progress: bool = False) -> Report:
     """Load and aggregate sweep directories (see the module docstring).
 
     ``compiled_fn`` replaces the compiled-reference evaluation (tests); only the default one is
-    cached, in the first directory."""
+    cached, in the first directory. ``progress`` shows a bar while the references compile."""
     if not 0.0 < threshold <= 1.0:
         raise CraspError(f"threshold must be in (0, 1], not {threshold}")
     data = load_sweeps(dirs)
@@ -78,7 +79,8 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
     references = {}
     if compiled:
         cache = Path(dirs[0]) / COMPILED_CACHE if compiled_fn is None else None
-        references = score_references(data.cells, compiled_fn or evaluate_compiled, cache)
+        references = score_references(data.cells, compiled_fn or evaluate_compiled, cache,
+                                      progress)
     rows, columns = csv_rows(data.cells)
     return Report(data, threshold, select, table, summarize(table, references, threshold),
                   references, rows, columns, theory_depths(data.cells),

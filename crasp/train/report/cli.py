@@ -8,6 +8,7 @@ import click
 
 from crasp.errors import CraspError
 from crasp.outputs import REPORT, claim_updatable
+from crasp.train.progress import progress_option, wants_progress
 
 
 @click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,7 +28,8 @@ from crasp.outputs import REPORT, claim_updatable
                    "within EPOCHS epochs, from the run's per-epoch test records.")
 @click.option("--compiled/--no-compiled", default=True, show_default=True,
               help="Compile each language's reference program and score it on the same bins.")
-def report_command(dirs, out_dir, threshold, select, budget, compiled):
+@progress_option
+def report_command(dirs, out_dir, threshold, select, budget, compiled, progress):
     """Tabulate and plot one or more sweep directories (shards are merged).
 
     \b
@@ -48,7 +50,8 @@ def report_command(dirs, out_dir, threshold, select, budget, compiled):
     from crasp.train import report as report_module
 
     report = report_module.build_report(list(dirs), threshold=threshold, select=select,
-                                        compiled=compiled, budget=budget)
+                                        compiled=compiled, budget=budget,
+                                        progress=wants_progress(progress))
     if not report.data.cells:
         raise CraspError(f"report: no finished cells in {', '.join(dirs)}")
     out = Path(out_dir) if out_dir else Path(dirs[0]) / "report"

@@ -25,6 +25,7 @@ from crasp.languages import Language, build_task, get_language
 from crasp.languages.datasets import parse_test_bin
 from crasp.syntax import Program
 from crasp.train.config import test_bin_name
+from crasp.train.progress import progress_bar
 from crasp.train.report.loading import CellResult
 from crasp.train.report.ordering import language_sort_key
 from crasp.train.sweep import canonical_json, parse_bin, read_json
@@ -200,7 +201,7 @@ def _compiled_configs(cells: Sequence[CellResult]) -> dict[str, dict]:
 
 
 def score_references(cells: Sequence[CellResult], evaluate: CompiledFn,
-                     cache_path: Path | None) -> dict[str, dict]:
+                     cache_path: Path | None, progress: bool = False) -> dict[str, dict]:
     """language -> ``evaluate(language, data settings)`` for every language of ``cells``.
 
     With ``cache_path``, results are cached there, keyed by language and data settings and
@@ -209,8 +210,14 @@ def score_references(cells: Sequence[CellResult], evaluate: CompiledFn,
     cache = _read_cache(cache_path)
     changed = False
     results: dict[str, dict] = {}
-    for language, config in sorted(_compiled_configs(cells).items(),
-                                   key=lambda item: language_sort_key(item[0])):
+    languages = sorted(_compiled_configs(cells).items(),
+                       key=lambda item: language_sort_key(item[0]))
+    bar = (progress_bar(total=len(languages), desc="compiled references", unit="language")
+           if progress else None)
+    for language, config in languages:
+        if bar is not None:
+            bar.set_postfix_str(language, refresh=False)
+            bar.update(1)
         key = canonical_json({"language": language, "data": config})
         entry = cache.get(key)
         if entry is not None and entry.get("program_sha") == _file_sha(
@@ -223,6 +230,8 @@ def score_references(cells: Sequence[CellResult], evaluate: CompiledFn,
         if cache_path is not None and not str(result.get("status")).startswith("error"):
             cache[key] = {"result": result, "program_sha": _file_sha(result.get("program"))}
             changed = True
+    if bar is not None:
+        bar.close()
     if changed:
         try:
             write_text_atomic(cache_path, json.dumps(cache, indent=1, default=str) + "\n")
