@@ -16,6 +16,7 @@ it on first use, so ``import crasp.train`` stays cheap for tools such as the swe
 The pipeline, one module (or package) per step::
 
     config (presets, posenc)   the TrainConfig: every field once, with its type and help
+    field_text                 text -> a field's value, for --FIELD, --set and --grid
     batching, metrics          language -> encoded splits; predictions -> exact match, accuracy
     model (posenc, init)       the causal transformer, from scratch or from a checkpoint
     loop (run, checkpoint)     training with resumable checkpoints in a run directory
