@@ -9,9 +9,13 @@
    attention) against the exact executor, on 1,000 random strings of length 1,000.
 4. The exact model's ONNX graph (onnxruntime) against the exact executor at every position of
    random strings of length 10^5, with both timings.
+5. Training from the gadgets (``crasp train --init-from DIR``): the L5 predictor realized with
+   the robust and the minimal gadgets (N = 100), one epoch at lr 1e-4 on L5 (train 20-40,
+   test 41-80; the recipes of tests/test_float_init.py, 100 and 200 training strings), five
+   seeds: validation exact match before and after, minimal against robust.
 
     python benchmarks/bench_float.py [--strings 1000] [--length 1000] [--onnx-length 100000]
-                                     [--skip certificates,beyond,throughput,onnx]
+                                     [--skip certificates,beyond,throughput,onnx,init]
 """
 
 from __future__ import annotations
@@ -149,6 +153,46 @@ def onnx_long(scratch: Path, length: int, strings: int) -> None:
               f"{exact_s / onnx_s:.2f}x |")
 
 
+def init(scratch: Path, seeds: int = 5) -> None:
+    from crasp.compiler.float_measure import compile_float
+    from crasp.languages import get_language
+    from crasp.train.init import adopt_architecture, load_initial_weights
+    from crasp.train.loop import build_splits, train
+    from crasp.train.metrics import evaluate
+    from crasp.train.model import build_model
+    from crasp.train.presets import resolve_preset
+
+    print("\nTraining from the float realization of L5_predict (N = 100), one epoch, lr 1e-4, "
+          "train 20-40 (a fifth of the strings for validation), test 41-80:")
+    header("n_train", "gadgets", "validation exact match before (all seeds)",
+           "after one epoch, per seed", "mean after")
+    for n_train, n_test in ((100, 20), (200, 50)):
+        means = {}
+        for style in ("robust", "minimal"):
+            directory = scratch / f"init-{style}"
+            if not directory.exists():
+                compile_float(example("L5_predict"), str(directory), 100, "float32",
+                              measure_beyond=False, style=style)
+            before, after = [], []
+            for seed in range(seeds):
+                config = adopt_architecture(resolve_preset(
+                    "default", language="L5", depth=3, train_bin=(20, 40), test_bins=[(41, 80)],
+                    n_train=n_train, n_test=n_test, epochs=1, device="cpu", lr=1e-4, seed=seed,
+                    init_from=str(directory)))
+                vocab, _, _, val, _ = build_splits(config, get_language("L5"))
+                model = build_model(config, len(vocab))
+                load_initial_weights(model, config, vocab)
+                before.append(evaluate(model, val, torch.device("cpu"),
+                                       config.eval_batch_tokens).exact_match)
+                after.append(train(config, scratch / f"run-{style}-{n_train}-{seed}",
+                                   progress=False, resume=False)["val_exact_match"])
+            means[style] = sum(after) / len(after)
+            print(f"| {n_train} | {style} | {', '.join(f'{v:.0%}' for v in before)} | "
+                  f"{', '.join(f'{v:.0%}' for v in after)} | {means[style]:.1%} |", flush=True)
+        print(f"n_train {n_train}: minimal / robust after one epoch "
+              f"{means['minimal'] / means['robust']:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--strings", type=int, default=1000)
@@ -171,6 +215,8 @@ def main() -> None:
             throughput(Path(scratch), args.strings, args.length)
         if "onnx" not in skip:
             onnx_long(Path(scratch), args.onnx_length, args.onnx_strings)
+        if "init" not in skip:
+            init(Path(scratch))
 
 
 if __name__ == "__main__":

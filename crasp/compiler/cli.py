@@ -43,8 +43,8 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
 @click.option("--gadgets", type=click.Choice(["robust", "minimal"], case_sensitive=False),
               default="robust", show_default=True,
               help="(--target float) robust: every bit made clean (one more hidden layer per "
-                   "layer; tolerates training from these weights); minimal: the exact model's "
-                   "hidden layers (exact, but no slack against weight changes).")
+                   "layer; more slack when training from these weights); minimal: the exact "
+                   "model's hidden layers (exact, with no slack against weight changes).")
 @dialect_option
 def compile_command(program_path, output, force, as_json, extra_alphabet, target, max_length,
                      dtype, gadgets, dialect):
