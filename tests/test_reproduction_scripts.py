@@ -10,6 +10,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,17 @@ def test_only_an_invocation_that_trains_records_the_environment(tmp_path):
     assert not (tmp_path / "results" / "environment.txt").exists()
     run_script(tmp_path, "one-head archive")
     assert (tmp_path / "results" / "environment.txt").read_text().startswith("commit: ")
+
+
+def test_compare_cells_counts_identical_cells_and_lists_the_ones_that_flip(tmp_path):
+    header = "cell_id,exact_match_351_400\n"
+    (tmp_path / "old.csv").write_text(header + "a,1.0\nb,0.5\nc,0.995\nonly_old,0.1\n")
+    (tmp_path / "new.csv").write_text(header + "a,1.0\nb,0.4\nc,0.98\nonly_new,0.2\n")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "results" / "compare_cells.py"),
+         str(tmp_path / "old.csv"), str(tmp_path / "new.csv")],
+        capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == [
+        "4 and 4 cells, 3 in common; exact_match_351_400: identical in 1, pass/fail (>= 0.99) "
+        "alike in 2",
+        "  c: 0.995 -> 0.98"]
