@@ -265,3 +265,22 @@ def test_report_progress_bar_counts_the_compiled_references(tmp_path, monkeypatc
                                                 str(tmp_path / "again")])
     assert shown.exit_code == 0, shown.output
     assert "compiled references: 100%" in shown.stderr and "3/3" in shown.stderr
+
+
+def test_the_report_says_when_cells_come_from_different_code(tmp_path):
+    synthetic(tmp_path)
+    cells = sorted((tmp_path / "cells").iterdir())
+    for cell in cells[:5]:
+        results = RunResults.read(cell)
+        RunResults(**{**results.__dict__, "environment": {"code": "aaaaaaaaaaaa"}}).write(cell)
+    report = rep.build_report([tmp_path], compiled=False)
+    assert report.as_dict()["code_versions"] == {"unrecorded": len(cells) - 5,
+                                                 "aaaaaaaaaaaa": 5}
+    text = rep.markdown_report(report)
+    assert "The cells come from 2 versions of crasp's code" in text
+    assert "`aaaaaaaaaaaa` 5 cell(s)" in text
+    for cell in cells[5:]:  # all from one version: nothing to say
+        results = RunResults.read(cell)
+        RunResults(**{**results.__dict__, "environment": {"code": "aaaaaaaaaaaa"}}).write(cell)
+    assert "versions of crasp's code" not in rep.markdown_report(
+        rep.build_report([tmp_path], compiled=False))

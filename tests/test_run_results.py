@@ -69,3 +69,11 @@ def test_malformed_results_are_refused_by_name(value, message):
 def test_a_missing_file_is_a_crasp_error(tmp_path):
     with pytest.raises(CraspError, match="missing"):
         RunResults.read(tmp_path)
+
+
+def test_the_trainer_records_the_fingerprint_of_its_code(trained):
+    from crasp.train.results import code_fingerprint
+
+    results = RunResults.read(trained[0])
+    assert results.environment["code"] == code_fingerprint()
+    assert len(code_fingerprint()) == 12 and code_fingerprint() == code_fingerprint()

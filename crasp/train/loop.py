@@ -36,7 +36,7 @@ from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
-from crasp.train.results import BinScore, RunResults
+from crasp.train.results import BinScore, RunResults, code_fingerprint
 from crasp.train.signals import SignalGuard
 
 TIMING_KEYS = ("wall_time_s", "train_time_s", "eval_time_s")
@@ -437,7 +437,8 @@ class _Trainer:
                       "recognition_depth": getattr(language, "recognition_depth", None),
                       "prediction_depth": getattr(language, "prediction_depth", None)},
             data=data,
-            environment={"device": str(self.device), "threads": torch.get_num_threads(),
+            environment={"code": code_fingerprint(),
+                         "device": str(self.device), "threads": torch.get_num_threads(),
                          "torch": torch.__version__, "python": platform.python_version()},
             config=self.config.to_dict(),
         )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from crasp.train.sweep import parse_bin
-from crasp.train.report.loading import CellResult, SweepData, commands, wall_time
+from crasp.train.report.loading import CellResult, SweepData, code_versions, commands, wall_time
 from crasp.train.report.markdown import summary_text
 
 @dataclass
@@ -49,6 +49,7 @@ class Report:
             "budget_curves": self.curves,
             "compiled": self.compiled,
             "wall_time": wall_time(self.data),
+            "code_versions": code_versions(self.data),
             "commands": commands(self.data),
             "cells": self.rows,
         }

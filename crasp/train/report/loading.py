@@ -225,6 +225,17 @@ def cell_order(cell: CellResult) -> tuple:
     return (posenc_sort_key(cell.architecture), language_sort_key(cell.language), cell.depth,
             cell.hyper_key, cell.seed, cell.id)
 
+
+def code_versions(data: SweepData) -> dict[str, int]:
+    """Cells per fingerprint of the code that trained them (``environment["code"]``,
+    ``crasp.train.results.code_fingerprint``); "unrecorded" for runs older than the fingerprint."""
+    counts: dict[str, int] = {}
+    for cell in data.cells:
+        code = (cell.results.environment or {}).get("code") or "unrecorded"
+        counts[code] = counts.get(code, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
 def wall_time(data: SweepData) -> dict:
     cell_seconds = sum(float(c.results.wall_time_s or 0.0) for c in data.cells)
     session_seconds = sum(float(s.get("elapsed_s") or 0.0) for s in data.sessions)

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence, TYPE_CHECKING
 from crasp.train.sweep import canonical_json, parse_bin
 from crasp.train.theory_bounds import DepthBound, bounded_architecture, depth_bound
 from crasp.train.report.aggregate import Aggregate, mean_std
-from crasp.train.report.loading import CellResult, commands, wall_time
+from crasp.train.report.loading import CellResult, code_versions, commands, wall_time
 from crasp.train.report.ordering import architecture_name
 
 if TYPE_CHECKING:  # the Report holds the summary text this module writes: no import cycle
@@ -228,6 +228,14 @@ def markdown_report(report: Report) -> str:
         + f"{_duration(times['cells_total_s'])} of training summed over cells.",
         "",
     ]
+    versions = code_versions(data)
+    if len(versions) > 1:
+        parts += [f"The cells come from {len(versions)} versions of crasp's code (a fingerprint "
+                  "of its sources, `environment.code` in results.json): "
+                  + ", ".join(f"`{code}` {count} cell(s)" for code, count in versions.items())
+                  + ". A cell id names the config, not the code: a change of the trainer's "
+                  "floating-point order changes results in the last digits, and can tip a "
+                  "cell near the threshold.", ""]
     for posenc, languages in table.items():
         parts.append(markdown_table(posenc, languages, depths, report.compiled, report.threshold,
                                     report.select))
