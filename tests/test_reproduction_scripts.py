@@ -154,3 +154,14 @@ def test_compare_cells_counts_identical_cells_and_lists_the_ones_that_flip(tmp_p
         "4 and 4 cells, 3 in common; exact_match_351_400: identical in 1, pass/fail (>= 0.99) "
         "alike in 2",
         "  c: 0.995 -> 0.98"]
+
+
+def test_a_training_stage_archives_when_it_ends(tmp_path):
+    out = tmp_path / "runs" / "one-head"
+    out.mkdir(parents=True)
+    (out / "sweep.json").write_text("specs")
+    fake_cell(out, "L3-d1-done", finished=True)
+    calls = run_script(tmp_path, "one-head")
+    assert [c[0] for c in calls] == ["sweep"]
+    records = tmp_path / "results" / "records" / "one-head"
+    assert (records / "cells" / "L3-d1-done" / "results.json").is_file()

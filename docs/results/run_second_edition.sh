@@ -23,7 +23,8 @@
 #   ek-nope-edge    seeds 3 and 4 at depths k-2 and k-1 (registered, conjectured k-1)  16 cells
 #   pe              RoPE and ALiBi, default preset, L4..L6 and E3..E5 x 3 seeds        216 cells
 #   report          crasp report of each family's finished cells, into $RESULTS/<family>
-#   archive         copy the records of every finished cell into $RECORDS/<family> (committed)
+#   archive         copy the records of every finished cell into $RECORDS/<family> (committed);
+#                   every training stage also archives when it ends
 #
 # Records. $OUT is git-ignored and holds the checkpoints; $RECORDS (default
 # $RESULTS/records) keeps, per family, what a report and a resume need of each finished cell:
@@ -74,6 +75,23 @@ copy_records() {
     done
 }
 for family in $FAMILIES; do copy_records "$RECORDS/$family" "$OUT/$family"; done
+
+# The records of every family in $OUT into $RECORDS. sweep.json and the sessions grow while a
+# family runs, so the newest copy replaces the archived one; cells are written once, and
+# copy_records keeps those already archived as they are.
+archive() {
+    local family file
+    for family in $FAMILIES; do
+        if [ -f "$OUT/$family/sweep.json" ]; then
+            mkdir -p "$RECORDS/$family/sessions"
+            cp "$OUT/$family/sweep.json" "$RECORDS/$family/"
+            for file in "$OUT/$family"/sessions/*.json; do
+                if [ -f "$file" ]; then cp "$file" "$RECORDS/$family/sessions/"; fi
+            done
+            copy_records "$OUT/$family" "$RECORDS/$family"
+        fi
+    done
+}
 # $1 the family, then the sweep's own arguments.
 # The environment is recorded once per invocation that trains (report and archive alone do not).
 recorded=
@@ -111,21 +129,11 @@ for stage in $STAGES; do
         for family in $FAMILIES; do
             if [ -f "$OUT/$family/sweep.json" ]; then "$CRASP" report "$OUT/$family" -o "$RESULTS/$family"; fi
         done ;;
-    archive)
-        # sweep.json and the sessions grow while a family runs: the newest copy replaces the
-        # archived one (cells are written once, so cp -n keeps them as they are).
-        for family in $FAMILIES; do
-            if [ -f "$OUT/$family/sweep.json" ]; then
-                mkdir -p "$RECORDS/$family/sessions"
-                cp "$OUT/$family/sweep.json" "$RECORDS/$family/"
-                for file in "$OUT/$family"/sessions/*.json; do
-                    if [ -f "$file" ]; then cp "$file" "$RECORDS/$family/sessions/"; fi
-                done
-                copy_records "$OUT/$family" "$RECORDS/$family"
-            fi
-        done ;;
+    archive)        archive ;;
     *)  echo "unknown stage $stage" >&2; exit 2 ;;
     esac
+    # every training stage leaves its records behind, so a machine lost later loses nothing
+    case "$stage" in report|archive) ;; *) archive ;; esac
     if [ -n "$recorded" ]; then
         echo "stage $stage: $(( $(date +%s) - stage_start )) s (ended $(date -u +%H:%M:%SZ))" | tee -a "$RESULTS/environment.txt"
     fi
