@@ -109,7 +109,8 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
     ``"error: ..."``.
     """
     try:
-        found = reference_program(get_language(language, config.get("dialect", "crasp")))
+        known = get_language(language, config.get("dialect", "crasp"))
+        found = reference_program(known)
     except (CraspError, OSError) as error:
         return {"status": f"error: {_first_line(error)}"}
     if found is None:
@@ -124,8 +125,7 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
         if missing:
             raise CraspError(f"the cells record no {', '.join(missing)}: cannot rebuild their bins")
         model = compile_program(program)
-        task = build_task(get_language(language, config.get("dialect", "crasp")),
-                          train_bin=_bin_tuple(config["train_bin"]),
+        task = build_task(known, train_bin=_bin_tuple(config["train_bin"]),
                           test_bins=[parse_test_bin(b if isinstance(b, str) else test_bin_name(b))
                                      for b in config["test_bins"]],
                           n_train=config["n_train"], n_test=config["n_test"],
