@@ -141,3 +141,11 @@ def test_distribution_bins_get_their_own_table(tmp_path):
     assert "Exact match (%) on the test bin `351:400@skewed`" in markdown
     assert "| L5 | 62.5 ± 17.7 (n=2) |" in markdown
     assert "exact_match_351_400_skewed" in report.columns
+
+
+def test_distribution_bins_are_labelled_by_their_distribution_in_the_compiled_table():
+    from crasp.train.report.markdown import bin_label
+
+    assert bin_label("351:400") == "[351, 400]"
+    assert bin_label("351:400@skewed") == "[351, 400] skewed"
+    assert bin_label(None) == "the longest bin"

@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Mapping, Sequence, TYPE_CHECKING
 
+from crasp.errors import CraspError
+from crasp.languages.datasets import parse_test_bin
 from crasp.train.sweep import canonical_json, parse_bin
 from crasp.train.theory_bounds import DepthBound, bounded_architecture, depth_bound
 from crasp.train.report.aggregate import Aggregate, mean_std
@@ -31,6 +33,13 @@ def seeds_text(values: Sequence[float]) -> str:
 
 
 def bin_label(name: str | None) -> str:
+    """``351:400`` -> ``[351, 400]``, ``351:400@skewed`` -> ``[351, 400] skewed``."""
+    if name and "@" in name:
+        try:
+            lo, hi, distribution = parse_test_bin(name)
+        except CraspError:  # not a bin name: say so rather than guess
+            return name
+        return f"[{lo}, {hi}] {distribution}"
     bounds = parse_bin(name) if name else None
     return f"[{bounds[0]}, {bounds[1]}]" if bounds else "the longest bin"
 
@@ -267,7 +276,7 @@ def markdown_report(report: Report) -> str:
             parts.append(f"![{posenc} budget](budget_{posenc}.png)\n")
     if report.compiled:
         all_bins = sorted({b for r in report.compiled.values() for b in (r.get("bins") or {})},
-                          key=lambda n: parse_bin(n) or (0, 0))
+                          key=lambda n: (*parse_test_bin(n)[:2], "@" in n, n))
         parts += ["## Compiled reference programs", "",
                   "Each language's reference program compiled to the exact fixed-precision "
                   "transformer (floor rounding, crasp's exact executor; not a float model) and "
