@@ -2,10 +2,11 @@
 
 ``ModelConfig.from_json`` is the only reader of the JSON object (every check of
 ``docs/model-format.md``: format and version, keys, types, ranges, consistency), and
-``to_json`` writes it back unchanged, in the same key order; the emitter builds one, the loader
-validates one, the executor, the exporter, the decompiler and the summary read one. A model's
-tensors are named by the functions below and nowhere else (``expected_shapes`` lists them all,
-in file order).
+``to_json`` writes it back unchanged, in the same key order; ``compile_program`` builds one, the
+loader validates one, the executor, the exporter, the decompiler and the summary read one. A
+model's tensors are named by the functions below and nowhere else (``expected_shapes`` lists
+them all, in file order): the emitter, the loader, the executor, the ONNX exporter, the
+decompiler and the float realization's checkpoint use them.
 """
 
 from __future__ import annotations
