@@ -19,7 +19,7 @@ from crasp import syntax
 from crasp.compiler.allocate import allocate
 from crasp.compiler.emit_weights import emit
 from crasp.compiler.linearize import linearize
-from crasp.compiler.model_config import FORMAT, VERSION
+from crasp.compiler.model_config import VERSION, ModelConfig, Precision
 from crasp.compiler.model_format import CompiledModel
 from crasp.compiler.precision import choose_precision, refuse_wide_constants
 from crasp.compiler.schedule import schedule
@@ -60,26 +60,25 @@ def compile_program(program: syntax.Program) -> CompiledModel:
         "ffn_widths": widths,
     } for layer, widths in zip(plan.layers, weights.ffn_widths)]
     source = program.source or format_program(program)
-    config = {
-        "format": FORMAT,
-        "version": VERSION,
-        "vocab": list(program.alphabet),
-        "bos_id": len(program.alphabet),
-        "other_id": len(program.alphabet) + 1,
-        "d_model": layout.d_model,
-        "n_layers": len(plan.layers),
-        "n_heads": 1 if plan.layers else 0,
-        "d_head": weights.d_head,
-        "ffn_widths": weights.ffn_widths,
-        "precision": {"total_bits": precision.total_bits, "frac_bits": precision.frac_bits},
-        "precision_set_by": f"{precision.widest.what}, in [{precision.widest.low}, "
-                            f"{precision.widest.high}]",
-        "depth": plan.depth,
-        "residual_labels": list(layout.labels),
-        "program_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
-        "program_file": program.filename,
-        "answer": program.answer.name,
-        "d_model_bound": d_model_bound(program),
-        "layer_table": layer_table,
-    }
-    return CompiledModel(config, weights.tensors)
+    config = ModelConfig(
+        version=VERSION,
+        vocab=tuple(program.alphabet),
+        bos_id=len(program.alphabet),
+        other_id=len(program.alphabet) + 1,
+        d_model=layout.d_model,
+        n_layers=len(plan.layers),
+        n_heads=1 if plan.layers else 0,
+        d_head=weights.d_head,
+        ffn_widths=tuple(map(tuple, weights.ffn_widths)),
+        precision=Precision(precision.total_bits, precision.frac_bits),
+        precision_set_by=f"{precision.widest.what}, in [{precision.widest.low}, "
+                         f"{precision.widest.high}]",
+        depth=plan.depth,
+        residual_labels=tuple(layout.labels),
+        program_sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        program_file=program.filename,
+        answer=program.answer.name,
+        d_model_bound=d_model_bound(program),
+        layer_table=layer_table,
+    )
+    return CompiledModel(config.to_json(), weights.tensors)

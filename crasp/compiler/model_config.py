@@ -2,10 +2,11 @@
 
 ``ModelConfig.from_json`` is the only reader of the JSON object (every check of
 ``docs/model-format.md``: format and version, keys, types, ranges, consistency), and
-``to_json`` writes it back unchanged, in the same key order; the emitter builds one, the loader
-validates one, the executor, the exporter, the decompiler and the summary read one. A model's
-tensors are named by the functions below and nowhere else (``expected_shapes`` lists them all,
-in file order).
+``to_json`` writes it back unchanged, in the same key order; ``compile_program`` builds one, the
+loader validates one, the executor, the exporter, the decompiler and the summary read one. A
+model's tensors are named by the functions below and nowhere else (``expected_shapes`` lists
+them all, in file order): the emitter, the loader, the executor, the ONNX exporter, the
+decompiler and the float realization's checkpoint use them.
 """
 
 from __future__ import annotations
@@ -54,10 +55,16 @@ class Precision:
     frac_bits: int    # s: bits after the binary point
 
 
+KEYS = ("format", "version", "vocab", "bos_id", "other_id", "d_model", "n_layers", "n_heads",
+        "d_head", "ffn_widths", "precision", "precision_set_by", "depth", "residual_labels",
+        "program_sha256", "program_file", "answer", "d_model_bound", "layer_table")
+"""Every key of ``config.json`` the format names, in the order the compiler writes them."""
+
+
 @dataclass(frozen=True)
 class ModelConfig:
-    """Every key of ``config.json`` the format defines; ``extra`` keeps the others (the
-    compiler's provenance: ``precision_set_by``, ``program_file``, ``layer_table`` ...)."""
+    """Every key of ``config.json`` the format names; ``extra`` keeps any other key a file
+    holds, so that reading and writing it back loses nothing."""
 
     version: int
     vocab: tuple[str, ...]
@@ -72,8 +79,18 @@ class ModelConfig:
     depth: int
     residual_labels: tuple[str, ...]
     program_sha256: str
+    # The compiler's informational keys: a reader may ignore them (docs/model-format.md), so
+    # they are kept as written, unchecked, and None where a file lacks them.
+    precision_set_by: str | None = None   # the quantity that needs the most bits
+    program_file: str | None = None
+    answer: str | None = None             # the answer's definition name
+    d_model_bound: int | None = None      # #Booleans + #comparisons + |vocab| + 3
+    layer_table: list[dict] | None = None  # per layer: definitions, tests, ffn widths
     extra: dict = field(default_factory=dict)
-    order: tuple[str, ...] = ()   # the JSON's key order, so to_json writes it back unchanged
+    order: tuple[str, ...] = KEYS
+    """The keys ``to_json`` writes, in this order: a file's own keys when it was read, so
+    that it is written back unchanged (a version 1 file has no ``other_id``, a model from
+    elsewhere none of the informational keys)."""
 
     @property
     def embedding_rows(self) -> int:
@@ -132,9 +149,6 @@ class ModelConfig:
                  f"and {MIN_TOTAL_BITS} <= p <= {MAX_TOTAL_BITS}")
         if config["n_layers"] and not config["n_heads"]:
             fail("a model with layers needs 'n_heads' >= 1")
-        known = {"format", "version", "vocab", "bos_id", "other_id", "d_model", "n_layers",
-                 "n_heads", "d_head", "ffn_widths", "precision", "depth", "residual_labels",
-                 "program_sha256"}
         return cls(
             version=config["version"], vocab=tuple(vocab), bos_id=config["bos_id"],
             other_id=config.get("other_id"), d_model=config["d_model"],
@@ -143,10 +157,14 @@ class ModelConfig:
             precision=Precision(precision["total_bits"], precision["frac_bits"]),
             depth=config["depth"], residual_labels=tuple(labels),
             program_sha256=config["program_sha256"],
-            extra={k: v for k, v in config.items() if k not in known}, order=tuple(config))
+            precision_set_by=config.get("precision_set_by"),
+            program_file=config.get("program_file"), answer=config.get("answer"),
+            d_model_bound=config.get("d_model_bound"), layer_table=config.get("layer_table"),
+            extra={k: v for k, v in config.items() if k not in KEYS}, order=tuple(config))
 
     def to_json(self) -> dict:
-        """The JSON object this config was read from (or would be written as)."""
+        """The JSON object this config was read from (or, for one built by the compiler, the
+        one it writes): the keys of ``order``, then any of ``extra`` not among them."""
         values = {
             "format": FORMAT, "version": self.version, "vocab": list(self.vocab),
             "bos_id": self.bos_id, "other_id": self.other_id, "d_model": self.d_model,
@@ -154,13 +172,14 @@ class ModelConfig:
             "ffn_widths": [list(w) for w in self.ffn_widths],
             "precision": {"total_bits": self.precision.total_bits,
                           "frac_bits": self.precision.frac_bits},
-            "depth": self.depth, "residual_labels": list(self.residual_labels),
-            "program_sha256": self.program_sha256, **self.extra,
+            "precision_set_by": self.precision_set_by, "depth": self.depth,
+            "residual_labels": list(self.residual_labels),
+            "program_sha256": self.program_sha256, "program_file": self.program_file,
+            "answer": self.answer, "d_model_bound": self.d_model_bound,
+            "layer_table": self.layer_table, **self.extra,
         }
-        if self.other_id is None:
-            del values["other_id"]
-        order = [k for k in self.order if k in values] + [k for k in values if k not in self.order]
-        return {key: values[key] for key in order}
+        return {key: values[key] for key in [*self.order,
+                                             *(k for k in self.extra if k not in self.order)]}
 
 
 def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:

@@ -31,16 +31,16 @@ def compile_summary(model: CompiledModel) -> dict:
         "heads": spec.n_heads,
         "d_head": spec.d_head,
         "d_model": spec.d_model,
-        "d_model_bound": spec.extra.get("d_model_bound"),
+        "d_model_bound": spec.d_model_bound,
         "params": model.params,
         "precision": {"total_bits": spec.precision.total_bits,
                       "frac_bits": spec.precision.frac_bits},
-        "precision_set_by": spec.extra.get("precision_set_by"),
+        "precision_set_by": spec.precision_set_by,
         "ffn_widths": [list(widths) for widths in spec.ffn_widths],
         "vocab": list(spec.vocab),
-        "program_file": spec.extra.get("program_file"),
-        "answer": spec.extra.get("answer"),
-        "layer_table": spec.extra.get("layer_table", []),
+        "program_file": spec.program_file,
+        "answer": spec.answer,
+        "layer_table": spec.layer_table or [],
     }
 
 

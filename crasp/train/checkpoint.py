@@ -28,6 +28,9 @@ import torch
 from safetensors.torch import load_file, save
 
 from crasp.compiler.float_realize import FloatRealization
+from crasp.compiler.model_config import (
+    ATTENTION_PARTS, EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn,
+)
 from crasp.compiler.model_format import ModelFormatError
 from crasp.errors import CraspError
 from crasp.outputs import FLOAT_REALIZATION, replace_directory
@@ -83,21 +86,21 @@ def state_dict(realization: FloatRealization) -> dict[str, torch.Tensor]:
     # no use for: its inputs are over the vocabulary (execute refuses other tokens).
     token_rows = len(realization.vocab) + 1
     embed = torch.zeros(token_rows + 1, d, dtype=torch.float64)
-    embed[:token_rows] = t["embed"][:token_rows]
-    state = {"embed.weight": embed, "head.weight": t["out.weight"][None, :],
-             "head.bias": t["out.bias"].reshape(1)}
+    embed[:token_rows] = t[EMBED][:token_rows]
+    state = {"embed.weight": embed, "head.weight": t[OUT_WEIGHT][None, :],
+             "head.bias": t[OUT_BIAS].reshape(1)}
     for layer, widths in enumerate(realization.ffn_widths):
-        source, target = f"layers.{layer}", f"layers.{layer}"
-        for name in "qkvo":
+        target = f"layers.{layer}"  # the module's parameter path (crasp.train.model)
+        for part in ATTENTION_PARTS:
             square = torch.zeros(d, d, dtype=torch.float64)
-            weight = t[f"{source}.attn.{name}"]
+            weight = t[attention(layer, part)]
             square[:weight.shape[0], :weight.shape[1]] = weight
-            state[f"{target}.attn.{name}.weight"] = square
-            state[f"{target}.attn.{name}.bias"] = torch.zeros(d, dtype=torch.float64)
+            state[f"{target}.attn.{part}.weight"] = square
+            state[f"{target}.attn.{part}.bias"] = torch.zeros(d, dtype=torch.float64)
         names = (["up"] + [f"hidden.{k}" for k in range(len(widths) - 1)] + ["down"])
         for m, name in enumerate(names):
-            for part in ("weight", "bias"):
-                state[f"{target}.ff.{name}.{part}"] = t[f"{source}.ffn.{m}.{part}"]
+            for kind in ("weight", "bias"):
+                state[f"{target}.ff.{name}.{kind}"] = t[ffn(layer, m, kind)]
     return state
 
 
