@@ -18,6 +18,7 @@ import click
 import numpy as np
 
 import crasp
+from crasp.code_fingerprint import code_fingerprint
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.inputs import read_lines, tokenize
@@ -92,8 +93,17 @@ class CraspGroup(click.Group):
             ctx.exit(CraspError.exit_code)
 
 
+def print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the release and the fingerprint of the running code (a checkout between
+    releases is told apart by the latter)."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"crasp, version {crasp.__version__} (code {code_fingerprint()})")
+        ctx.exit()
+
+
 @click.group(cls=CraspGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(version=crasp.__version__, prog_name="crasp")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=print_version,
+              help="Show the version and the running code's fingerprint, and exit.")
 def cli():
     """C-RASP toolkit: run programs, measure their depth, compile them to transformers, and
     train transformers of a given depth on counting languages."""

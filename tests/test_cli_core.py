@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import crasp
+from crasp.code_fingerprint import code_fingerprint
 from crasp.cli import cli
 from test_core import ERRORS
 
@@ -160,4 +162,21 @@ def test_version_comes_from_the_package_not_its_install_metadata(runner):
     """``--version`` works from a source checkout too (it once asked pip's metadata and crashed)."""
     result = invoke(runner, "--version")
     assert result.exit_code == 0
-    assert result.output == f"crasp, version {crasp.__version__}\n"
+    assert result.output == f"crasp, version {crasp.__version__} (code {code_fingerprint()})\n"
+
+
+def test_the_code_fingerprint_follows_the_sources(tmp_path, monkeypatch):
+    """Two checkouts that differ in one source byte have different fingerprints; the fingerprint
+    of the same sources is the same wherever they lie."""
+    import shutil
+
+    import crasp.code_fingerprint as module
+
+    installed = code_fingerprint()
+    copy = tmp_path / "crasp"
+    shutil.copytree(Path(module.__file__).parent, copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(module, "__file__", str(copy / "code_fingerprint.py"))
+    assert module.code_fingerprint() == installed
+    (copy / "parse.py").write_text((copy / "parse.py").read_text() + "\n")
+    assert module.code_fingerprint() != installed

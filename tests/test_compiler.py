@@ -15,7 +15,7 @@ import crasp
 from crasp import syntax
 from crasp.compiler import compile_program, execute, verify
 from crasp.compiler.linearize import MAX_PIECES
-from crasp.errors import InputError, ProgramError
+from crasp.errors import ProgramError
 from crasp.languages.programs import PROGRAMS_DIR
 from strategies import programs
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings

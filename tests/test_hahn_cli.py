@@ -81,7 +81,7 @@ def test_precedence_warnings_show_both_readings_with_the_place(runner, tmp_path,
     program = write(tmp_path, header + f"answer = {text}\n")
     result = crasp(runner, "run", program, "a b")
     assert result.exit_code == 0
-    assert f"p.cr:7:10: warning: Hahn's interpreter reads 'answer' differently" in result.output
+    assert "p.cr:7:10: warning: Hahn's interpreter reads 'answer' differently" in result.output
     assert f"crasp reads: {ours}\n" in result.output
     assert f"Hahn reads:  {theirs}\n" in result.output
     assert result.output.count("warning:") == 1

@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SECOND_EDITION = ROOT / "docs" / "results" / "run_second_edition.sh"
 FIRST_EDITION = ROOT / "docs" / "results" / "run_reproduction.sh"
 
+FAKE_VERSION = "crasp, version 9.9 (code 0123456789ab)"
+
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
 
@@ -26,7 +28,9 @@ def run_script(tmp_path: Path, stages: str, make_sweeps: tuple[str, ...] = (),
                script: Path = SECOND_EDITION) -> list[list[str]]:
     log = tmp_path / "calls.txt"
     recorder = tmp_path / "crasp"
-    recorder.write_text('#!/usr/bin/env bash\nprintf "%s\\t" "$@" >> "$CRASP_LOG"\necho >> "$CRASP_LOG"\n')
+    recorder.write_text('#!/usr/bin/env bash\n'
+                        f'if [ "$1" = --version ]; then echo "{FAKE_VERSION}"; exit; fi\n'
+                        'printf "%s\\t" "$@" >> "$CRASP_LOG"\necho >> "$CRASP_LOG"\n')
     recorder.chmod(recorder.stat().st_mode | stat.S_IXUSR)
     out = tmp_path / "runs"
     for family in make_sweeps:
@@ -89,6 +93,8 @@ def test_the_first_edition_runs_its_stages_and_records_its_settings(tmp_path):
     environment = (tmp_path / "results" / "environment.txt").read_text()
     assert "seeds: NoPE 3, RoPE/ALiBi 1; recipe overrides: epochs=6" in environment
     assert environment.startswith("commit: ")
+    # the code that ran, which need not be the commit's (a frozen worktree's crasp, say)
+    assert f"crasp: {FAKE_VERSION}\n" in environment
 
 
 def fake_cell(family_dir: Path, name: str, finished: bool) -> Path:

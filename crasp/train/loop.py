@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from crasp.code_fingerprint import code_fingerprint
 from crasp.errors import CraspError
 from crasp.train import run as files
 from crasp.train.batching import EncodedSplit, encode_split
@@ -36,7 +37,7 @@ from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
-from crasp.train.results import BinScore, RunResults, code_fingerprint
+from crasp.train.results import BinScore, RunResults
 from crasp.train.signals import SignalGuard
 
 TIMING_KEYS = ("wall_time_s", "train_time_s", "eval_time_s")

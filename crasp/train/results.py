@@ -24,22 +24,6 @@ from crasp.languages import datasets
 RESULTS_FILE = "results.json"
 
 
-def code_fingerprint() -> str:
-    """The first 12 hex digits of the SHA-256 of crasp's Python sources (path and bytes, in path
-    order), as installed. Cell ids hash the config, not the code, so two runs of one cell by
-    different code share an id; the fingerprint in ``environment["code"]`` tells them apart
-    (a change of the trainer's floating-point order changes results in the last digits)."""
-    import hashlib
-
-    import crasp
-
-    root = Path(crasp.__file__).parent
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:12]
-
-
 class ResultsFormatError(CraspError, ValueError):
     """A results.json that is not shaped as the module docstring says (a ``ValueError`` too,
     so readers that skip unreadable JSON skip it as well)."""

@@ -228,7 +228,7 @@ def cell_order(cell: CellResult) -> tuple:
 
 def code_versions(data: SweepData) -> dict[str, int]:
     """Cells per fingerprint of the code that trained them (``environment["code"]``,
-    ``crasp.train.results.code_fingerprint``); "unrecorded" for runs older than the fingerprint."""
+    ``crasp.code_fingerprint``); "unrecorded" for runs older than the fingerprint."""
     counts: dict[str, int] = {}
     for cell in data.cells:
         code = (cell.results.environment or {}).get("code") or "unrecorded"
