@@ -116,12 +116,12 @@ def test_written_report_files(tmp_path):
     assert sorted(float(r["exact_match_351_400"]) for r in l4) == pytest.approx([0.2, 0.3, 0.4])
     markdown = paths["markdown"].read_text()
     assert "### NoPE: exact match (%) on [351, 400]" in markdown
-    assert ("| L4 | 2 | 30.0 ± 10.0 (n=3) | **100.0 ± 0.0 (n=3)** | **100.0 ± 0.0 (n=3)** | "
-            "100.0 (d2) |") in markdown
-    assert ("| L5 | 3 | 10.0 ± 0.0 (n=3) | 80.0 ± 34.6 (n=3) | **100.0 ± 0.0 (n=3)** | "
-            "n/a (positional) |") in markdown
+    assert ("| L4 | 2 | 30.0 ± 10.0 (n=3; 0 ≥ 99%) | **100.0 ± 0.0 (n=3; 3 ≥ 99%)** | "
+            "**100.0 ± 0.0 (n=3; 3 ≥ 99%)** | 100.0 (d2) |") in markdown
+    assert ("| L5 | 3 | 10.0 ± 0.0 (n=3; 0 ≥ 99%) | 80.0 ± 34.6 (n=3; 2 ≥ 99%) | "
+            "**100.0 ± 0.0 (n=3; 3 ≥ 99%)** | n/a (positional) |") in markdown
     assert "### RoPE" in markdown  # no proved bound under RoPE: no theory value
-    assert "| L4 | – | 90.0 ± 0.0 (n=3) | **100.0 ± 0.0 (n=3)** | – |" in markdown
+    assert "| L4 | – | 90.0 ± 0.0 (n=3; 0 ≥ 99%) | **100.0 ± 0.0 (n=3; 3 ≥ 99%)** | – |" in markdown
     assert "heatmap_nope.png" in markdown and "## Compiled reference programs" in markdown
     for posenc in ("nope", "rope"):
         png = (tmp_path / "out" / f"heatmap_{posenc}.png").read_bytes()

@@ -67,11 +67,18 @@ def test_theory_checks_list_the_cells_on_the_wrong_side(tmp_path):
     markdown = rep.markdown_report(report)
     assert "L5 [NoPE], ≥ 99% on the longest bin: 2 of 3 cells below depth 3 succeed" in markdown
     assert "L5 [NoPE], 100% validation: 1 of 3 cells below depth 3 succeed" in markdown
+    # every counted cell is named, on both sides of the bound
+    assert ("2 of 3 cells below depth 3 succeed; 1 of 2 cells at depth ≥ 3 fail — below the "
+            "bound: d2 s0 (100.0 long, 100.0 val), d2 s1 (99.5 long, 90.0 val) — failing at or "
+            "above: d3 s1 (50.0 long, 80.0 val)") in markdown
     line = {(l["posenc"], l["language"]): l for l in report.summary}
     assert line["rope", "L5"]["theory_depth"] is None
     assert "no proved bound" in rep.summary_text(line["rope", "L5"])
     assert line["nope", "E5"]["theory_depth"] is None  # only a range is proved
     assert "conjectured" in rep.summary_text(line["nope", "E5"])
+    # L5 has 3 seeds at depth 2 and 2 at depth 3: the summary does not say "all 3 seeds"
+    assert (line["nope", "L5"]["seeds_min"], line["nope", "L5"]["seeds"]) == (2, 3)
+    assert "every seed (2 to 3 per depth) reaches" in rep.summary_text(line["nope", "L5"])
 
 
 def test_selection_is_on_validation_unless_asked_and_then_labelled(tmp_path):
@@ -89,6 +96,9 @@ def test_selection_is_on_validation_unless_asked_and_then_labelled(tmp_path):
 def test_one_seed_shows_no_deviation():
     assert rep.seeds_text([0.5]) == "50.0 (n=1)"
     assert rep.seeds_text([0.5, 0.7]) == "60.0 ± 14.1 (n=2)"
+    # with the threshold, the successes: a mean hides whether any seed passed
+    assert rep.seeds_text([0.995, 0.97], 0.99) == "98.2 ± 1.8 (n=2; 1 ≥ 99%)"
+    assert rep.seeds_text([1.0], 0.99) == "100.0 (n=1; 1 ≥ 99%)"
 
 
 def test_budget_views_and_curves(tmp_path):
@@ -139,7 +149,7 @@ def test_distribution_bins_get_their_own_table(tmp_path):
     assert report.table["nope"]["L5"][3].bin == "351:400"  # the uniform bin stays the main one
     markdown = rep.markdown_report(report)
     assert "Exact match (%) on the test bin `351:400@skewed`" in markdown
-    assert "| L5 | 62.5 ± 17.7 (n=2) |" in markdown
+    assert "| L5 | 62.5 ± 17.7 (n=2; 0 ≥ 99%) |" in markdown
     assert "exact_match_351_400_skewed" in report.columns
 
 

@@ -24,12 +24,17 @@ def pct(value: float | None, digits: int = 1) -> str:
     return f"{100 * value:.{digits}f}"
 
 
-def seeds_text(values: Sequence[float]) -> str:
-    """Mean with its sample standard deviation and seed count; one seed shows no deviation."""
+def seeds_text(values: Sequence[float], threshold: float | None = None) -> str:
+    """Mean with its sample standard deviation and seed count; one seed shows no deviation.
+    With a threshold, also how many seeds reach it: a mean of 96% over five seeds can be four
+    successes or none, and the boundary is read from the successes."""
+    count = f"n={len(values)}"
+    if threshold is not None:
+        count += f"; {sum(v >= threshold for v in values)} ≥ {100 * threshold:g}%"
     if len(values) == 1:
-        return f"{pct(values[0])} (n=1)"
+        return f"{pct(values[0])} ({count})"
     mean, std = mean_std(values)
-    return f"{pct(mean)} ± {pct(std)} (n={len(values)})"
+    return f"{pct(mean)} ± {pct(std)} ({count})"
 
 
 def bin_label(name: str | None) -> str:
@@ -93,7 +98,11 @@ def summary_text(line: Mapping) -> str:
     def depth(value):
         return f"depth {value}" if value is not None else f"none of {span}"
 
-    seeds = f"all {line['seeds']} seeds reach" if line["seeds"] != 1 else "the one seed reaches"
+    fewest = line.get("seeds_min", line["seeds"])
+    if fewest != line["seeds"]:
+        seeds = f"every seed ({fewest} to {line['seeds']} per depth) reaches"
+    else:
+        seeds = f"all {line['seeds']} seeds reach" if line["seeds"] != 1 else "the one seed reaches"
     text = (f"{line['language']} [{architecture_name(line['posenc'])}]: "
             f"smallest depth where {seeds} ≥ {pct} exact match on "
             f"{bin_label(line['bin'])}: {depth(line['smallest_depth_all_seeds'])}; "
@@ -106,7 +115,8 @@ def summary_text(line: Mapping) -> str:
 
 
 def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
-    """Markdown bullets: the counts, then every contradicting cell by name."""
+    """Markdown bullets: the counts, then every cell on the wrong side of the bound by name
+    (below it and succeeding, at or above it and failing), so each count can be traced."""
     lines = []
     for check in checks:
         bound = check["bound"]
@@ -118,10 +128,11 @@ def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
             text = (f"- {name}, {label}: {len(wins)} of {check['cells_below']} cells below depth "
                     f"{bound['lower']} succeed; {len(losses)} of {check['cells_at_or_above']} "
                     f"cells at depth ≥ {bound['upper']} fail")
-            if wins:
-                text += " — below the bound: " + ", ".join(
-                    f"d{c['depth']} s{c['seed']} ({pct(c['long_exact_match'])} long, "
-                    f"{pct(c['val_exact_match'])} val)" for c in wins)
+            for side, listed in (("below the bound", wins), ("failing at or above", losses)):
+                if listed:
+                    text += f" — {side}: " + ", ".join(
+                        f"d{c['depth']} s{c['seed']} ({pct(c['long_exact_match'])} long, "
+                        f"{pct(c['val_exact_match'])} val)" for c in listed)
             lines.append(text)
     return lines
 
@@ -137,7 +148,8 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
         f"### {architecture_name(posenc)}: exact match (%) on {bin_text}",
         "",
         f"Per cell the hyperparameter setting with the best mean {chosen_by}; mean ± sample "
-        f"standard deviation over its seeds, and the number of seeds n (one seed: no deviation). "
+        f"standard deviation over its seeds, the number of seeds n (one seed: no deviation) and "
+        f"how many of them reach ≥ {100 * threshold:g}%. "
         f"**Bold**: every seed of some setting reaches ≥ {100 * threshold:g}%. *theory*: the "
         "depth a theorem fixes (a range where only bounds are proved; – where none is known, "
         "crasp.train.theory_bounds); *compiled*: the compiled reference program's exact match on "
@@ -153,7 +165,7 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
             if entry is None:
                 cells.append("–")
                 continue
-            text = seeds_text(entry.values)
+            text = seeds_text(entry.values, threshold)
             cells.append(f"**{text}**" if entry.all_pass else text)
         bin_name = next(iter(by_depth.values())).bin if by_depth else None
         lines.append(f"| {language} | {_bound_cell(depth_bound(language, posenc))} | "
@@ -171,7 +183,8 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
 
 
 def distribution_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
-                       cells: Sequence[CellResult], depths: Sequence[int]) -> str:
+                       cells: Sequence[CellResult], depths: Sequence[int],
+                       threshold: float | None = None) -> str:
     """Exact match on every test bin drawn from a named distribution (``LO:HI@NAME``), for the
     setting each cell of the main table selected: one Markdown table per such bin, or ''."""
     chosen = {(language, depth): (a.hyper, set(a.seeds))
@@ -193,7 +206,7 @@ def distribution_table(posenc: str, languages: Mapping[str, Mapping[int, Aggrega
                   "", "| language | " + " | ".join(f"depth {d}" for d in depths) + " |",
                   "|---|" + "---:|" * len(depths)]
         for language in languages:
-            row = [seeds_text(scores[name][language, d]) if (language, d) in scores[name]
+            row = [seeds_text(scores[name][language, d], threshold) if (language, d) in scores[name]
                    else "–" for d in depths]
             parts.append(f"| {language} | " + " | ".join(row) + " |")
         parts.append("")
@@ -260,7 +273,7 @@ def markdown_report(report: Report) -> str:
                 "Y operator of TL[◁#]^pos), which in theory brings L_k down to depth 1, and the "
                 "E_k theorems under positional encodings are about recognition.\n")
         parts.append(f"![{posenc} heatmap](heatmap_{posenc}.png)\n")
-        extra = distribution_table(posenc, languages, data.cells, depths)
+        extra = distribution_table(posenc, languages, data.cells, depths, report.threshold)
         if extra:
             parts.append(extra)
         parts.append("Smallest depth that length-generalizes, against theory and the compiled "
