@@ -74,6 +74,7 @@ def test_theory_checks_list_the_cells_on_the_wrong_side(tmp_path):
     line = {(l["posenc"], l["language"]): l for l in report.summary}
     assert line["rope", "L5"]["theory_depth"] is None
     assert "no proved bound" in rep.summary_text(line["rope", "L5"])
+    assert "compiled program: not scored" in rep.summary_text(line["rope", "L5"])  # compiled=False
     assert line["nope", "E5"]["theory_depth"] is None  # only a range is proved
     assert "conjectured" in rep.summary_text(line["nope", "E5"])
     # L5 has 3 seeds at depth 2 and 2 at depth 3: the summary does not say "all 3 seeds"

@@ -65,7 +65,9 @@ def _bound_cell(bound: DepthBound | None) -> str:
 
 def _compiled_text(line: Mapping) -> str:
     status = line.get("compiled_status")
-    if status is None or status == "no program":
+    if status is None:  # the report was asked not to compile (--no-compiled)
+        return "not scored"
+    if status == "no program":
         return "none"
     if status == "ok":
         verdict = ("exact fixed-precision model: " + ("100% on every bin"
