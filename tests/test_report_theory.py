@@ -160,3 +160,38 @@ def test_distribution_bins_are_labelled_by_their_distribution_in_the_compiled_ta
     assert bin_label("351:400") == "[351, 400]"
     assert bin_label("351:400@skewed") == "[351, 400] skewed"
     assert bin_label(None) == "the longest bin"
+
+
+def test_distribution_checks_count_the_cells_that_pass_uniform_and_name_the_others(tmp_path):
+    def cell(language, depth, seed, uniform, **distributions):
+        identifier = write_cell(tmp_path, language, depth, seed, uniform)
+        path = tmp_path / "cells" / identifier / "results.json"
+        results = json.loads(path.read_text())
+        for name, score in distributions.items():
+            results["bins"][f"351:400@{name}"] = {"exact_match": score, "token_accuracy": 0.9,
+                                                  "n": 8}
+        path.write_text(json.dumps(results))
+        return identifier
+
+    cell("L5", 3, 0, 1.0, skewed=1.0, extreme=0.995)
+    failing = cell("L5", 3, 1, 1.0, skewed=0.9, extreme=0.3)
+    cell("L5", 3, 2, 0.5, skewed=0.2, extreme=1.0)   # fails uniform: not counted anywhere
+    cell("L4", 2, 0, 1.0, skewed=1.0)               # no extreme bin: counted for skewed only
+    report = rep.build_report([tmp_path], compiled=False)
+    checks = {(c["language"], c["bin"]): c for c in report.distributions}
+    assert set(checks) == {("L4", "351:400@skewed"), ("L5", "351:400@skewed"),
+                           ("L5", "351:400@extreme")}
+    assert (checks["L4", "351:400@skewed"]["passing_uniform"],
+            checks["L4", "351:400@skewed"]["also_passing"]) == (1, 1)
+    skewed = checks["L5", "351:400@skewed"]
+    assert (skewed["passing_uniform"], skewed["also_passing"]) == (2, 1)
+    assert [c["id"] for c in skewed["failing"]] == [failing]
+    assert skewed["uniform_bin"] == "351:400"
+    assert [c["exact_match"] for c in checks["L5", "351:400@extreme"]["failing"]] == [0.3]
+    markdown = rep.markdown_report(report)
+    assert "- NoPE, [351, 400] skewed: 2 of 3 cells, over all languages" in markdown
+    assert "- NoPE, [351, 400] extreme: 1 of 2 cells, over all languages" in markdown
+    assert "- L5 [NoPE], [351, 400] skewed: 1 of 2 — below: d3 s1 (100.0 → 90.0)" in markdown
+    assert "- L4 [NoPE], [351, 400] skewed: 1 of 1\n" in markdown
+    data = json.loads(json.dumps(report.as_dict(), default=str))
+    assert data["distribution_checks"] == report.distributions

@@ -18,6 +18,8 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
 * theory checks (``crasp.train.theory_bounds``): where a theorem bounds the depth, the cells
   below the lower bound that succeed and the cells at or above the upper bound that fail, by
   both criteria (≥ threshold on the longest bin; 100% validation exact match);
+* distribution checks (``distributions``): of the cells that reach the threshold on the longest
+  uniform bin, how many reach it on each bin drawn from a harder distribution, and the others;
 * with ``budget=B``: every cell as the checkpoint validation selects within B epochs
   (``crasp.train.budget``); ``budget_<encoding>.png`` plots the smallest succeeding depth
   against the budget for every budget the runs can answer for.
@@ -27,7 +29,7 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
 
 The pipeline, one module per pass: ``loading`` (directories -> cells), ``reference`` (the theory's
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
-checks, budget curves), ``contents`` (the ``Report`` and its CSV rows), ``markdown`` and
+checks, budget curves), ``distributions`` (the distribution checks), ``contents`` (the ``Report`` and its CSV rows), ``markdown`` and
 ``plots`` (the files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
 """
 
@@ -45,6 +47,7 @@ from crasp.train.report.aggregate import (
     DEFAULT_THRESHOLD, Aggregate, aggregate, budget_curves, summarize, theory_checks,
 )
 from crasp.train.report.contents import Report, csv_rows
+from crasp.train.report.distributions import distribution_checks
 from crasp.train.report.loading import CellResult, SweepData, at_budget, commands, load_sweeps
 from crasp.train.report.markdown import markdown_report, seeds_text, summary_text
 from crasp.train.report.ordering import language_sort_key
@@ -84,7 +87,8 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
     rows, columns = csv_rows(data.cells)
     return Report(data, threshold, select, table, summarize(table, references, threshold),
                   references, rows, columns, theory_depths(data.cells),
-                  theory_checks(data.cells, threshold), curves)
+                  theory_checks(data.cells, threshold), curves,
+                  distribution_checks(data.cells, threshold))
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:

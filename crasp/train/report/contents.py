@@ -25,6 +25,7 @@ class Report:
     theory: dict[str, int | None] = field(default_factory=dict)
     checks: list[dict] = field(default_factory=list)
     curves: dict[str, dict] = field(default_factory=dict)
+    distributions: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         depths = sorted({d for langs in self.table.values() for ds in langs.values() for d in ds})
@@ -44,6 +45,7 @@ class Report:
             "summary": [{**line, "text": summary_text(line)} for line in self.summary],
             "theory_depths": self.theory,
             "theory_checks": self.checks,
+            "distribution_checks": self.distributions,
             "budget": self.data.budget,
             "cells_without_budget": self.data.unbudgeted,
             "budget_curves": self.curves,

@@ -12,6 +12,7 @@ from crasp.languages.datasets import parse_test_bin
 from crasp.train.sweep import canonical_json, parse_bin
 from crasp.train.theory_bounds import DepthBound, bounded_architecture, depth_bound
 from crasp.train.report.aggregate import Aggregate, mean_std
+from crasp.train.report.distributions import totals
 from crasp.train.report.loading import CellResult, code_versions, commands, wall_time
 from crasp.train.report.ordering import architecture_name
 
@@ -136,6 +137,29 @@ def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
                         f"d{c['depth']} s{c['seed']} ({pct(c['long_exact_match'])} long, "
                         f"{pct(c['val_exact_match'])} val)" for c in listed)
             lines.append(text)
+    return lines
+
+
+def distribution_check_lines(checks: Sequence[Mapping]) -> list[str]:
+    """Markdown bullets: per distribution bin, the total over languages, then per language how
+    many cells that length-generalize on the uniform bin do so on the distribution's bin, and
+    the others by name with both scores."""
+    threshold = f"{100 * checks[0]['threshold']:g}%"
+    lines = [f"Cells that reach ≥ {threshold} on {bin_label(checks[0]['uniform_bin'])} (every "
+             "seed and setting), and how many of them reach it on each harder distribution "
+             "(crasp.train.report.distributions):", ""]
+    name = architecture_name(checks[0]["posenc"])
+    for (_, bin_name), (passing, also) in totals(checks).items():
+        lines.append(f"- {name}, {bin_label(bin_name)}: {also} of {passing} cells, over all "
+                     "languages")
+    for check in checks:
+        text = (f"- {check['language']} [{name}], {bin_label(check['bin'])}: "
+                f"{check['also_passing']} of {check['passing_uniform']}")
+        if check["failing"]:
+            text += " — below: " + ", ".join(
+                f"d{c['depth']} s{c['seed']} ({pct(c['uniform_exact_match'])} → "
+                f"{pct(c['exact_match'])})" for c in check["failing"])
+        lines.append(text)
     return lines
 
 
@@ -278,6 +302,9 @@ def markdown_report(report: Report) -> str:
         extra = distribution_table(posenc, languages, data.cells, depths, report.threshold)
         if extra:
             parts.append(extra)
+        robustness = [c for c in report.distributions if c["posenc"] == posenc]
+        if robustness:
+            parts += distribution_check_lines(robustness) + [""]
         parts.append("Smallest depth that length-generalizes, against theory and the compiled "
                      "program:\n")
         parts += [f"- {summary_text(line)}" for line in report.summary
