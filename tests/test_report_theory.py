@@ -67,6 +67,9 @@ def test_theory_checks_list_the_cells_on_the_wrong_side(tmp_path):
     markdown = rep.markdown_report(report)
     assert "L5 [NoPE], ≥ 99% on the longest bin: 2 of 3 cells below depth 3 succeed" in markdown
     assert "L5 [NoPE], 100% validation: 1 of 3 cells below depth 3 succeed" in markdown
+    assert "closest below" not in markdown  # said only where no cell crossed
+    assert l5["closest_below"]["long"]["id"] == below_both
+    assert checks["nope", "E5"]["closest_below"]["val"]["id"] == below_e
     # every counted cell is named, on both sides of the bound
     assert ("2 of 3 cells below depth 3 succeed; 1 of 2 cells at depth ≥ 3 fail — below the "
             "bound: d2 s0 (100.0 long, 100.0 val), d2 s1 (99.5 long, 90.0 val) — failing at or "
@@ -195,3 +198,17 @@ def test_distribution_checks_count_the_cells_that_pass_uniform_and_name_the_othe
     assert "- L4 [NoPE], [351, 400] skewed: 1 of 1\n" in markdown
     data = json.loads(json.dumps(report.as_dict(), default=str))
     assert data["distribution_checks"] == report.distributions
+
+
+def test_theory_checks_name_the_closest_cell_when_none_crosses(tmp_path):
+    write_cell(tmp_path, "L6", 2, 0, 0.4, val=0.7)
+    nearest = write_cell(tmp_path, "L6", 3, 1, 0.8, val=0.6)
+    write_cell(tmp_path, "L6", 4, 0, 1.0)
+    report = rep.build_report([tmp_path], compiled=False)
+    (check,) = report.checks
+    assert check["closest_below"]["long"]["id"] == nearest
+    markdown = rep.markdown_report(report)
+    assert ("L6 [NoPE], ≥ 99% on the longest bin: 0 of 2 cells below depth 4 succeed "
+            "(closest below: d3 s1, 80.0 long, 60.0 val)") in markdown
+    assert ("L6 [NoPE], 100% validation: 0 of 2 cells below depth 4 succeed "
+            "(closest below: d2 s0, 40.0 long, 70.0 val)") in markdown

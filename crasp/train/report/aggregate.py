@@ -159,6 +159,9 @@ def theory_checks(cells: Sequence[CellResult], threshold: float) -> list[dict]:
                     "long_exact_match": cell.long_exact_match,
                     "val_exact_match": cell.val_exact_match}
 
+        def closest(side: list[CellResult], score) -> dict | None:
+            return entry(max(side, key=lambda c: (score(c), c.id))) if side else None
+
         def succeeds(cell: CellResult) -> dict[str, bool]:
             return {"long": cell.long_exact_match >= threshold,
                     "val": (cell.val_exact_match or 0.0) >= 1.0}
@@ -167,6 +170,9 @@ def theory_checks(cells: Sequence[CellResult], threshold: float) -> list[dict]:
             "posenc": posenc, "language": language, "threshold": threshold,
             "bound": {"lower": bound.lower, "upper": bound.upper, "statement": bound.statement},
             "cells_below": len(below), "cells_at_or_above": len(above),
+            # how near the boundary came to being crossed, when nothing crossed it
+            "closest_below": {"long": closest(below, lambda c: c.long_exact_match),
+                              "val": closest(below, lambda c: c.val_exact_match or 0.0)},
             "below_bound_succeed": {criterion: [entry(c) for c in sorted(below, key=cell_order)
                                                 if succeeds(c)[criterion]]
                                     for criterion in ("long", "val")},

@@ -129,8 +129,14 @@ def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
             wins = check["below_bound_succeed"][criterion]
             losses = check["at_or_above_bound_fail"][criterion]
             text = (f"- {name}, {label}: {len(wins)} of {check['cells_below']} cells below depth "
-                    f"{bound['lower']} succeed; {len(losses)} of {check['cells_at_or_above']} "
-                    f"cells at depth ≥ {bound['upper']} fail")
+                    f"{bound['lower']} succeed")
+            closest = check.get("closest_below", {}).get(criterion)
+            if closest and not wins:
+                text += (f" (closest below: d{closest['depth']} s{closest['seed']}, "
+                         f"{pct(closest['long_exact_match'])} long, "
+                         f"{pct(closest['val_exact_match'])} val)")
+            text += (f"; {len(losses)} of {check['cells_at_or_above']} cells at depth ≥ "
+                     f"{bound['upper']} fail")
             for side, listed in (("below the bound", wins), ("failing at or above", losses)):
                 if listed:
                     text += f" — {side}: " + ", ".join(
