@@ -212,3 +212,12 @@ def test_theory_checks_name_the_closest_cell_when_none_crosses(tmp_path):
             "(closest below: d3 s1, 80.0 long, 60.0 val)") in markdown
     assert ("L6 [NoPE], 100% validation: 0 of 2 cells below depth 4 succeed "
             "(closest below: d2 s0, 40.0 long, 70.0 val)") in markdown
+
+
+def test_the_heatmap_never_rounds_a_failing_mean_up_to_100():
+    from crasp.train.report.plots import mean_label
+
+    assert mean_label(1.0) == "100"
+    assert mean_label(0.996) == "99.6"      # two seeds at 100, one at 98.8: not a success
+    assert mean_label(0.99996) == "99.9"    # rounded down, never up to 100
+    assert mean_label(0.5) == "50" and mean_label(0.994) == "99"

@@ -105,7 +105,8 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
     depths = sorted({d for langs in report.table.values() for ds in langs.values() for d in ds})
     for posenc, languages in report.table.items():
         path = out / f"heatmap_{posenc}.png"
-        write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled))
+        write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled,
+                                               report.threshold))
         paths[f"heatmap_{posenc}"] = path
     for posenc, curve in report.curves.items():
         path = out / f"budget_{posenc}.png"

@@ -5,6 +5,7 @@ says in its title what it measures.
 from __future__ import annotations
 
 import io
+import math
 from typing import Mapping, Sequence
 
 from crasp.train.theory_bounds import depth_bound
@@ -12,11 +13,22 @@ from crasp.train.report.aggregate import Aggregate
 from crasp.train.report.markdown import bin_label
 from crasp.train.report.ordering import architecture_name
 
+def mean_label(mean: float) -> str:
+    """A percentage to the unit, except that a mean below 100% never prints as "100" (99.6
+    with one failing seed would read as a success): it gets the decimal, rounded down."""
+    text = f"{100 * mean:.0f}"
+    if text == "100" and mean < 1.0:
+        text = f"{math.floor(1000 * mean) / 10:.1f}"
+    return text
+
+
 def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
-                depths: Sequence[int], compiled: Mapping[str, dict]) -> bytes:
-    """A language x depth heatmap of mean exact match, with a theory staircase only for the
-    rows a theorem bounds (``theory_bounds``): solid at a proved exact depth or lower bound,
-    dashed at an upper bound whose exactness is conjectured."""
+                depths: Sequence[int], compiled: Mapping[str, dict],
+                threshold: float = 0.99) -> bytes:
+    """A language x depth heatmap of mean exact match, with each cell's standard deviation and
+    how many of its seeds reach ``threshold``, and a theory staircase only for the rows a
+    theorem bounds (``theory_bounds``): solid at a proved exact depth or lower bound, dashed at
+    an upper bound whose exactness is conjectured."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -28,11 +40,13 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
     names = list(languages)
     grid = np.full((len(names), len(depths)), np.nan)
     stds = np.zeros_like(grid)
+    passing: dict[tuple[int, int], str] = {}
     for r, language in enumerate(names):
         for c, depth in enumerate(depths):
             entry = languages[language].get(depth)
             if entry is not None:
                 grid[r, c], stds[r, c] = entry.mean, entry.std
+                passing[r, c] = f"{sum(v >= threshold for v in entry.values)}/{entry.n}"
     figure = Figure(figsize=(1.0 + 0.85 * max(len(depths), 2) + 1.6, 1.3 + 0.55 * max(len(names), 2)))
     axes = figure.add_subplot()
     cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
@@ -43,10 +57,11 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
             if np.isnan(grid[r, c]):
                 axes.text(c, r, "–", ha="center", va="center", fontsize=8, color="#555555")
                 continue
-            label = f"{100 * grid[r, c]:.0f}"
+            label = mean_label(grid[r, c])
             if stds[r, c] > 0.005:
-                label += f"\n±{100 * stds[r, c]:.0f}"
-            axes.text(c, r, label, ha="center", va="center", fontsize=7 if "\n" in label else 8,
+                label += f" ±{100 * stds[r, c]:.0f}"
+            label += f"\n{passing[r, c]}"
+            axes.text(c, r, label, ha="center", va="center", fontsize=7,
                       color="black" if grid[r, c] > 0.6 else "white")
     # Staircases: the left edge of the column of the bound, joined row to row.
     bounds = [depth_bound(language, posenc) for language in names]
@@ -72,7 +87,8 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
     seeds = sorted({a.n for ds in languages.values() for a in ds.values()})
     seeds_label = "–".join(map(str, sorted({seeds[0], seeds[-1]}))) if seeds else "0"
     axes.set_title(f"{architecture_name(posenc)}: exact match on {where}\n"
-                   f"(best setting, mean over {seeds_label} seed(s) per cell, %)", fontsize=9)
+                   f"(best setting, mean over {seeds_label} seed(s) per cell, %; "
+                   f"below: seeds ≥ {100 * threshold:g}% / seeds)", fontsize=9)
     handles = []
     if solid:
         handles.append(Line2D([], [], color="red", linewidth=2.2,
