@@ -155,6 +155,14 @@ def test_distribution_bins_get_their_own_table(tmp_path):
     assert "Exact match (%) on the test bin `351:400@skewed`" in markdown
     assert "| L5 | 62.5 ± 17.7 (n=2; 0 ≥ 99%) |" in markdown
     assert "exact_match_351_400_skewed" in report.columns
+    skewed = report.distribution_tables["nope"]["351:400@skewed"]["L5"][3]
+    assert (skewed.values, skewed.bin, skewed.all_pass) == ([0.5, 0.75], "351:400@skewed", False)
+    assert skewed.hyper == report.table["nope"]["L5"][3].hyper   # the main table's setting
+    paths = rep.write_report(report, tmp_path / "out")
+    assert paths["heatmap_nope_351-400_skewed"].read_bytes().startswith(b"\x89PNG")
+    assert "![nope 351:400@skewed](heatmap_nope_351-400_skewed.png)" in markdown
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert data["distribution_tables"]["nope"]["351:400@skewed"]["L5"]["3"]["mean"] == 0.625
 
 
 def test_distribution_bins_are_labelled_by_their_distribution_in_the_compiled_table():

@@ -24,8 +24,8 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
   (``crasp.train.budget``); ``budget_<encoding>.png`` plots the smallest succeeding depth
   against the budget for every budget the runs can answer for.
 
-``write_report(report, out)`` writes ``cells.csv``, ``report.md``, ``report.json`` and
-``heatmap_<posenc>.png`` atomically.
+``write_report(report, out)`` writes ``cells.csv``, ``report.md``, ``report.json``,
+``heatmap_<posenc>.png`` (and one per distribution bin) and ``budget_<posenc>.png`` atomically.
 
 The pipeline, one module per pass: ``loading`` (directories -> cells), ``reference`` (the theory's
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
@@ -47,9 +47,10 @@ from crasp.train.report.aggregate import (
     DEFAULT_THRESHOLD, Aggregate, aggregate, budget_curves, summarize, theory_checks,
 )
 from crasp.train.report.contents import Report, csv_rows
-from crasp.train.report.distributions import distribution_checks
+from crasp.train.report.distributions import distribution_checks, distribution_tables
 from crasp.train.report.loading import CellResult, SweepData, at_budget, commands, load_sweeps
-from crasp.train.report.markdown import markdown_report, seeds_text, summary_text
+from crasp.train.report.markdown import (distribution_file_stem, markdown_report, seeds_text,
+                                         summary_text)
 from crasp.train.report.ordering import language_sort_key
 from crasp.train.report.plots import budget_png, heatmap_png
 from crasp.train.report.reference import (
@@ -88,7 +89,9 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
     return Report(data, threshold, select, table, summarize(table, references, threshold),
                   references, rows, columns, theory_depths(data.cells),
                   theory_checks(data.cells, threshold), curves,
-                  distribution_checks(data.cells, threshold))
+                  distribution_checks(data.cells, threshold),
+                  {posenc: distribution_tables(posenc, languages, data.cells, threshold)
+                   for posenc, languages in table.items()})
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
@@ -108,6 +111,12 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
         write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled,
                                                report.threshold))
         paths[f"heatmap_{posenc}"] = path
+    for posenc, tables in report.distribution_tables.items():
+        for name, languages in tables.items():
+            path = out / f"heatmap_{distribution_file_stem(posenc, name)}.png"
+            write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled,
+                                                 report.threshold))
+            paths[f"heatmap_{distribution_file_stem(posenc, name)}"] = path
     for posenc, curve in report.curves.items():
         path = out / f"budget_{posenc}.png"
         write_bytes_atomic(path, budget_png(posenc, curve, depths, report.threshold))

@@ -26,6 +26,7 @@ class Report:
     checks: list[dict] = field(default_factory=list)
     curves: dict[str, dict] = field(default_factory=dict)
     distributions: list[dict] = field(default_factory=list)
+    distribution_tables: dict[str, dict] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         depths = sorted({d for langs in self.table.values() for ds in langs.values() for d in ds})
@@ -46,6 +47,11 @@ class Report:
             "theory_depths": self.theory,
             "theory_checks": self.checks,
             "distribution_checks": self.distributions,
+            "distribution_tables": {
+                posenc: {name: {language: {str(d): a.as_dict() for d, a in ds.items()}
+                                for language, ds in langs.items()}
+                         for name, langs in tables.items()}
+                for posenc, tables in self.distribution_tables.items()},
             "budget": self.data.budget,
             "cells_without_budget": self.data.unbudgeted,
             "budget_curves": self.curves,

@@ -12,8 +12,10 @@ uniform composition of block lengths, which is a statement about individual cell
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping, Sequence
 
+from crasp.train.report.aggregate import Aggregate, mean_std
 from crasp.train.report.loading import CellResult, cell_order
 from crasp.train.report.ordering import language_sort_key, posenc_sort_key
 
@@ -48,6 +50,41 @@ def distribution_checks(cells: Sequence[CellResult], threshold: float) -> list[d
                          "exact_match": score} for cell, score in failing],
         })
     return checks
+
+
+def distribution_tables(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
+                        cells: Sequence[CellResult], threshold: float
+                        ) -> dict[str, dict[str, dict[int, Aggregate]]]:
+    """bin -> language -> depth -> the main table's ``Aggregate`` for the same setting and
+    seeds, scored on that bin drawn from a named distribution (``LO:HI@NAME``) instead of the
+    uniform one: what the distribution tables and heatmaps show, so that they compare like with
+    like. ``all_pass``/``majority_pass`` are this setting's, on this bin."""
+    chosen = {(language, depth): (a.hyper, set(a.seeds))
+              for language, by_depth in languages.items() for depth, a in by_depth.items()}
+    scores: dict[str, dict[tuple[str, int], list[float]]] = {}
+    for cell in sorted(cells, key=cell_order):
+        if cell.architecture != posenc or (cell.language, cell.depth) not in chosen:
+            continue
+        hyper, seeds = chosen[cell.language, cell.depth]
+        if cell.hyper != hyper or cell.seed not in seeds:
+            continue
+        for name, metrics in cell.results.bins.items():
+            if "@" in name and metrics.exact_match is not None:
+                scores.setdefault(name, {}).setdefault((cell.language, cell.depth), []).append(
+                    float(metrics.exact_match))
+    tables: dict[str, dict[str, dict[int, Aggregate]]] = {}
+    for name in sorted(scores):
+        for language, by_depth in languages.items():
+            for depth, main in by_depth.items():
+                values = scores[name].get((language, depth))
+                if not values:
+                    continue
+                mean, std = mean_std(values)
+                passing = sum(v >= threshold for v in values)
+                tables.setdefault(name, {}).setdefault(language, {})[depth] = dataclasses.replace(
+                    main, mean=mean, std=std, n=len(values), values=values, bin=name,
+                    all_pass=passing == len(values), majority_pass=passing * 2 > len(values))
+    return tables
 
 
 def totals(checks: Sequence[Mapping]) -> dict[tuple[str, str], tuple[int, int]]:

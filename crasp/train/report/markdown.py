@@ -13,7 +13,7 @@ from crasp.train.sweep import canonical_json, parse_bin
 from crasp.train.theory_bounds import DepthBound, bounded_architecture, depth_bound
 from crasp.train.report.aggregate import Aggregate, mean_std
 from crasp.train.report.distributions import totals
-from crasp.train.report.loading import CellResult, code_versions, commands, wall_time
+from crasp.train.report.loading import code_versions, commands, wall_time
 from crasp.train.report.ordering import architecture_name
 
 if TYPE_CHECKING:  # the Report holds the summary text this module writes: no import cycle
@@ -214,35 +214,27 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
     return "\n".join(lines) + "\n"
 
 
-def distribution_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
-                       cells: Sequence[CellResult], depths: Sequence[int],
-                       threshold: float | None = None) -> str:
-    """Exact match on every test bin drawn from a named distribution (``LO:HI@NAME``), for the
-    setting each cell of the main table selected: one Markdown table per such bin, or ''."""
-    chosen = {(language, depth): (a.hyper, set(a.seeds))
-              for language, by_depth in languages.items() for depth, a in by_depth.items()}
-    scores: dict[str, dict[tuple[str, int], list[float]]] = {}
-    for cell in cells:
-        if cell.architecture != posenc or (cell.language, cell.depth) not in chosen:
-            continue
-        hyper, seeds = chosen[cell.language, cell.depth]
-        if cell.hyper != hyper or cell.seed not in seeds:
-            continue
-        for name, metrics in cell.results.bins.items():
-            if "@" in name and metrics.exact_match is not None:
-                scores.setdefault(name, {}).setdefault((cell.language, cell.depth), []).append(
-                    float(metrics.exact_match))
+def distribution_table(tables: Mapping[str, Mapping[str, Mapping[int, Aggregate]]],
+                       depths: Sequence[int], threshold: float, posenc: str) -> str:
+    """One Markdown table and heatmap per bin drawn from a named distribution (the
+    ``distributions.distribution_tables`` of one encoding), or ''."""
     parts = []
-    for name in sorted(scores):
+    for name, languages in tables.items():
         parts += [f"Exact match (%) on the test bin `{name}` (same settings and seeds as above):",
                   "", "| language | " + " | ".join(f"depth {d}" for d in depths) + " |",
                   "|---|" + "---:|" * len(depths)]
-        for language in languages:
-            row = [seeds_text(scores[name][language, d], threshold) if (language, d) in scores[name]
-                   else "–" for d in depths]
+        for language, by_depth in languages.items():
+            row = [seeds_text(by_depth[d].values, threshold) if d in by_depth else "–"
+                   for d in depths]
             parts.append(f"| {language} | " + " | ".join(row) + " |")
-        parts.append("")
+        parts += ["", f"![{posenc} {name}](heatmap_{distribution_file_stem(posenc, name)}.png)", ""]
     return "\n".join(parts)
+
+
+def distribution_file_stem(posenc: str, bin_name: str) -> str:
+    """``nope``, ``351:400@skewed`` -> ``nope_351-400_skewed``: the name of that bin's heatmap."""
+    lo, hi, distribution = parse_test_bin(bin_name)
+    return f"{posenc}_{lo}-{hi}_{distribution}"
 
 
 def _duration(seconds: float) -> str:
@@ -305,7 +297,8 @@ def markdown_report(report: Report) -> str:
                 "Y operator of TL[◁#]^pos), which in theory brings L_k down to depth 1, and the "
                 "E_k theorems under positional encodings are about recognition.\n")
         parts.append(f"![{posenc} heatmap](heatmap_{posenc}.png)\n")
-        extra = distribution_table(posenc, languages, data.cells, depths, report.threshold)
+        extra = distribution_table(report.distribution_tables.get(posenc, {}), depths,
+                                   report.threshold, posenc)
         if extra:
             parts.append(extra)
         robustness = [c for c in report.distributions if c["posenc"] == posenc]
