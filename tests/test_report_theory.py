@@ -64,10 +64,19 @@ def test_theory_checks_list_the_cells_on_the_wrong_side(tmp_path):
     assert [c["id"] for c in l5["at_or_above_bound_fail"]["long"]] == [above_fail]
     assert [c["id"] for c in checks["nope", "E5"]["below_bound_succeed"]["long"]] == [below_e]
     assert checks["nope", "E5"]["cells_at_or_above"] == 0  # depth 3 < the upper bound 4
+    # depth 3 of E5 is where the proofs leave it open: a success there is against the conjecture
+    e5 = checks["nope", "E5"]
+    assert e5["cells_between"] == 1 and len(e5["between_bounds_succeed"]["long"]) == 1
+    assert l5["cells_between"] == 0 and l5["between_bounds_succeed"]["long"] == []
     markdown = rep.markdown_report(report)
     assert "L5 [NoPE], ≥ 99% on the longest bin: 2 of 3 cells below depth 3 succeed" in markdown
     assert "L5 [NoPE], 100% validation: 1 of 3 cells below depth 3 succeed" in markdown
     assert "closest below" not in markdown  # said only where no cell crossed
+    assert ("E5 [NoPE], ≥ 99% on the longest bin: 1 of 1 cells below depth 3 succeed; 0 of 0 "
+            "cells at depth ≥ 4 fail; unproved depth 3: 1 of 1 cells succeed (the conjecture: "
+            "none)") in markdown
+    assert "unproved" not in next(line for line in markdown.splitlines()
+                                  if line.startswith("- L5 [NoPE], ≥ 99%"))
     assert l5["closest_below"]["long"]["id"] == below_both
     assert checks["nope", "E5"]["closest_below"]["val"]["id"] == below_e
     # every counted cell is named, on both sides of the bound

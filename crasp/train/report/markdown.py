@@ -137,7 +137,14 @@ def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:
                          f"{pct(closest['val_exact_match'])} val)")
             text += (f"; {len(losses)} of {check['cells_at_or_above']} cells at depth ≥ "
                      f"{bound['upper']} fail")
-            for side, listed in (("below the bound", wins), ("failing at or above", losses)):
+            between = check.get("between_bounds_succeed", {}).get(criterion, [])
+            if bound["lower"] < bound["upper"]:
+                span = (f"depth {bound['lower']}" if bound["upper"] - bound["lower"] == 1
+                        else f"depths {bound['lower']}–{bound['upper'] - 1}")
+                text += (f"; unproved {span}: {len(between)} of {check['cells_between']} "
+                         f"cells succeed (the conjecture: none)")
+            for side, listed in (("below the bound", wins), ("failing at or above", losses),
+                                 ("succeeding where unproved", between)):
                 if listed:
                     text += f" — {side}: " + ", ".join(
                         f"d{c['depth']} s{c['seed']} ({pct(c['long_exact_match'])} long, "
