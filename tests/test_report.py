@@ -282,5 +282,12 @@ def test_the_report_says_when_cells_come_from_different_code(tmp_path):
     for cell in cells[5:]:  # all from one version: nothing to say
         results = RunResults.read(cell)
         RunResults(**{**results.__dict__, "environment": {"code": "aaaaaaaaaaaa"}}).write(cell)
-    assert "versions of crasp's code" not in rep.markdown_report(
-        rep.build_report([tmp_path], compiled=False))
+    single = rep.markdown_report(rep.build_report([tmp_path], compiled=False))
+    assert "versions of crasp's code" not in single
+    assert "Code: every cell was trained by crasp code `aaaaaaaaaaaa`" in single
+
+
+def test_the_report_says_when_the_code_was_not_recorded(tmp_path):
+    synthetic(tmp_path)
+    text = rep.markdown_report(rep.build_report([tmp_path], compiled=False))
+    assert "Code: not recorded" in text and "`unrecorded`" not in text

@@ -226,12 +226,15 @@ def cell_order(cell: CellResult) -> tuple:
             cell.hyper_key, cell.seed, cell.id)
 
 
+UNRECORDED_CODE = "unrecorded"
+
+
 def code_versions(data: SweepData) -> dict[str, int]:
     """Cells per fingerprint of the code that trained them (``environment["code"]``,
-    ``crasp.code_fingerprint``); "unrecorded" for runs older than the fingerprint."""
+    ``crasp.code_fingerprint``); ``UNRECORDED_CODE`` for runs older than the fingerprint."""
     counts: dict[str, int] = {}
     for cell in data.cells:
-        code = (cell.results.environment or {}).get("code") or "unrecorded"
+        code = (cell.results.environment or {}).get("code") or UNRECORDED_CODE
         counts[code] = counts.get(code, 0) + 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 

@@ -13,7 +13,7 @@ from crasp.train.sweep import canonical_json, parse_bin
 from crasp.train.theory_bounds import DepthBound, bounded_architecture, depth_bound
 from crasp.train.report.aggregate import Aggregate, mean_std
 from crasp.train.report.distributions import totals
-from crasp.train.report.loading import code_versions, commands, wall_time
+from crasp.train.report.loading import UNRECORDED_CODE, code_versions, commands, wall_time
 from crasp.train.report.ordering import architecture_name
 
 if TYPE_CHECKING:  # the Report holds the summary text this module writes: no import cycle
@@ -289,6 +289,13 @@ def markdown_report(report: Report) -> str:
                   + ". A cell id names the config, not the code: a change of the trainer's "
                   "floating-point order changes results in the last digits, and can tip a "
                   "cell near the threshold.", ""]
+    elif versions.keys() == {UNRECORDED_CODE}:
+        parts += ["Code: not recorded (the runs predate the code fingerprint in results.json).",
+                  ""]
+    elif versions:
+        parts += [f"Code: every cell was trained by crasp code `{next(iter(versions))}` (a "
+                  "fingerprint of its sources, `environment.code` in results.json; `crasp "
+                  "--version` prints the running one's).", ""]
     for posenc, languages in table.items():
         parts.append(markdown_table(posenc, languages, depths, report.compiled, report.threshold,
                                     report.select))
