@@ -162,6 +162,23 @@ def test_compare_cells_counts_identical_cells_and_lists_the_ones_that_flip(tmp_p
         "  c: 0.995 -> 0.98"]
 
 
+def test_compare_cells_matches_on_named_columns_and_leaves_out_shared_keys(tmp_path):
+    header = "cell_id,language,seed,exact_match_351_400\n"
+    (tmp_path / "old.csv").write_text(
+        header + "h1,L4,0,1.0\nh2,L4,1,0.995\nh3,L5,0,0.5\nh4,L5,0,0.6\n")
+    (tmp_path / "new.csv").write_text(
+        header + "x1,L4,0,1.0\nx2,L4,1,0.98\nx3,L5,0,0.5\n")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "results" / "compare_cells.py"),
+         str(tmp_path / "old.csv"), str(tmp_path / "new.csv"), "--key", "language,seed"],
+        capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == [
+        f"{tmp_path / 'old.csv'}: left out 1 keys that several rows share: L5 0",
+        "2 and 3 cells, 2 in common; exact_match_351_400: identical in 1, pass/fail (>= 0.99) "
+        "alike in 1",
+        "  L4 1: 0.995 -> 0.98"]
+
+
 def test_a_training_stage_archives_when_it_ends(tmp_path):
     out = tmp_path / "runs" / "one-head"
     out.mkdir(parents=True)
