@@ -22,6 +22,7 @@
 #   ek-nope         NoPE, default preset, E3..E6 x 3 seeds                              72 cells
 #   ek-nope-edge    seeds 3 and 4 at depths k-2 and k-1 (registered, conjectured k-1)  16 cells
 #   pe              RoPE and ALiBi, default preset, L4..L6 and E3..E5 x 3 seeds        216 cells
+#                   (seed 0 of every cell first, then seed 1, then seed 2)
 #   report          crasp report of each family's finished cells, into $RESULTS/<family>
 #   archive         copy the records of every finished cell into $RECORDS/<family> (committed);
 #                   every training stage also archives when it ends
@@ -124,7 +125,10 @@ for stage in $STAGES; do
     four-head-edge) edge four-head default 3 8 L 2 ;;
     ek-nope)        sweep ek-nope --preset default --posenc nope --languages E3:E6 --depths 1:6 --seeds 3 ;;
     ek-nope-edge)   edge ek-nope default 3 6 E 1 ;;
-    pe)             sweep pe --preset default --posenc rope,alibi --languages L4:L6,E3:E5 --depths 1:6 --seeds 3 ;;
+    pe)             # seed by seed, so that an unfinished stage leaves every cell with the same seeds
+                    for seed in 0 1 2; do
+                        sweep pe --preset default --posenc rope,alibi --languages L4:L6,E3:E5 --depths 1:6 --seeds "$seed:$seed"
+                    done ;;
     report)
         for family in $FAMILIES; do
             if [ -f "$OUT/$family/sweep.json" ]; then "$CRASP" report "$OUT/$family" -o "$RESULTS/$family"; fi
