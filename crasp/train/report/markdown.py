@@ -58,7 +58,7 @@ def _bound_text(bound: Mapping | None) -> str:
     return f"depth {bound['lower']}–{bound['upper']} (proved range; {bound['upper']} conjectured)"
 
 
-def _bound_cell(bound: DepthBound | None) -> str:
+def bound_cell(bound: DepthBound | None) -> str:
     if bound is None:
         return "–"
     return str(bound.upper) if bound.exact else f"{bound.lower}–{bound.upper}"
@@ -207,7 +207,7 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
             text = seeds_text(entry.values, threshold)
             cells.append(f"**{text}**" if entry.all_pass else text)
         bin_name = next(iter(by_depth.values())).bin if by_depth else None
-        lines.append(f"| {language} | {_bound_cell(depth_bound(language, posenc))} | "
+        lines.append(f"| {language} | {bound_cell(depth_bound(language, posenc))} | "
                      + " | ".join(cells) + f" | {_compiled_cell(compiled.get(language), bin_name)} |")
     hypers = [a.hyper for ds in languages.values() for a in ds.values()]
     varying = sorted({k for h in hypers for k in h
