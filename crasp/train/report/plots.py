@@ -36,6 +36,7 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
     import numpy as np
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
 
     names = list(languages)
     grid = np.full((len(names), len(depths)), np.nan)
@@ -104,7 +105,9 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
                               linestyle="none", label="compiled program depth"))
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.22, 1.0), fontsize=7,
                 frameon=False)
-    figure.colorbar(image, ax=axes, fraction=0.05, pad=0.03)
+    colorbar = figure.colorbar(image, ax=axes, fraction=0.05, pad=0.03,
+                               format=FuncFormatter(lambda value, _: f"{100 * value:.0f}"))
+    colorbar.set_label("mean exact match (%)", fontsize=8)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=120)
