@@ -24,11 +24,13 @@ MARKER = re.compile(r"^<!-- compact_table\.py (?P<args>.+?) -->$")
 READMES = [RESULTS / "README.md", RESULTS / "second-edition" / "README.md"]
 
 
+spec = importlib.util.spec_from_file_location("compact_table", RESULTS / "compact_table.py")
+script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(script)
+
+
 def expected_table(args: str) -> str:
     """What `python docs/results/compact_table.py ARGS` prints, run from the repository root."""
-    spec = importlib.util.spec_from_file_location("compact_table", RESULTS / "compact_table.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
     parsed = script.arguments(shlex.split(args))
     return script.compact_table(ROOT / parsed.report_dir, parsed.posenc, parsed.bin_name)
 

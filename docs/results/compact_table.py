@@ -7,9 +7,10 @@ one).
 
 REPORT_DIR is a `crasp report` output directory; the numbers are read from its report.json
 (`tables`, or `distribution_tables` for a bin drawn from a named distribution), so they are the
-report's own, rounded as report.md rounds them. Every table in docs/results/**/README.md that
-is preceded by `<!-- compact_table.py ARGS -->` is this script's output for ARGS, checked by
-tests/test_results_tables.py; run it to refresh a table after a report changes.
+report's own, rounded as report.md rounds them. Every depth table in docs/results/README.md and
+second-edition/README.md is preceded by `<!-- compact_table.py ARGS -->` and is this script's
+output for ARGS, checked by tests/test_results_tables.py; run it to refresh a table after a
+report changes.
 """
 
 from __future__ import annotations
