@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from crasp.train.budget import results_at_budget, trained_epochs
 from crasp.train.report.loading import load_sweeps
+from crasp.train.report.ordering import language_sort_key
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def reading(results: dict, budget: int, bin_name: str) -> tuple[float, float] | 
     return view["bins"][bin_name]["exact_match"], view["val_exact_match"]
 
 
-def lost_successes(results: dict, cell_id: str, language: str, bin_name: str,
+def lost_success(results: dict, cell_id: str, language: str, bin_name: str,
                    threshold: float) -> LostSuccess | None:
     """The cell's lost success, if its final reading misses ``threshold`` on ``bin_name`` and an
     earlier budget's reaches it; None otherwise (also for a cell without improvement records)."""
@@ -66,6 +67,15 @@ def lost_successes(results: dict, cell_id: str, language: str, bin_name: str,
     return None
 
 
+def ever_reaches(results: dict, bin_name: str, threshold: float) -> bool:
+    """Whether the cell reaches ``threshold`` on ``bin_name`` at some budget it can answer for."""
+    for budget in range(1, trained_epochs(results) + 1):
+        found = reading(results, budget, bin_name)
+        if found is not None and found[0] >= threshold:
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="+", metavar="SWEEP_DIR")
@@ -73,26 +83,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threshold", type=float, default=0.99)
     args = parser.parse_args(argv)
     data = load_sweeps(args.dirs)
-    recorded = [cell for cell in data.cells if cell.results.improvements]
-    lost = [found for cell in recorded
-            if (found := lost_successes(cell.results.to_json(), cell.id, cell.language,
-                                        args.bin_name, args.threshold)) is not None]
-    succeeded = Counter(cell.language for cell in recorded
-                        if any((r := reading(cell.results.to_json(), budget, args.bin_name))
-                               and r[0] >= args.threshold
-                               for budget in range(1, trained_epochs(cell.results.to_json()) + 1)))
-    print(f"{len(recorded)} cells with per-epoch records; {sum(succeeded.values())} reach "
+    recorded = [(cell, cell.results.to_json()) for cell in data.cells
+                if cell.results.improvements]
+    lost = [found for cell, results in recorded
+            if (found := lost_success(results, cell.id, cell.language, args.bin_name,
+                                        args.threshold)) is not None]
+    reached = Counter(cell.language for cell, results in recorded
+                      if ever_reaches(results, args.bin_name, args.threshold))
+    print(f"{len(recorded)} cells with per-epoch records; {sum(reached.values())} reach "
           f">= {args.threshold:g} on {args.bin_name} at some budget; {len(lost)} of them miss it "
           f"at their final budget")
     for item in lost:
         print(f"  {item.cell_id}: {100 * item.at_success:.1f}% (val {100 * item.val_at_success:.1f}%)"
               f" at {item.last_success} epochs -> {100 * item.at_final:.1f}% "
               f"(val {100 * item.val_at_final:.1f}%) at {item.final_budget}")
-    by_language = Counter(item.language for item in lost)
+    lost_by_language = Counter(item.language for item in lost)
     print("by language (lost / reached at some budget): " + ", ".join(
-        f"{language} {by_language[language]} / {succeeded[language]}"
-        for language in sorted(succeeded, key=lambda name: (name[0], int(name[1:]))
-                               if name[1:].isdigit() else (name, 0))))
+        f"{language} {lost_by_language[language]} / {reached[language]}"
+        for language in sorted(reached, key=language_sort_key)))
 
 
 if __name__ == "__main__":
