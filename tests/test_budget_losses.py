@@ -36,18 +36,18 @@ def test_only_a_success_that_the_final_reading_misses_is_lost(tmp_path):
     cells = synthetic_sweep(tmp_path)
     results = {name: json.loads((tmp_path / "cells" / cell / "results.json").read_text())
                for name, cell in cells.items()}
-    found = budget_losses.lost_success(results["lost"], cells["lost"], "L5", "351:400", 0.99)
+    by_budget = {name: budget_losses.readings(results[name], "351:400") for name in results}
+    found = budget_losses.lost_success(by_budget["lost"], cells["lost"], "L5", 0.99)
     assert found is not None
     assert (found.last_success, found.at_success, found.final_budget, found.at_final) == (
         2, 0.995, 4, 0.9)
     assert (found.val_at_success, found.val_at_final) == (0.9, 1.0)
     for name in ("kept", "no_improvement", "never"):
-        assert budget_losses.lost_success(results[name], cells[name], "L5", "351:400",
-                                            0.99) is None
+        assert budget_losses.lost_success(by_budget[name], cells[name], "L5", 0.99) is None
     # at a lower threshold the lost cell's final 90% is a success: nothing lost
-    assert budget_losses.lost_success(results["lost"], cells["lost"], "L5", "351:400",
-                                        0.9) is None
-    assert budget_losses.lost_success({"improvements": []}, "x", "L5", "351:400", 0.99) is None
+    assert budget_losses.lost_success(by_budget["lost"], cells["lost"], "L5", 0.9) is None
+    no_records = budget_losses.readings({"improvements": []}, "351:400")
+    assert budget_losses.lost_success(no_records, "x", "L5", 0.99) is None
 
 
 def test_the_listing_counts_and_names_the_lost_cells(tmp_path, capsys):

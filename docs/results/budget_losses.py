@@ -40,40 +40,41 @@ class LostSuccess:
     val_at_final: float
 
 
-def reading(results: dict, budget: int, bin_name: str) -> tuple[float, float] | None:
-    """(exact match on the bin, validation exact match) at ``budget`` epochs, or None where the
-    run recorded nothing on that bin by then."""
-    view = results_at_budget(results, budget)
-    if view is None or bin_name not in view["bins"]:
-        return None
-    return view["bins"][bin_name]["exact_match"], view["val_exact_match"]
+Reading = tuple[float, float]  # (exact match on the bin, validation exact match)
 
 
-def lost_success(results: dict, cell_id: str, language: str, bin_name: str,
-                   threshold: float) -> LostSuccess | None:
-    """The cell's lost success, if its final reading misses ``threshold`` on ``bin_name`` and an
-    earlier budget's reaches it; None otherwise (also for a cell without improvement records)."""
+def readings(results: dict, bin_name: str) -> list[Reading | None]:
+    """The cell's reading at every budget from 1 epoch to the epochs it trained (item B - 1 is
+    budget B), None where the run recorded nothing on that bin by then; empty for a cell without
+    improvement records."""
     if not results.get("improvements"):
-        return None
-    final_budget = trained_epochs(results)
-    final = reading(results, final_budget, bin_name)
-    if final is None or final[0] >= threshold:
-        return None
-    for budget in range(final_budget - 1, 0, -1):
-        earlier = reading(results, budget, bin_name)
-        if earlier is not None and earlier[0] >= threshold:
-            return LostSuccess(cell_id, language, budget, earlier[0], earlier[1], final_budget,
-                               final[0], final[1])
-    return None
-
-
-def ever_reaches(results: dict, bin_name: str, threshold: float) -> bool:
-    """Whether the cell reaches ``threshold`` on ``bin_name`` at some budget it can answer for."""
+        return []
+    found: list[Reading | None] = []
     for budget in range(1, trained_epochs(results) + 1):
-        found = reading(results, budget, bin_name)
-        if found is not None and found[0] >= threshold:
-            return True
-    return False
+        view = results_at_budget(results, budget)
+        found.append(None if view is None or bin_name not in view["bins"] else
+                     (view["bins"][bin_name]["exact_match"], view["val_exact_match"]))
+    return found
+
+
+def succeeds(reading: Reading | None, threshold: float) -> bool:
+    return reading is not None and reading[0] >= threshold
+
+
+def lost_success(by_budget: list[Reading | None], cell_id: str, language: str,
+                 threshold: float) -> LostSuccess | None:
+    """The cell's lost success, if its final reading (``by_budget`` from ``readings``) misses
+    ``threshold`` and an earlier budget's reaches it; None otherwise."""
+    if not by_budget or by_budget[-1] is None or succeeds(by_budget[-1], threshold):
+        return None
+    last_success = max((budget for budget, reading in enumerate(by_budget[:-1], start=1)
+                        if succeeds(reading, threshold)), default=None)
+    if last_success is None:
+        return None
+    at_success, val_at_success = by_budget[last_success - 1]
+    at_final, val_at_final = by_budget[-1]
+    return LostSuccess(cell_id, language, last_success, at_success, val_at_success,
+                       len(by_budget), at_final, val_at_final)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -83,19 +84,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threshold", type=float, default=0.99)
     args = parser.parse_args(argv)
     data = load_sweeps(args.dirs)
-    recorded = [(cell, cell.results.to_json()) for cell in data.cells
+    recorded = [(cell, readings(cell.results.to_json(), args.bin_name)) for cell in data.cells
                 if cell.results.improvements]
-    lost = [found for cell, results in recorded
-            if (found := lost_success(results, cell.id, cell.language, args.bin_name,
-                                        args.threshold)) is not None]
-    reached = Counter(cell.language for cell, results in recorded
-                      if ever_reaches(results, args.bin_name, args.threshold))
+    lost = [found for cell, by_budget in recorded
+            if (found := lost_success(by_budget, cell.id, cell.language,
+                                      args.threshold)) is not None]
+    reached = Counter(cell.language for cell, by_budget in recorded
+                      if any(succeeds(reading, args.threshold) for reading in by_budget))
     print(f"{len(recorded)} cells with per-epoch records; {sum(reached.values())} reach "
           f">= {args.threshold:g} on {args.bin_name} at some budget; {len(lost)} of them miss it "
           f"at their final budget")
     for item in lost:
-        print(f"  {item.cell_id}: {100 * item.at_success:.1f}% (val {100 * item.val_at_success:.1f}%)"
-              f" at {item.last_success} epochs -> {100 * item.at_final:.1f}% "
+        print(f"  {item.cell_id}: {100 * item.at_success:.1f}% "
+              f"(val {100 * item.val_at_success:.1f}%) at {item.last_success} epochs -> "
+              f"{100 * item.at_final:.1f}% "
               f"(val {100 * item.val_at_final:.1f}%) at {item.final_budget}")
     lost_by_language = Counter(item.language for item in lost)
     print("by language (lost / reached at some budget): " + ", ".join(
