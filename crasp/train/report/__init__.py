@@ -29,8 +29,9 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
 
 The pipeline, one module per pass: ``loading`` (directories -> cells), ``reference`` (the theory's
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
-checks, budget curves), ``distributions`` (the distribution checks), ``contents`` (the ``Report`` and its CSV rows), ``markdown`` and
-``plots`` (the files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
+checks, budget curves), ``distributions`` (the distribution checks), ``budget_losses`` (the
+successes a larger budget loses), ``contents`` (the ``Report`` and its CSV rows), ``markdown``
+and ``plots`` (the files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from crasp.errors import CraspError
 from crasp.train.report.aggregate import (
     DEFAULT_THRESHOLD, Aggregate, aggregate, budget_curves, summarize, theory_checks,
 )
+from crasp.train.report.budget_losses import budget_losses
 from crasp.train.report.contents import Report, csv_rows
 from crasp.train.report.distributions import distribution_checks, distribution_tables
 from crasp.train.report.loading import CellResult, SweepData, at_budget, commands, load_sweeps
@@ -77,6 +79,7 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
         raise CraspError(f"threshold must be in (0, 1], not {threshold}")
     data = load_sweeps(dirs)
     curves = budget_curves(data, threshold, select)
+    losses = budget_losses(data.cells, threshold, budget)
     if budget is not None:
         data = at_budget(data, budget)
     table = aggregate(data.cells, threshold, select)
@@ -91,7 +94,7 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
                   theory_checks(data.cells, threshold), curves,
                   distribution_checks(data.cells, threshold),
                   {posenc: distribution_tables(posenc, languages, data.cells, threshold)
-                   for posenc, languages in table.items()})
+                   for posenc, languages in table.items()}, losses)
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:

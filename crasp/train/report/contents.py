@@ -27,6 +27,7 @@ class Report:
     curves: dict[str, dict] = field(default_factory=dict)
     distributions: list[dict] = field(default_factory=list)
     distribution_tables: dict[str, dict] = field(default_factory=dict)
+    budget_losses: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         depths = sorted({d for langs in self.table.values() for ds in langs.values() for d in ds})
@@ -55,16 +56,13 @@ class Report:
             "budget": self.data.budget,
             "cells_without_budget": self.data.unbudgeted,
             "budget_curves": self.curves,
+            "budget_losses": self.budget_losses,
             "compiled": self.compiled,
             "wall_time": wall_time(self.data),
             "code_versions": code_versions(self.data),
             "commands": commands(self.data),
             "cells": self.rows,
         }
-
-
-
-
 
 
 def _flat(value: Any) -> Any:

@@ -176,6 +176,35 @@ def distribution_check_lines(checks: Sequence[Mapping]) -> list[str]:
     return lines
 
 
+def budget_loss_lines(losses: Sequence[Mapping]) -> list[str]:
+    """Markdown bullets for one encoding: the total, then per language how many cells reach the
+    threshold on the longest bin at some budget and how many of those miss it at the report's
+    budget, the latter by name with the reading at their last succeeding budget and at the
+    report's (validation beside each)."""
+    first = losses[0]
+    at = (f"{first['budget']} epochs" if first["budget"] is not None
+          else "their final budget")
+    name = architecture_name(first["posenc"])
+    lines = [f"Successes that a larger budget loses: cells that reach ≥ "
+             f"{100 * first['threshold']:g}% on the longest bin at some budget and miss it at "
+             f"{at}, where a checkpoint that validates better generalizes worse "
+             "(crasp.train.report.budget_losses; 100% validation, the paper's criterion, cannot "
+             "be lost):", "",
+             f"- {name}: {sum(len(g['lost']) for g in losses)} of "
+             f"{sum(g['reached'] for g in losses)} cells, over all languages (of "
+             f"{sum(g['cells_read'] for g in losses)} with per-epoch test records)"]
+    for group in losses:
+        text = f"- {group['language']} [{name}]: {len(group['lost'])} of {group['reached']}"
+        if group["lost"]:
+            text += " — " + ", ".join(
+                f"d{c['depth']} s{c['seed']} ({pct(c['exact_match_at_success'])} long, "
+                f"{pct(c['val_exact_match_at_success'])} val at {c['last_success']} epochs → "
+                f"{pct(c['exact_match_at_final'])} long, {pct(c['val_exact_match_at_final'])} "
+                f"val at {c['final_budget']})" for c in group["lost"])
+        lines.append(text)
+    return lines
+
+
 def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
                    depths: Sequence[int], compiled: Mapping[str, dict], threshold: float,
                    select: str = "val") -> str:
@@ -329,6 +358,9 @@ def markdown_report(report: Report) -> str:
                       "crasp.train.theory_bounds):", ""] + theory_check_lines(checks) + [""]
         if posenc in report.curves:
             parts.append(f"![{posenc} budget](budget_{posenc}.png)\n")
+        losses = [g for g in report.budget_losses if g["posenc"] == posenc]
+        if losses:
+            parts += budget_loss_lines(losses) + [""]
     if report.compiled:
         all_bins = sorted({b for r in report.compiled.values() for b in (r.get("bins") or {})},
                           key=lambda n: (*parse_test_bin(n)[:2], "@" in n, n))
