@@ -41,7 +41,8 @@ def report_command(dirs, out_dir, threshold, select, budget, compiled, progress)
     one line per language and encoding: the smallest depth that length-generalizes against the
     theory's depth and the compiled program's depth. Hyperparameters are chosen on validation
     unless --select long; with runs that recorded per-epoch test scores, --budget reads every
-    cell at a smaller training budget and budget_<encoding>.png plots depth against budget.
+    cell at a smaller training budget, budget_<encoding>.png plots depth against budget, and
+    report.md names the cells that succeed at some budget and fail at the report's.
 
     \b
       crasp report runs/sweep
