@@ -74,6 +74,16 @@ def test_edge_stages_add_seeds_3_and_4_beside_each_boundary(tmp_path):
                       "E3": "1:2", "E4": "2:3", "E5": "3:4", "E6": "4:5"}
     assert {option(c, "--seeds") for c in calls} == {"3:4"}
     assert {Path(option(c, "-o")).name for c in calls} == {"one-head", "ek-nope"}
+    assert {option(c, "--posenc") for c in calls} == {"nope"}
+
+
+def test_pe_edge_adds_alibi_seeds_one_depth_below_the_nope_boundary(tmp_path):
+    calls = run_script(tmp_path, "pe-edge")
+    depths = {option(c, "--languages"): option(c, "--depths") for c in calls}
+    assert depths == {"L4": "1:1", "L5": "2:2", "L6": "3:3", "E3": "1:1", "E4": "2:2", "E5": "3:3"}
+    assert {option(c, "--posenc") for c in calls} == {"alibi"}
+    assert {option(c, "--seeds") for c in calls} == {"3:4"}
+    assert {Path(option(c, "-o")).name for c in calls} == {"pe"}
 
 
 def test_report_stage_reports_only_families_that_have_a_sweep(tmp_path):

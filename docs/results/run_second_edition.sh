@@ -23,6 +23,9 @@
 #   ek-nope-edge    seeds 3 and 4 at depths k-2 and k-1 (registered, conjectured k-1)  16 cells
 #   pe              RoPE and ALiBi, default preset, L4..L6 and E3..E5 x 3 seeds        216 cells
 #                   (seed 0 of every cell first, then seed 1, then seed 2)
+#   pe-edge         ALiBi, seeds 3 and 4 one depth below NoPE's (L_k: k-3; E_k: k-2,      12 cells
+#                   one below the registered k-1); chosen after seeds 0-2, where ALiBi
+#                   succeeds (L6, E3, E4) or comes within 1.4 points (L5, E5)
 #   report          crasp report of each family's finished cells, into $RESULTS/<family>
 #   archive         copy the records of every finished cell into $RECORDS/<family> (committed);
 #                   every training stage also archives when it ends
@@ -36,7 +39,7 @@
 #
 # Families (one sweep directory $OUT/<family> and one report $RESULTS/<family> each, so that the
 # report never pools the one-head and four-head models when it selects settings per cell):
-# one-head (stages one-head, one-head-edge), four-head, ek-nope, pe.
+# one-head (stages one-head, one-head-edge), four-head, ek-nope, pe (pe, pe-edge).
 #
 # Test bins of every cell: the paper's 251:300, 301:350, 351:400 (uniform block boundaries)
 # and 351:400@skewed, 351:400@extreme (docs/languages.md defines the distributions).
@@ -48,7 +51,7 @@ OUT=${OUT:-runs/second-edition}              # one sweep directory per family be
 RESULTS=${RESULTS:-docs/results/second-edition}   # one report per family below (committed)
 RECORDS=${RECORDS:-$RESULTS/records}         # the finished cells' records per family (committed)
 JOBS=${JOBS:-2}
-STAGES=${STAGES:-one-head one-head-edge four-head four-head-edge ek-nope ek-nope-edge pe report archive}
+STAGES=${STAGES:-one-head one-head-edge four-head four-head-edge ek-nope ek-nope-edge pe pe-edge report archive}
 BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
 GRID=(--grid epochs=20 "test_bins=$BINS")
 
@@ -104,14 +107,17 @@ sweep() {
     "$CRASP" sweep "${GRID[@]}" --jobs "$JOBS" -o "$OUT/$family" "$@"
 }
 
-# The seeds 3 and 4 of one family at the depths beside each language's boundary:
+# The seeds 3 and 4 of one family at the depths beside each language's NoPE boundary:
 # $1 the family, $2 preset, $3 first k, $4 last k, $5 E or L, $6 the boundary's offset from k
-# (2 for L_k's k-2; 1 for E_k's registered k-1): depths k-$6-1 and k-$6, those >= 1; NoPE.
+# (2 for L_k's k-2; 1 for E_k's registered k-1), $7 the encoding (default nope), $8 which
+# depths: "both" (default), k-$6-1 and k-$6, or "below", k-$6-1 alone; depths >= 1.
 edge() {
-    local family=$1 preset=$2 first=$3 last=$4 letter=$5 offset=$6 k lo hi
+    local family=$1 preset=$2 first=$3 last=$4 letter=$5 offset=$6 posenc=${7:-nope}
+    local which=${8:-both} k lo hi
     for k in $(seq "$first" "$last"); do
         hi=$((k - offset)); lo=$((hi - 1)); [ "$lo" -ge 1 ] || lo=1
-        sweep "$family" --preset "$preset" --posenc nope --languages "$letter$k" --depths "$lo:$hi" --seeds 3:4
+        if [ "$which" = below ]; then hi=$lo; fi
+        sweep "$family" --preset "$preset" --posenc "$posenc" --languages "$letter$k" --depths "$lo:$hi" --seeds 3:4
     done
 }
 
@@ -129,6 +135,7 @@ for stage in $STAGES; do
                     for seed in 0 1 2; do
                         sweep pe --preset default --posenc rope,alibi --languages L4:L6,E3:E5 --depths 1:6 --seeds "$seed:$seed"
                     done ;;
+    pe-edge)        edge pe default 4 6 L 2 alibi below; edge pe default 3 5 E 1 alibi below ;;
     report)
         for family in $FAMILIES; do
             if [ -f "$OUT/$family/sweep.json" ]; then "$CRASP" report "$OUT/$family" -o "$RESULTS/$family"; fi
