@@ -18,16 +18,16 @@ MAX_PER_LENGTH = 4096
 
 
 def strings_for(vocab, up_to: int = 8, random_count: int = 16, random_length: int = 48,
-                seed: int = 0) -> list[list[str]]:
-    """Every string of length 0..``up_to`` (at most ``MAX_PER_LENGTH`` per length, chosen with
+                seed: int = 0, per_length: int = MAX_PER_LENGTH) -> list[list[str]]:
+    """Every string of length 0..``up_to`` (at most ``per_length`` per length, drawn with
     ``seed`` when there are more), then ``random_count`` random strings of ``random_length``."""
     rng = np.random.default_rng(seed)
     strings: list[list[str]] = []
     for length in range(up_to + 1):
-        if len(vocab) ** length <= MAX_PER_LENGTH:
+        if len(vocab) ** length <= per_length:
             strings += [list(s) for s in itertools.product(vocab, repeat=length)]
         else:
-            strings += [list(rng.choice(vocab, length)) for _ in range(MAX_PER_LENGTH)]
+            strings += [list(rng.choice(vocab, length)) for _ in range(per_length)]
     strings += [list(rng.choice(vocab, random_length)) for _ in range(random_count)]
     return strings
 
