@@ -29,7 +29,9 @@ from parity import assert_parity, encode, strings_for
 from strategies import programs
 
 EXAMPLES = sorted(path.stem for path in PROGRAMS_DIR.glob("*.crasp"))
-PER_LENGTH = 256   # strings per length up to 8: all of them over two tokens, else drawn
+POSITIONAL = ("aa_star", "contains_ab")   # the compiler refuses positions (docs/compiler.md)
+COMPILABLE = [name for name in EXAMPLES if name not in POSITIONAL]
+PER_LENGTH = 64   # strings per length up to 8: all of them up to 64, else drawn
 N_CTX = 160
 
 
@@ -41,7 +43,8 @@ def realization_dir(source: str, dtype: str, root: str) -> str:
                else crasp.parse_program(source))
     largest = realize_float(program, 1, dtype).largest_certifiable
     directory = f"{root}/{abs(hash((source, dtype)))}-{dtype}"
-    save_float_realization(directory, realize_float(program, largest, dtype), "p", "")
+    save_float_realization(directory, realize_float(program, largest, dtype), "p", "",
+                           force=True)
     return directory
 
 
@@ -72,22 +75,24 @@ def check_export(source: str, fmt: str, root: str) -> None:
         with torch.no_grad():
             return run(ids).numpy()
     vocab = list(program.alphabet)
-    strings = strings_for(vocab, up_to=8, random_count=8,
+    strings = strings_for(vocab, up_to=8, random_count=4,
                           random_length=min(N_CTX - 1, certified), per_length=PER_LENGTH)
     assert_parity(program, vocab, scorer, strings)
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_transformer_lens_matches_every_example(name, root, one_torch_thread):
+@pytest.mark.parametrize("name", COMPILABLE)
+def test_both_exports_match_every_example(name, root, one_torch_thread):
     check_export(name, "tl", root)
-
-
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_hugging_face_matches_every_example(name, root, one_torch_thread):
     check_export(name, "hf", root)
 
 
-@settings(max_examples=6)
+@pytest.mark.parametrize("name", POSITIONAL)
+def test_positional_examples_are_refused_by_the_compiler(name):
+    with pytest.raises(crasp.ProgramError, match="cannot compile"):
+        realize_float(crasp.load_program(crasp.example(name)), 1, "float32")
+
+
+@settings(max_examples=4)
 @given(programs(max_depth=3, max_definitions=5))
 def test_both_exports_match_random_programs(source):
     import tempfile
