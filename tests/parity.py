@@ -8,11 +8,10 @@ decision ``score > 0`` at every position, BOS included, with ``crasp.evaluate``.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 import crasp
+from crasp.zoo.strings import check_strings
 
 MAX_PER_LENGTH = 4096
 
@@ -20,16 +19,9 @@ MAX_PER_LENGTH = 4096
 def strings_for(vocab, up_to: int = 8, random_count: int = 16, random_length: int = 48,
                 seed: int = 0, per_length: int = MAX_PER_LENGTH) -> list[list[str]]:
     """Every string of length 0..``up_to`` (at most ``per_length`` per length, drawn with
-    ``seed`` when there are more), then ``random_count`` random strings of ``random_length``."""
-    rng = np.random.default_rng(seed)
-    strings: list[list[str]] = []
-    for length in range(up_to + 1):
-        if len(vocab) ** length <= per_length:
-            strings += [list(s) for s in itertools.product(vocab, repeat=length)]
-        else:
-            strings += [list(rng.choice(vocab, length)) for _ in range(per_length)]
-    strings += [list(rng.choice(vocab, random_length)) for _ in range(random_count)]
-    return strings
+    ``seed`` when there are more), then ``random_count`` random strings of ``random_length``
+    (``crasp zoo check``'s strings)."""
+    return check_strings(list(vocab), up_to, per_length, random_count, random_length, seed)
 
 
 def encode(vocab, strings, bos_id: int | None = None, pad_id: int = 0) -> np.ndarray:
