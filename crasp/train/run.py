@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save
 
-from crasp.atomic import write_bytes_atomic, write_text_atomic
+from crasp.util.atomic import write_bytes_atomic, write_text_atomic
 from crasp.train.results import RESULTS_FILE
 
 CONFIG_FILE = "config.json"
@@ -51,8 +51,8 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    """A run file's JSON, read by ``crasp.safe_read`` (regular file, bounded size and depth)."""
-    from crasp.safe_read import read_json_file
+    """A run file's JSON, read by ``crasp.util.safe_read`` (regular file, bounded size and depth)."""
+    from crasp.util.safe_read import read_json_file
 
     return read_json_file(path)
 
@@ -87,7 +87,7 @@ def load_state(path: Path) -> dict[str, Any]:
     ``weights_only=True`` (no code runs), holding every key of ``STATE_SCHEMA`` with exactly
     that type; anything else is a ``CraspError`` naming the file."""
     from crasp.errors import CraspError
-    from crasp.safe_read import read_bytes_file
+    from crasp.util.safe_read import read_bytes_file
 
     data = read_bytes_file(path, MAX_STATE_BYTES)
     try:

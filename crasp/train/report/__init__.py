@@ -42,7 +42,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from crasp.atomic import write_bytes_atomic, write_text_atomic
+from crasp.util.atomic import write_bytes_atomic, write_text_atomic
 from crasp.errors import CraspError
 from crasp.train.report.aggregate import (
     DEFAULT_THRESHOLD, Aggregate, aggregate, budget_curves, summarize, theory_checks,
