@@ -8,32 +8,22 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
-from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
 from crasp.util.tables import format_table
 from crasp.train.config import TrainConfig, config_fields
 from crasp.train.field_text import OPTION_SPELLINGS, parse_field
 from crasp.train.presets import preset_names, resolve_preset
 from crasp.train.progress import progress_option, wants_progress
+from crasp.train.run import default_run_dir
 
 # config fields that ``crasp train`` sets through an option of the same name (--d-model sets
 # d_model); ``search`` is set with --set, ``preset`` chooses the starting point
 FIELD_OPTIONS = tuple(name for name in config_fields() if name not in ("preset", "search"))
-
-
-def _slug(text: str) -> str:
-    stem = Path(text).stem if text.endswith(PROGRAM_SUFFIXES) else text
-    return re.sub(r"[^A-Za-z0-9_.]+", "_", stem).strip("_") or "run"
-
-
-def default_run_dir(config: TrainConfig) -> Path:
-    return Path("runs") / f"{_slug(config.language)}-d{config.depth}-{config.posenc}-s{config.seed}"
 
 
 def _overrides(params: dict, ctx: click.Context) -> dict:
@@ -251,7 +241,7 @@ for _param in train_command.params:
 def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig, Path, bool]:
     """The config, run directory and resume flag; every check that needs no work."""
     from crasp.util.outputs import TRAINING_RUN, holds
-    from crasp.train.run import CONFIG_FILE, RESULTS_FILE
+    from crasp.train.run import CONFIG_FILE, RESULTS_FILE, default_run_dir
 
     if resume_dir is not None:
         extra = [name for name in _given(ctx)

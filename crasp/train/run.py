@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,10 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save
 
-from crasp.util.atomic import write_bytes_atomic, write_text_atomic
+from crasp import PROGRAM_SUFFIXES
+from crasp.train.config import TrainConfig
 from crasp.train.results import RESULTS_FILE
+from crasp.util.atomic import write_bytes_atomic, write_text_atomic
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -44,6 +47,16 @@ class TrainingInterrupted(KeyboardInterrupt):
         super().__init__(f"training interrupted; resume with --resume {run_dir}")
         self.run_dir = run_dir
         self.epoch = epoch
+
+
+def _slug(text: str) -> str:
+    stem = Path(text).stem if text.endswith(PROGRAM_SUFFIXES) else text
+    return re.sub(r"[^A-Za-z0-9_.]+", "_", stem).strip("_") or "run"
+
+
+def default_run_dir(config: TrainConfig) -> Path:
+    """Where ``crasp train`` (and ``crasp.train.train``) write a run not given a directory."""
+    return Path("runs") / f"{_slug(config.language)}-d{config.depth}-{config.posenc}-s{config.seed}"
 
 
 def write_json(path: Path, value: Any) -> None:
