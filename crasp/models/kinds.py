@@ -3,7 +3,7 @@
 Recognizing a kind reads only the files' names and one small JSON marker, never weights or
 torch, so a command refuses a wrong kind before it loads anything. A new kind of model is a
 ``Kind`` here (and a module of this package with its type and loader, listed in
-``registry.LOADERS``); a new command that takes a model lists the kinds it accepts in
+``registry.TYPES``); a new command that takes a model lists the kinds it accepts in
 ``ACCEPTS``; a command that turns one kind into another goes in ``CONVERSIONS``.
 """
 
@@ -55,7 +55,6 @@ ONNX_GRAPH = Kind(
     lambda path: path.is_file() and path.suffix.lower() == ONNX_SUFFIX)
 
 KINDS = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN, ONNX_GRAPH)
-BY_NAME = {kind.name: kind for kind in KINDS}
 
 RUNNABLE = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN)
 ACCEPTS: dict[str, tuple[Kind, ...]] = {

@@ -3,22 +3,11 @@ reads both): a ``CausalTransformer`` with its vocabulary, run in its own dtype."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from crasp.api_inputs import Inputs
-
-if TYPE_CHECKING:
-    from crasp.compiler.executor import ModelEvaluation
-    from crasp.train.checkpoint import Checkpoint
+from crasp.models.executable import ExecutableModel
 
 
-@dataclass(frozen=True)
-class TrainerCheckpoint:
-    """``executable`` is the ``Checkpoint``, which ``crasp.compiler.execute`` runs."""
-
-    path: str
-    executable: Checkpoint
+class TrainerCheckpoint(ExecutableModel):
+    """``executable`` is the ``Checkpoint``."""
 
     @classmethod
     def load(cls, path: str) -> TrainerCheckpoint:
@@ -26,21 +15,7 @@ class TrainerCheckpoint:
 
         return cls(path, load_checkpoint(path))
 
-    @property
-    def vocab(self) -> tuple[str, ...]:
-        return tuple(self.executable.config["vocab"])
-
-    @property
-    def n_layers(self) -> int:
-        return self.executable.n_layers
-
-    def predict(self, inputs: Inputs) -> ModelEvaluation:
-        from crasp.compiler.executor import execute
-
-        return execute(self.executable, inputs)
-
     def shape(self) -> str:
         """Layers, vocabulary, parameters and dtype, for ``describe``."""
-        return (f"{self.n_layers} layer{'s' * (self.n_layers != 1)}, vocabulary "
-                f"{' '.join(self.vocab)}, {self.executable.params:,} parameters in "
+        return (f"{self.layers_and_vocabulary()}, {self.executable.params:,} parameters in "
                 f"{self.executable.config['dtype']}")
