@@ -45,9 +45,9 @@ def write_task(task: Task, directory: str | Path, fmt: str = "paper",
                command: str | None = None, force: bool = False) -> Path:
     """Write ``task`` into ``directory`` (files, then the manifest); returns the manifest path.
 
-    The directory is written as a whole (``crasp.util.outputs.replace_directory``): it must be absent
-    or empty, or, with ``force``, hold a crasp dataset, which is then replaced atomically (no
-    stale bins beside the new manifest; a failure leaves the old dataset whole).
+    The directory is written as a whole (``crasp.util.outputs.replace_directory``): it must be
+    absent or empty, or, with ``force``, hold a crasp dataset, which is then replaced atomically
+    (no stale bins beside the new manifest; a failure leaves the old dataset whole).
 
     >>> import tempfile
     >>> from crasp.languages import build_task

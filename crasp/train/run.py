@@ -64,7 +64,8 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    """A run file's JSON, read by ``crasp.util.safe_read`` (regular file, bounded size and depth)."""
+    """A run file's JSON, read by ``crasp.util.safe_read`` (a regular file, bounded size and
+    depth)."""
     from crasp.util.safe_read import read_json_file
 
     return read_json_file(path)

@@ -31,7 +31,8 @@ The pipeline, one module per pass: ``loading`` (directories -> cells), ``referen
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
 checks, budget curves), ``distributions`` (the distribution checks), ``budget_losses`` (the
 successes a larger budget loses), ``summary`` (each summary line's sentence), ``contents`` (the
-``Report`` and its CSV rows), ``markdown`` and ``plots`` (the files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
+``Report`` and its CSV rows), ``markdown`` and ``plots`` (the files); ``cli`` is ``crasp report``.
+``build_report`` below is the driver.
 """
 
 from __future__ import annotations
