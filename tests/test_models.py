@@ -133,6 +133,17 @@ def test_each_kind_is_recognized_from_its_files_and_loaded_as_its_type(models):
             assert (evaluation.output == crasp.evaluate(program, strings).output).all()
 
 
+def test_the_kinds_are_told_apart_by_the_file_names_their_writers_use():
+    from crasp.compiler.model_format import WEIGHTS_FILE
+    from crasp.models import kinds
+    from crasp.train.checkpoint import ARCHITECTURE_FILE
+    from crasp.train.run import BEST_FILE
+
+    assert kinds.FIXED_PRECISION_WEIGHTS == WEIGHTS_FILE
+    assert kinds.CHECKPOINT_WEIGHTS == BEST_FILE
+    assert kinds.REALIZATION_ARCHITECTURE == ARCHITECTURE_FILE
+
+
 def test_an_onnx_graph_is_recognized_but_read_by_no_command(models):
     with pytest.raises(WrongKindError, match="is an ONNX graph .*crasp.models.load_model takes"):
         load_model(models["onnx"])

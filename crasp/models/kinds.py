@@ -1,7 +1,7 @@
 """What a path holds: the kinds of model crasp reads, and which of them each command takes.
 
-Recognizing a kind reads only the files' names and one small JSON marker, never weights or
-torch, so a command refuses a wrong kind before it loads anything. A new kind of model is a
+Recognizing a kind looks only at which files a path holds, never at their contents (nor
+torch), so a command refuses a wrong kind before it reads anything. A new kind of model is a
 ``Kind`` here (and a module of this package with its type and loader, listed in
 ``registry.TYPES``); a new command that takes a model lists the kinds it accepts in
 ``ACCEPTS``; a command that turns one kind into another goes in ``CONVERSIONS``.
@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from crasp.compiler.model_format import CHECKPOINT_WEIGHTS_FILE as CHECKPOINT_WEIGHTS
+from crasp.compiler.model_format import WEIGHTS_FILE as FIXED_PRECISION_WEIGHTS
 from crasp.errors import CraspError
 
-# The files that tell the kinds apart (their formats: docs/model-format.md, crasp/train/run.py).
-CONFIG_FILE = "config.json"
-FIXED_PRECISION_WEIGHTS = "model.safetensors"
-CHECKPOINT_WEIGHTS = "best.safetensors"
+# The other files that tell the kinds apart (docs/model-format.md; crasp.train.checkpoint holds
+# the same name, which a test checks: importing it here would import torch).
 REALIZATION_ARCHITECTURE = "model.json"
 ONNX_SUFFIX = ".onnx"
 
@@ -74,12 +74,8 @@ CONVERSIONS: dict[tuple[str, str], str] = {
     (FIXED_PRECISION.name, FLOAT_REALIZATION.name):
         "realize its program in float instead: crasp compile PROG --target float "
         "--max-length N -o DIR (or crasp train --init-from compiled)",
-    (ONNX_GRAPH.name, FIXED_PRECISION.name):
-        "give the model directory it was exported from",
-    (ONNX_GRAPH.name, FLOAT_REALIZATION.name):
-        "give the model directory it was exported from",
-    (ONNX_GRAPH.name, TRAINED_RUN.name):
-        "give the model directory it was exported from",
+    **{(ONNX_GRAPH.name, target.name): "give the model directory it was exported from"
+       for target in RUNNABLE},
 }
 """(from kind, to kind) -> how a person gets the latter from the former."""
 

@@ -8,7 +8,7 @@ not take it (``kinds.ACCEPTS``), and read by its type's loader (``LOADERS``) oth
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol
 
 from crasp.api_inputs import Inputs
 from crasp.models.fixed_precision import FixedPrecisionModel
@@ -27,6 +27,7 @@ class Model(Protocol):
 
     kind: ClassVar[Kind]
     path: str
+    executable: Any
 
     @property
     def vocab(self) -> tuple[str, ...]: ...
