@@ -10,9 +10,10 @@ import pytest
 import torch
 
 import crasp
-from crasp.compiler.float_realize import realize_float
+from crasp.realize import realize_float
 from crasp.errors import CraspError
-from crasp.train.checkpoint import architecture_config, load_checkpoint, state_dict
+from crasp.realize.checkpoint import architecture_config, state_dict
+from crasp.train.checkpoint import load_checkpoint
 from crasp.train.model import CausalTransformer
 from parity import assert_parity, strings_for
 
@@ -79,7 +80,7 @@ def test_float64_weights_into_a_float32_module_are_refused():
 
 
 def test_load_checkpoint_keeps_the_dtype(tmp_path):
-    from crasp.compiler.float_measure import compile_float
+    from crasp.realize.measure import compile_float
     program = crasp.load_program(crasp.example(PROGRAM))
     compile_float(program, str(tmp_path / "m"), largest_float64_length(), "float64",
                   measure_beyond=False)

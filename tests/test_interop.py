@@ -18,11 +18,12 @@ from hypothesis import given, settings
 
 import crasp
 from crasp.cli import cli
-from crasp.compiler.float_realize import realize_float
+from crasp.realize import realize_float
 from crasp.errors import CraspError
 from crasp.interop import to_hugging_face, to_transformer_lens
 from crasp.languages.programs import PROGRAMS_DIR
-from crasp.train.checkpoint import Checkpoint, load_checkpoint, save_float_realization
+from crasp.realize.checkpoint import save_float_realization
+from crasp.train.checkpoint import Checkpoint, load_checkpoint
 from crasp.train.config import TrainConfig
 from crasp.train.model import build_model
 from parity import assert_parity, encode, strings_for

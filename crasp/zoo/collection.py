@@ -31,7 +31,7 @@ import crasp
 from crasp.compiler import compile_program, execute, load_model
 from crasp.errors import CraspError, ProgramError
 from crasp.languages.programs import PROGRAMS_DIR
-from crasp.outputs import OutputKind, replace_directory
+from crasp.util.outputs import OutputKind, replace_directory
 from crasp.zoo.ground_truth import ground_truth
 from crasp.zoo.random_programs import random_program
 

@@ -18,7 +18,7 @@ q = k = 0 and average uniformly. The tensors are named as ``bridge.state_dict()`
 
 The export directory holds ``config.json`` (the ``TransformerBridgeConfig`` fields),
 ``model.safetensors`` (``bridge.state_dict()``, the checkpoint's dtype), the tokenizer
-(``crasp.interop.tokenizer``), and ``crasp.json`` (the residual labels, the block of every
+(``crasp.export.tokenizer``), and ``crasp.json`` (the residual labels, the block of every
 crasp layer, and the source model's certificate).
 """
 
@@ -27,9 +27,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from crasp.errors import CraspError
-from crasp.interop.blocks import BlockPlan, context_length, plan_blocks, refuse_unless_checkpoint
-from crasp.interop.tokenizer import build_tokenizer
+import torch
+from safetensors.torch import save
+from transformer_lens.model_bridge.sources.native import boot
+
+from crasp.export.blocks import BlockPlan, description, plan_blocks
+from crasp.export.outputs import INTEROP_EXPORT
+from crasp.export.tokenizer import build_tokenizer
+from crasp.util.outputs import replace_directory
 
 TARGET = "TransformerLens"
 FORMAT = "crasp-transformer-lens"
@@ -50,8 +55,6 @@ def bridge_config(plan: BlockPlan) -> dict:
 
 def bridge_state(plan: BlockPlan) -> dict:
     """The plan's tensors under the names of ``TransformerBridge.state_dict()``."""
-    import torch
-
     state = {"embed.weight": plan.embed,
              "pos_embed.weight": (plan.positions if plan.positions is not None
                                   else torch.zeros(plan.n_ctx, plan.d_model, dtype=plan.dtype)),
@@ -81,51 +84,20 @@ def bridge_state(plan: BlockPlan) -> dict:
     return {name: tensor.contiguous() for name, tensor in state.items()}
 
 
-def _boot(config: dict, tokenizer, dtype):
-    try:
-        from transformer_lens.model_bridge.sources.native import boot
-    except ImportError as error:
-        raise CraspError(f"the TransformerLens export needs transformer-lens ({error}); install "
-                         f"it with pip install 'crasp[interop]'") from None
-    return boot(dict(config), tokenizer=tokenizer, dtype=dtype)
-
-
 def bridge_of(model, n_ctx: int | None = None):
-    """The ``TransformerBridge`` of a float realization or trained run (module docstring)."""
-    refuse_unless_checkpoint(model, TARGET)
-    plan = plan_blocks(model, TARGET, context_length(model, n_ctx))
-    bridge = _boot(bridge_config(plan), build_tokenizer(plan.vocab), plan.dtype)
+    """The ``TransformerBridge`` of a float realization or trained run (module docstring), with
+    its tokenizer; ``n_ctx`` positions (default ``blocks.context_length``)."""
+    plan = plan_blocks(model, TARGET, n_ctx)
+    bridge = boot(bridge_config(plan), tokenizer=build_tokenizer(plan.vocab), dtype=plan.dtype)
     bridge.load_state_dict(bridge_state(plan), strict=True)
     bridge.eval()
     bridge.crasp_plan = plan
     return bridge
 
 
-def description(plan: BlockPlan, target_format: str) -> dict:
-    """``crasp.json``: what the export is, its residual coordinates, and which block holds
-    which crasp layer (the hidden layers of a layer's feed-forward are consecutive blocks)."""
-    source = plan.source
-    return {
-        "format": target_format, "kind": plan.kind, "dtype": str(plan.dtype).split(".")[-1],
-        "vocab": plan.vocab, "bos_id": plan.bos_id, "pad_id": plan.pad_id,
-        "residual_labels": plan.labels,
-        "blocks": [{"block": index, "layer": block.layer, "stage": block.stage,
-                    "attention": block.attention is not None}
-                   for index, block in enumerate(plan.blocks)],
-        "certified_length": source.get("certified_length"),
-        "program_sha256": source.get("program_sha256"),
-        "output": "logit 0 at every position is the score; the decision is score > 0",
-    }
-
-
 def write_transformer_lens(model, output: str | Path, force: bool = False,
                            n_ctx: int | None = None) -> None:
-    """Write the export directory atomically (``crasp.outputs.replace_directory``)."""
-    from safetensors.torch import save
-
-    from crasp.interop.outputs import INTEROP_EXPORT
-    from crasp.outputs import replace_directory
-
+    """Write the export directory atomically (``crasp.util.outputs.replace_directory``)."""
     bridge = bridge_of(model, n_ctx)
     plan: BlockPlan = bridge.crasp_plan
     tensors = {name: value.detach().contiguous() for name, value in bridge.state_dict().items()}

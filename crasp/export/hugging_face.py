@@ -23,7 +23,7 @@ to the one whose normalization can be made exact:
 
 Refused (exit status 2, the reason named): exact compiled models, float64 checkpoints without
 normalization, post-LN runs, models without normalization whose heads read positions through
-q and k (Llama would rotate them with RoPE), and what ``crasp.interop.blocks`` refuses. The
+q and k (Llama would rotate them with RoPE), and what ``crasp.export.blocks`` refuses. The
 export directory is ``save_pretrained``'s (``config.json``, ``model.safetensors``), the
 tokenizer's files and ``crasp.json``; it loads with
 ``AutoModelForTokenClassification.from_pretrained`` and ``AutoTokenizer.from_pretrained``
@@ -36,10 +36,14 @@ import json
 from pathlib import Path
 
 import torch
+from transformers import (GPT2Config, GPT2ForTokenClassification, LlamaConfig,
+                          LlamaForTokenClassification)
 
 from crasp.errors import CraspError
-from crasp.interop.blocks import BlockPlan, context_length, plan_blocks, refuse_unless_checkpoint
-from crasp.interop.tokenizer import build_tokenizer
+from crasp.export.blocks import BlockPlan, description, plan_blocks
+from crasp.export.outputs import INTEROP_EXPORT
+from crasp.export.tokenizer import build_tokenizer
+from crasp.util.outputs import replace_directory
 
 TARGET = "Hugging Face"
 FORMAT = "crasp-hugging-face"
@@ -73,8 +77,6 @@ def architecture_for(plan: BlockPlan) -> str:
 
 
 def _llama(plan: BlockPlan):
-    from transformers import LlamaConfig, LlamaForTokenClassification
-
     d_head = plan.d_head + plan.d_head % 2
     config = LlamaConfig(
         vocab_size=len(plan.vocab) + 3, hidden_size=plan.d_model,
@@ -135,8 +137,6 @@ def _attention(plan: BlockPlan, block, part: str, d_head: int
 
 
 def _gpt2(plan: BlockPlan):
-    from transformers import GPT2Config, GPT2ForTokenClassification
-
     config = GPT2Config(
         vocab_size=len(plan.vocab) + 3, n_positions=plan.n_ctx, n_embd=plan.d_model,
         n_layer=len(plan.blocks), n_head=plan.n_heads, n_inner=plan.d_mlp,
@@ -178,13 +178,7 @@ def _gpt2(plan: BlockPlan):
 def hugging_face_of(model, n_ctx: int | None = None):
     """(the ``...ForTokenClassification`` model, its tokenizer) for a float realization or a
     trained run (module docstring)."""
-    refuse_unless_checkpoint(model, TARGET)
-    plan = plan_blocks(model, TARGET, context_length(model, n_ctx))
-    try:
-        import transformers  # noqa: F401
-    except ImportError as error:
-        raise CraspError(f"the Hugging Face export needs transformers ({error}); install it "
-                         f"with pip install 'crasp[interop]'") from None
+    plan = plan_blocks(model, TARGET, n_ctx)
     built = _llama(plan) if architecture_for(plan) == "llama" else _gpt2(plan)
     built.crasp_plan = plan
     return built, build_tokenizer(plan.vocab)
@@ -192,11 +186,7 @@ def hugging_face_of(model, n_ctx: int | None = None):
 
 def write_hugging_face(model, output: str | Path, force: bool = False,
                        n_ctx: int | None = None) -> None:
-    """Write the ``save_pretrained`` directory atomically (``crasp.outputs``)."""
-    from crasp.interop.outputs import INTEROP_EXPORT
-    from crasp.interop.transformer_lens import description
-    from crasp.outputs import replace_directory
-
+    """Write the ``save_pretrained`` directory atomically (``crasp.util.outputs``)."""
     built, tokenizer = hugging_face_of(model, n_ctx)
     plan: BlockPlan = built.crasp_plan
     info = {**description(plan, FORMAT), "architecture": type(built).__name__}

@@ -1,9 +1,9 @@
-"""The directories the interoperability exports write, as ``crasp.outputs`` kinds: a place
+"""The directories the interoperability exports write, as ``crasp.util.outputs`` kinds: a place
 holding one of them may be replaced with ``--force``; anything else is refused."""
 
 from __future__ import annotations
 
-from crasp.outputs import OutputKind
+from crasp.util.outputs import OutputKind
 
 INTEROP_EXPORT = OutputKind(
     "TransformerLens or Hugging Face export", "crasp.json",

@@ -4,7 +4,7 @@ Interpretability frameworks build every block from one attention sublayer and on
 ONE hidden layer, of one width in every block (TransformerLens' ``d_mlp``, Hugging Face's
 ``intermediate_size``/``n_inner``). crasp's checkpoints (``crasp.train.model``) may have several
 hidden layers per feed-forward sublayer (a float realization has one per stage of its
-threshold gadgets and gates, ``crasp.compiler.float_realize``) and per-layer widths. This pass
+threshold gadgets and gates, ``crasp.realize.realization``) and per-layer widths. This pass
 rewrites a checkpoint into such blocks, computing the same function:
 
 **Widths.** Every MLP gets ``d_mlp`` = the widest hidden layer; the extra units have zero
@@ -26,13 +26,14 @@ carry the hidden activations between them:
 
 Every block therefore adds exactly what crasp's sublayer adds; the only difference is that the
 dot products hold extra zero terms. For a float realization every feed-forward value is an
-exact small integer or a threshold read with weight +-1 (``float_realize``), so the sums are
+exact small integer or a threshold read with weight +-1 (``crasp.realize``), so the sums are
 exact in any order and the block model equals the checkpoint bit for bit; for a trained run the
 order of a matrix product's summation may differ in the last bit. The scratch banks would enter
 a LayerNorm's statistics, so a pre-LN checkpoint must have one hidden layer per sublayer.
 
 Preconditions (else ``CraspError``, exit status 2): a checkpoint of the trainer's class
-(``crasp.train.checkpoint``; an exact compiled model rounds after every sublayer, which no
+(a float realization or trained run of ``crasp.models``; an exact compiled model rounds after
+every sublayer, which no
 framework layer does); normalization "none" or "pre"; positions "nope", "learned" or
 "sinusoidal" (absolute, so they become a position table); softmax or dp-free attention with
 queries and keys as wide as the values (no ``--qk-rank``).
@@ -99,34 +100,36 @@ class BlockPlan:
         return len(self.vocab) + 1
 
 
-def refuse_unless_checkpoint(model, target: str) -> None:
-    """The exact compiled model floors after every sublayer; no framework block does."""
-    from crasp.compiler.model_format import CompiledModel
-    if isinstance(model, CompiledModel):
+def checkpoint_of(model, target: str):
+    """The trainer's checkpoint a float realization or trained run wraps (``crasp.models``
+    types, or the checkpoint itself); an exact compiled model is refused: it floors after every
+    sublayer, which no framework block does."""
+    model = getattr(model, "executable", model)
+    if not hasattr(model, "module"):
         raise CraspError(
             f"an exact compiled model rounds down after every sublayer, which {target} cannot "
             f"express; export its float realization instead (crasp compile PROG --target float "
             f"--dtype float64 -o DIR, then crasp export DIR)")
+    return model
 
 
-def plan_blocks(checkpoint, target: str, n_ctx: int) -> BlockPlan:
-    """The ``BlockPlan`` of a checkpoint (module docstring), refusing what ``target`` (a name
-    for messages) cannot express."""
-    from crasp.train.config import TrainConfig
-    from crasp.train.posenc import sinusoidal_table
-
-    refuse_unless_checkpoint(checkpoint, target)
-    config = TrainConfig.from_dict(checkpoint.config["train_config"])
+def plan_blocks(model, target: str, n_ctx: int | None) -> BlockPlan:
+    """The ``BlockPlan`` of a float realization or trained run (module docstring), refusing
+    what ``target`` (a name for messages) cannot express; ``n_ctx`` positions (default
+    ``context_length``)."""
+    checkpoint = checkpoint_of(model, target)
+    n_ctx = context_length(checkpoint, n_ctx)
+    config = checkpoint.config["train_config"]   # TrainConfig.to_dict()
     module = checkpoint.module
     why = _unsupported(config, module)
     if why:
         raise CraspError(f"{target} cannot express this model: {why}")
     dtype = next(module.parameters()).dtype
-    d = config.d_model
+    d = config["d_model"]
     widths = [list(w) for w in module.ffn_widths]
     deepest = max(len(w) for w in widths)
     widest = max(x for w in widths for x in w)
-    if config.norm == "pre" and deepest > 1:
+    if config["norm"] == "pre" and deepest > 1:
         raise CraspError(f"{target} cannot express this model: a pre-LN feed-forward sublayer "
                          f"with {deepest} hidden layers (its hidden activations would have to "
                          f"cross the LayerNorm of the next block)")
@@ -150,17 +153,16 @@ def plan_blocks(checkpoint, target: str, n_ctx: int) -> BlockPlan:
 
     rows = module.embed.weight.shape[0]
     embed = pad(module.embed.weight, rows + 1, total)
-    embed[rows] = float("nan")   # <unk> (crasp.interop.tokenizer): no answer, never a wrong one
+    embed[rows] = float("nan")   # <unk> (crasp.export.tokenizer): no answer, never a wrong one
     positions = None
-    if config.posenc == "learned":
-        table = module.pos.table.weight
-        if n_ctx > table.shape[0]:
-            raise CraspError(f"the learned position table has {table.shape[0]} rows; "
-                             f"--n-ctx {n_ctx} is longer")
-        positions = pad(table[:n_ctx], n_ctx, total)
-    elif config.posenc == "sinusoidal":
-        positions = pad(sinusoidal_table(n_ctx, d).to(dtype), n_ctx, total)
-    heads, head_dim = config.n_heads, d // config.n_heads
+    if module.pos is not None:   # "learned" or "sinusoidal": the model's own table
+        try:
+            table = module.pos(n_ctx, "cpu")
+        except ValueError:
+            raise CraspError(f"the learned position table is shorter than --n-ctx "
+                             f"{n_ctx}") from None
+        positions = pad(table.to(dtype), n_ctx, total)
+    heads, head_dim = config["n_heads"], d // config["n_heads"]
     inner = heads * head_dim
     blocks = []
     for layer, (block, layer_widths) in enumerate(zip(module.layers, widths)):
@@ -174,7 +176,7 @@ def plan_blocks(checkpoint, target: str, n_ctx: int) -> BlockPlan:
                                vector(linear.bias if linear is not None else None, inner))
         attention["o"] = (pad(attn.o.weight, total, inner), vector(attn.o.bias, total))
         norms = ((_norm(block.norm1, total), _norm(block.norm2, total))
-                 if config.norm == "pre" else (None, None))
+                 if config["norm"] == "pre" else (None, None))
         ff = block.ff
         maps = [ff.up, *ff.hidden, ff.down]
         stages = len(layer_widths)
@@ -211,11 +213,11 @@ def plan_blocks(checkpoint, target: str, n_ctx: int) -> BlockPlan:
         block.fc_out = (pad(block.fc_out[0], total, d_mlp), block.fc_out[1])
     head_weight = vector(module.head.weight[0], total)
     head_bias = module.head.bias.detach()[0].clone()
-    final_norm = _norm(module.final_norm, total) if config.norm == "pre" else None
+    final_norm = _norm(module.final_norm, total) if config["norm"] == "pre" else None
     return BlockPlan(
         vocab=list(checkpoint.config["vocab"]), kind=checkpoint.config["kind"], dtype=dtype,
         d_model=total, n_heads=heads, d_head=head_dim, d_mlp=d_mlp,
-        activation=config.activation, norm=config.norm, eps=1e-5, n_ctx=n_ctx, embed=embed,
+        activation=config["activation"], norm=config["norm"], eps=1e-5, n_ctx=n_ctx, embed=embed,
         positions=positions, blocks=blocks, final_norm=final_norm, head_weight=head_weight,
         head_bias=head_bias, labels=labels, source=dict(checkpoint.config))
 
@@ -227,19 +229,20 @@ def _norm(layer_norm, total: int):
     return layer_norm.weight.detach().clone(), layer_norm.bias.detach().clone()
 
 
-def _unsupported(config, module) -> str | None:
-    """Why a framework's standard blocks cannot hold this configuration, or None."""
-    if config.norm == "post":
+def _unsupported(config: dict, module) -> str | None:
+    """Why a framework's standard blocks cannot hold this configuration (a
+    ``TrainConfig.to_dict()``), or None."""
+    if config["norm"] == "post":
         return ("post-LN (LayerNorm after each residual addition); the frameworks' blocks are "
                 "pre-LN or LayerNorm-free")
-    if config.posenc not in ABSOLUTE_POSENCS:
-        return (f"positional encoding {config.posenc!r} (only "
+    if config["posenc"] not in ABSOLUTE_POSENCS:
+        return (f"positional encoding {config['posenc']!r} (only "
                 f"{', '.join(ABSOLUTE_POSENCS)} map onto a position table)")
-    if config.attention == "hardmax":
+    if config.get("attention") == "hardmax":
         return "hardmax attention (the frameworks' heads are softmax)"
-    head_dim = config.d_model // config.n_heads
-    if config.qk_rank and config.qk_rank != head_dim:
-        return f"--qk-rank {config.qk_rank} (queries and keys narrower than the values)"
+    head_dim = config["d_model"] // config["n_heads"]
+    if config.get("qk_rank") and config["qk_rank"] != head_dim:
+        return f"--qk-rank {config['qk_rank']} (queries and keys narrower than the values)"
     if any(block.norm1.__class__.__name__ not in ("Identity", "LayerNorm")
            for block in module.layers):
         return "a normalization other than LayerNorm"
@@ -254,9 +257,26 @@ def context_length(checkpoint, requested: int | None, cap: int = 1024) -> int:
         if requested < 1:
             raise CraspError(f"--n-ctx must be at least 1, got {requested}")
         return requested
-    from crasp.train.config import TrainConfig
     if checkpoint.config.get("certified_length") is not None:
         wanted = checkpoint.config["certified_length"] + 1
-    else:
-        wanted = TrainConfig.from_dict(checkpoint.config["train_config"]).max_length() + 1
+    else:   # the learned table's rows (the longest trained or tested length + 1), else the cap
+        table = getattr(checkpoint.module.pos, "table", None)
+        wanted = table.weight.shape[0] if table is not None else cap
     return min(wanted, cap)
+
+
+def description(plan: BlockPlan, target_format: str) -> dict:
+    """``crasp.json``: what the export is, its residual coordinates, and which block holds
+    which crasp layer (the hidden layers of a layer's feed-forward are consecutive blocks)."""
+    source = plan.source
+    return {
+        "format": target_format, "kind": plan.kind, "dtype": str(plan.dtype).split(".")[-1],
+        "vocab": plan.vocab, "bos_id": plan.bos_id, "pad_id": plan.pad_id,
+        "residual_labels": plan.labels,
+        "blocks": [{"block": index, "layer": block.layer, "stage": block.stage,
+                    "attention": block.attention is not None}
+                   for index, block in enumerate(plan.blocks)],
+        "certified_length": source.get("certified_length"),
+        "program_sha256": source.get("program_sha256"),
+        "output": "logit 0 at every position is the score; the decision is score > 0",
+    }
