@@ -232,8 +232,14 @@ def test_refusals_exit_2(root, tmp_path):
         result = runner.invoke(cli, ["export", str(exact), "--format", fmt, "-o",
                                      str(tmp_path / fmt)])
         assert result.exit_code == 2, result.output
-        assert "exact compiled model rounds down after every sublayer" in result.output
+        assert "is a fixed-precision model" in result.output
+        assert "realize its program in float instead" in result.output
         assert "Traceback" not in result.output
+    from crasp.compiler import load_model
+    for convert in (to_transformer_lens, to_hugging_face):
+        with pytest.raises(CraspError, match="exact compiled model rounds down after every "
+                                             "sublayer"):
+            convert(load_model(exact))
     result = runner.invoke(cli, ["export", realization_dir("dyck1", "float64", root), "--format",
                                  "hf", "-o", str(tmp_path / "x")])
     assert result.exit_code == 2 and "float64" in result.output and "transformer-lens" in \

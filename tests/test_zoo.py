@@ -126,3 +126,43 @@ def test_refusals_exit_2(zoo, tmp_path):
         result = runner.invoke(cli, args)
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output and "Traceback" not in result.output
+
+
+def test_hook_table_points_at_the_values(tmp_path):
+    """Every hook point of ``crasp zoo hooks`` holds its definition's value in the
+    TransformerLens export, at every position."""
+    import re
+
+    import torch
+
+    from crasp.interop import to_transformer_lens
+    from crasp.realize import realize_float
+    from crasp.realize.checkpoint import save_float_realization
+    from crasp.train.checkpoint import load_checkpoint
+    from crasp.zoo.hooks import hook_table
+
+    for name in ("dyck2_bounded", "L3"):
+        program = crasp.load_program(crasp.example(name))
+        save_float_realization(tmp_path / name, realize_float(program, 40, "float64"), name, "")
+        bridge = to_transformer_lens(load_checkpoint(tmp_path / name), n_ctx=24)
+        strings = check_strings(list(program.alphabet), 5, 32, 2, 20)
+        width = max(map(len, strings))
+        ids = [[len(program.alphabet)] + [program.alphabet.index(t) for t in s]
+               + [0] * (width - len(s)) for s in strings]
+        _, cache = bridge.run_with_cache(torch.tensor(ids))
+        trace = crasp.evaluate(program, strings).trace
+        table = CliRunner().invoke(cli, ["zoo", "hooks", f"examples/{name}.crasp"]).output
+        assert table == hook_table(program)
+        checked = 0
+        for row in table.split("\n\n")[0].splitlines()[2:]:
+            definition, kind = [cell.strip() for cell in row.split("|")[1:3]]
+            for hook, coordinate, below in re.findall(
+                    r"(blocks\.\d+\.hook_(?:out|resid_mid))\[\.\.\., (\d+)\]( < 0)?", row):
+                values = cache[hook][..., int(coordinate)].numpy()
+                got = values[:, 1:] < 0 if below else values[:, 1:] > 0.5
+                for row_index, string in enumerate(strings):
+                    expected = np.asarray(trace[definition][row_index][:len(string)], bool)
+                    assert np.array_equal(got[row_index, :len(string)], expected), (
+                        name, definition, hook, string)
+                checked += 1
+        assert checked >= 3

@@ -71,3 +71,14 @@ def score_command(zoo, name, drop, edges):
     from crasp.zoo.scoring import score_in_zoo
 
     click.echo(score_in_zoo(zoo, name, set(drop), edges))
+
+
+@zoo_command.command("hooks")
+@click.argument("program_path", metavar="PROG")
+def hooks_command(program_path):
+    """Print where each definition of PROG lives in its TransformerLens export (hook points and
+    residual coordinates) and the counts each head computes, as markdown tables."""
+    import crasp
+    from crasp.zoo.hooks import hook_table
+
+    click.echo(hook_table(crasp.load_program(program_path)), nl=False)
