@@ -38,6 +38,7 @@ from pathlib import Path
 import torch
 from transformers import (GPT2Config, GPT2ForTokenClassification, LlamaConfig,
                           LlamaForTokenClassification)
+from transformers.utils.logging import disable_progress_bar
 
 from crasp.errors import CraspError
 from crasp.export.blocks import BlockPlan, description, plan_blocks
@@ -192,6 +193,7 @@ def write_hugging_face(model, output: str | Path, force: bool = False,
     info = {**description(plan, FORMAT), "architecture": type(built).__name__}
 
     def write(staging: Path) -> None:
+        disable_progress_bar()   # save_pretrained's shard bar is noise for a model this size
         built.save_pretrained(str(staging))
         tokenizer.save_pretrained(str(staging))
         (staging / "crasp.json").write_text(json.dumps(info, indent=2) + "\n")

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import crasp
+from crasp import syntax
 from crasp.compiler import compile_program, execute, load_model
 from crasp.errors import CraspError, ProgramError
 from crasp.languages.programs import PROGRAMS_DIR
@@ -40,6 +41,7 @@ ZOO = OutputKind("zoo", "zoo.json",
 CHECK_LENGTH = 8
 CHECK_PER_LENGTH = 512
 LONG_STRINGS, LONG_LENGTH = 8, 200
+MAX_ATTEMPTS = 1000
 COLUMNS = ("name", "source", "family", "depth", "layers", "d_model", "params",
            "definitions", "circuit_nodes", "circuit_edges", "vocab")
 
@@ -64,13 +66,21 @@ def parse_depths(text: str) -> tuple[int, int]:
     return bounds
 
 
-def _decisions_vary(program) -> bool:
-    """Whether the answer differs between two strings of length <= 6 (else a random program
-    is a constant and its circuit says nothing)."""
+def _every_boolean_varies(program) -> bool:
+    """Whether every Boolean definition takes both values at the positions of the non-empty
+    strings up to length 6 (else part of a random program is a constant, and the circuit
+    would hold nodes no ablation can show)."""
     import itertools
-    strings = [list(s) for n in range(7) for s in itertools.product(program.alphabet, repeat=n)]
-    answers = crasp.evaluate(program, strings).accept
-    return bool(answers.any() and not answers.all())
+    strings = [list(s) for n in range(1, 7)
+               for s in itertools.product(program.alphabet, repeat=n)]
+    trace = crasp.evaluate(program, strings).trace
+    for definition in program.definitions:
+        if definition.type == syntax.BOOL:
+            values = np.concatenate([np.asarray(trace[definition.name][row][:len(string)])
+                                     for row, string in enumerate(strings)])
+            if values.all() or not values.any():
+                return False
+    return True
 
 
 def collect(programs_glob: str, random_count: int, depths: tuple[int, int], seed: int
@@ -91,9 +101,9 @@ def collect(programs_glob: str, random_count: int, depths: tuple[int, int], seed
     low, high = depths
     for index in range(random_count):
         depth = low + index % (high - low + 1)
-        for attempt in range(100):   # a seed whose program is constant is passed over
+        for attempt in range(MAX_ATTEMPTS):   # a program with a constant part is passed over
             text = random_program(seed * 1_000_003 + index * 1_009 + attempt, depth)
-            if _decisions_vary(crasp.parse_program(text)):
+            if _every_boolean_varies(crasp.parse_program(text)):
                 break
         chosen.append((f"random_d{depth}_{index:03d}", "random", text))
     return chosen, skipped
