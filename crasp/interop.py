@@ -1,29 +1,24 @@
-"""crasp models in the tools interpretability researchers use (``docs/interop.md``):
-
-* ``to_transformer_lens(model, n_ctx=None)`` -> a TransformerLens ``TransformerBridge`` with its
-  tokenizer (``crasp.export.transformer_lens``);
-* ``to_hugging_face(model, n_ctx=None)`` -> (a ``...ForTokenClassification`` model, its
-  tokenizer) (``crasp.export.hugging_face``).
+"""crasp models in the tools interpretability researchers use (``docs/interop.md``).
 
 ``model`` is a float realization or trained run as ``crasp.models.load_model`` (or
-``crasp.compiler.load_model``) returns it. Both live in the export package, above the core: this
-namespace imports them on first use, as ``crasp.compiler`` does for ``load_model``.
+``crasp.compiler.load_model``) returns it. The constructions live in the export package, above
+the core: these functions import them on first use (by name, as ``crasp.compiler`` does for
+``load_model``), so that importing crasp never loads torch, TransformerLens or transformers.
 """
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["to_hugging_face", "to_transformer_lens"]
 
-_LAZY = {  # name -> (module, attribute)
-    "to_transformer_lens": ("crasp.export.transformer_lens", "bridge_of"),
-    "to_hugging_face": ("crasp.export.hugging_face", "hugging_face_of"),
-}
+def to_transformer_lens(model, n_ctx: int | None = None):
+    """A TransformerLens ``TransformerBridge`` computing ``model``, its tokenizer attached
+    (``crasp.export.transformer_lens``); ``n_ctx`` positions (default: the certified or trained
+    length + 1, at most 1024)."""
+    return importlib.import_module("crasp.export.transformer_lens").bridge_of(model, n_ctx)
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        module, attribute = _LAZY[name]
-        return getattr(importlib.import_module(module), attribute)
-    raise AttributeError(f"module 'crasp.interop' has no attribute {name!r}")
+def to_hugging_face(model, n_ctx: int | None = None):
+    """(a Hugging Face ``...ForTokenClassification`` model computing ``model``, its tokenizer)
+    (``crasp.export.hugging_face``)."""
+    return importlib.import_module("crasp.export.hugging_face").hugging_face_of(model, n_ctx)

@@ -57,7 +57,8 @@ def test_check_passes_and_catches_a_tampered_model(zoo, tmp_path):
     tensors = load_file(str(weights))
     tensors["layers.0.attn.v"] = tensors["layers.0.attn.v"] * 0
     save_file(tensors, str(weights), metadata={"format": "crasp-transformer", "version": "2"})
-    (copy / "models" / "dyck2_bounded" / "program.crasp").write_text("alphabet \"(\" \")\"\nx = #\"(\" > 0\n")
+    (copy / "models" / "dyck2_bounded" / "program.crasp").write_text(
+        'alphabet "(" ")"\nx = #"(" > 0\n')
     result = runner.invoke(cli, ["zoo", "check", str(copy)])
     assert result.exit_code == 2
     assert "dyck1: tensor 'layers.0.attn.v' is not what program.crasp compiles to" in result.output

@@ -35,6 +35,7 @@ def build_tokenizer(vocab: list[str], name: str = "crasp"):
     if all(len(token) == 1 for token in vocab):
         split.append(pre_tokenizers.Split(Regex("."), behavior="isolated"))
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(split)
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token=BOS, pad_token=PAD, unk_token=UNK,
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token=BOS, pad_token=PAD,
+                                   unk_token=UNK,
                                    padding_side="right", add_bos_token=True,
                                    add_eos_token=False, name_or_path=name)

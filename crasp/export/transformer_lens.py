@@ -8,13 +8,14 @@ hook points researchers use (``hook_embed``, ``blocks.{i}.hook_resid_pre``,
 ``bridge.load_state_dict``, unprocessed (no LayerNorm folding, no centering).
 
 The mapping, block by block (``blocks``): ``embed`` is the checkpoint's embedding (ids
-unchanged; ``d_vocab`` = |vocab| + 3 with BOS, padding and the NaN row of unknown tokens), ``pos`` the position table (zero for
-NoPE; ``n_ctx`` rows), each block's ``attn.{q,k,v,o}`` and ``mlp.{in,out}`` the plan's
-weights and biases, ``ln1``/``ln2``/``ln_final`` LayerNorm (pre-LN) or identity
-(``normalization_type=None``), and ``unembed`` (weight and bias) the output direction as
-``d_vocab_out = 1`` logit: the score, whose sign is the decision at every position. Native
-attention divides scores by sqrt(d_head), the checkpoint's scale; compiled heads have
-q = k = 0 and average uniformly. The tensors are named as ``bridge.state_dict()`` names them.
+unchanged; ``d_vocab`` = |vocab| + 3 with BOS, padding and the NaN row of unknown tokens),
+``pos_embed`` the position table (zero for NoPE; ``n_ctx`` rows), each block's
+``attn.{q,k,v,o}`` and ``mlp.{in,out}`` the plan's weights and biases, ``ln1``/``ln2``/
+``ln_final`` LayerNorm (pre-LN) or identity (``normalization_type=None``), and ``unembed``
+(weight and bias) the output direction as ``d_vocab_out = 1`` logit: the score, whose sign is
+the decision at every position. Native attention divides scores by sqrt(d_head), the
+checkpoint's scale; compiled heads have q = k = 0 and average uniformly. The tensors are named
+as ``bridge.state_dict()`` names them.
 
 The export directory holds ``config.json`` (the ``TransformerBridgeConfig`` fields),
 ``model.safetensors`` (``bridge.state_dict()``, the checkpoint's dtype), the tokenizer
