@@ -50,7 +50,7 @@ ALLOWED = {
     "train": {"errors", "util", "core", "languages", "compiler", "model class", "realize"},
     "models": {"errors", "util", "core", "compiler", "model class"},
     "export": {"errors", "util", "core", "compiler", "models"},
-    "zoo": {"errors", "util", "core", "languages", "compiler", "models"},
+    "zoo": {"errors", "util", "core", "languages", "compiler", "realize", "models"},
     "commands": set(LAYERS),
 }
 MODEL_CLASS = {"crasp.train.model", "crasp.train.posenc", "crasp.train.config", "crasp.train.run",
