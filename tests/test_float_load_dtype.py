@@ -14,6 +14,7 @@ from crasp.realize import realize_float
 from crasp.errors import CraspError
 from crasp.realize.checkpoint import architecture_config, state_dict
 from crasp.train.checkpoint import load_checkpoint
+from crasp.train.config import TrainConfig
 from crasp.train.model import CausalTransformer
 from parity import assert_parity, strings_for
 
@@ -86,3 +87,29 @@ def test_load_checkpoint_keeps_the_dtype(tmp_path):
                   measure_beyond=False)
     assert {p.dtype for p in load_checkpoint(tmp_path / "m").module.parameters()} == {
         torch.float64}
+
+
+def test_training_from_a_float64_realization_refuses_to_round_it(tmp_path):
+    """``crasp train --init-from`` trains in float32: a float64 realization whose weights
+    float32 holds exactly starts as is, one it would round is refused with one message."""
+    from crasp.realize.measure import compile_float
+    from crasp.train.init import adopt_architecture, load_initial_weights
+    from crasp.train.model import build_model
+
+    program = crasp.load_program(crasp.example("dyck1"))
+    for length, refused in ((100, False), (largest_float64_length(), True)):
+        place = tmp_path / f"d1-{length}"
+        compile_float(program, str(place), length, "float64", measure_beyond=False)
+        config = adopt_architecture(TrainConfig(language="dyck1", depth=2,
+                                                init_from=str(place)).validate())
+        model = build_model(config, 2)
+        if refused:
+            with pytest.raises(CraspError, match="is float64 and the run trains in float32, "
+                                                 "which would round its values"):
+                load_initial_weights(model, config, ["(", ")"])
+        else:
+            load_initial_weights(model, config, ["(", ")"])
+            source = load_checkpoint(place).module.state_dict()
+            assert all(torch.equal(value.double(), source[name].double())
+                       for name, value in model.state_dict().items() if name in source
+                       and name != "embed.weight")
