@@ -250,3 +250,31 @@ def test_refusals_exit_2(root, tmp_path):
     with pytest.raises(CraspError, match="RoPE"):
         to_hugging_face(trained("none"))
     assert not (tmp_path / "x").exists()
+
+
+def test_a_trained_run_gives_crasp_evals_accuracy(tmp_path):
+    """A one-epoch run (the default preset: pre-LN, NoPE), read as ``crasp eval`` reads it:
+    both exports decide as the run on its language's strings, so they score what eval scores."""
+    from crasp.models import load_model
+    from crasp.train.loop import train
+    from crasp.train.presets import resolve_preset
+
+    train(resolve_preset("default", language="L3", depth=2, d_model=8, n_heads=2, d_ff=16,
+                         train_bin=(4, 8), test_bins=[(9, 12)], n_train=32, n_test=8, epochs=1,
+                         warmup_steps=1, device="cpu"),
+          tmp_path / "run", progress=False, resume=False)
+    run = load_model(tmp_path / "run", "eval")
+    vocab = list(run.vocab)
+    rng = np.random.default_rng(0)
+    batches = [strings_for(vocab, up_to=8, random_count=0)[-256:],   # every string of length 8
+               [list(rng.choice(vocab, 12)) for _ in range(64)]]     # the test bin's length
+    bridge = to_transformer_lens(run)
+    hf, _ = to_hugging_face(run)
+    for strings in batches:
+        expected = run.predict(strings)   # what crasp eval and crasp run --model decide
+        ids = torch.as_tensor(encode(vocab, strings))
+        with torch.no_grad():
+            for scores in (bridge(ids)[..., 0], hf(input_ids=ids).logits[..., 0]):
+                decisions = scores.double().numpy() > 0
+                assert np.array_equal(decisions[:, 1:], expected.output)
+                assert np.array_equal(decisions[:, -1], expected.accept)
