@@ -11,7 +11,6 @@ import gc
 import importlib
 import json
 import sys
-from itertools import islice
 from typing import Callable, Iterable
 
 import click
@@ -21,9 +20,10 @@ import crasp
 from crasp.code_fingerprint import code_fingerprint
 from crasp.atomic import write_text_atomic
 from crasp.errors import CraspError
-from crasp.inputs import read_lines, tokenize
+from crasp.inputs import MAX_LINE_BYTES, line_groups, read_lines, tokenize
 from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
 from crasp.outputs import writing
+from crasp.standard_output import checked_standard_output
 from crasp.tables import format_table
 from crasp.trace import write_trace
 
@@ -51,6 +51,9 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
 }
 
 STDIN_BATCH = 4096
+BATCH_CELLS = 1 << 22
+"""At most this many [input x position] cells per evaluated batch: memory stays bounded when
+long and short lines arrive together."""
 GC_THRESHOLD = 100_000
 
 
@@ -76,7 +79,8 @@ class CraspGroup(click.Group):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with checked_standard_output():
+                return super().invoke(ctx)
         except CraspError as error:
             click.echo(error.render(), err=True)
             ctx.exit(error.exit_code)
@@ -137,24 +141,39 @@ def _compiled(model_dir: str, strict_alphabet: bool) -> tuple[Evaluator, tuple[s
     return evaluate, tuple(model.config["vocab"])
 
 
-def _batches(items: Iterable, size: int):
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
+def _batches(items: list[tuple[str, list[str]]]) -> Iterable[list[tuple[str, list[str]]]]:
+    """``items`` in order, cut into batches of at most ``STDIN_BATCH`` inputs whose padded
+    [inputs x longest] array stays within ``BATCH_CELLS`` (one long line is a batch alone)."""
+    batch: list[tuple[str, list[str]]] = []
+    longest = 0
+    for item in items:
+        width = max(longest, len(item[1]) + 1)
+        if batch and (len(batch) == STDIN_BATCH or (len(batch) + 1) * width > BATCH_CELLS):
+            yield batch
+            batch, width = [], len(item[1]) + 1
+        batch.append(item)
+        longest = width
+    if batch:
         yield batch
 
 
 def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluator,
             as_json: bool) -> None:
+    """Print one line per input of ``batch``, in one write (and flush)."""
+    if not batch:
+        return
     accept, output = evaluate([tokens for _, tokens in batch])
+    lines = []
     for offset, (shown, tokens) in enumerate(batch):
         input_id = first_id + offset
         if as_json:
-            click.echo(json.dumps({
+            lines.append(json.dumps({
                 "id": input_id, "tokens": tokens, "accept": bool(accept[offset]),
                 "output": [bool(v) for v in output[offset, :len(tokens)]],
             }))
         else:
-            click.echo(f"{input_id} {shown}: {bool(accept[offset])}")
+            lines.append(f"{input_id} {shown}: {bool(accept[offset])}")
+    click.echo("\n".join(lines))
 
 
 @cli.command("run")
@@ -173,9 +192,13 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
 @click.option("--strict-alphabet", is_flag=True,
               help="Reject an input token outside the alphabet (by default it is read as Hahn's "
                    "interpreter does: every token test is false there).")
+@click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES,
+              show_default=True,
+              help="Refuse a line of standard input longer than this many bytes (memory grows "
+                   "with a line's length).")
 @dialect_option
 def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, strict_alphabet,
-                dialect):
+                max_line_bytes, dialect):
     """Run PROG (a program file, or - for stdin) on TOKENS, or on every line of stdin.
 
     \b
@@ -187,7 +210,9 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
     Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position).
     Inputs with spaces are token lists; inputs without are split into characters when every
     symbol of the alphabet is one character (with --dialect hahn, as in Hahn's interpreter,
-    they are one token). An empty argument is the empty input.
+    they are one token). An empty argument is the empty input. Standard input is answered
+    line by line as it arrives (a pipe filter); LF, CRLF and a lone CR end a line, and a
+    byte-order mark at the start of a line is dropped.
     """
     if model_dir is not None:
         if trace_path:
@@ -205,14 +230,16 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
     split_characters = dialect != "hahn"   # his interpreter splits inputs on whitespace only
     if token_args:
         shown = " ".join(token_args)
-        inputs = [(shown, tokenize(shown, alphabet, split_characters))]
+        groups: Iterable[list] = [[(shown, tokenize(shown, alphabet, split_characters))]]
     elif args and args[0] == STDIN_NAME and model_dir is None:
         raise click.UsageError("the program was read from stdin (-), so give the input tokens "
                                "as arguments")
     else:
-        inputs = read_lines(sys.stdin, alphabet, split_characters)
+        stdin = getattr(sys.stdin, "buffer", None)  # None: standard input is closed
+        groups = (list(read_lines(lines, alphabet, split_characters))
+                  for lines in line_groups(stdin, max_line_bytes))
     if trace_path:
-        collected = list(inputs)
+        collected = [item for group in groups for item in group]
         token_lists = [tokens for _, tokens in collected]
         evaluation = crasp.evaluate(program, token_lists, strict_alphabet)
         write_trace(trace_path, evaluation, token_lists, force)
@@ -220,9 +247,10 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         click.echo(f"Trace written to {trace_path}", err=True)
         return
     next_id = 1
-    for batch in _batches(inputs, STDIN_BATCH):
-        _report(batch, next_id, evaluate, as_json)
-        next_id += len(batch)
+    for group in groups:
+        for batch in _batches(group):
+            _report(batch, next_id, evaluate, as_json)
+            next_id += len(batch)
 
 
 def _depth_table(report: crasp.depth.DepthReport) -> str:
