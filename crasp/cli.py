@@ -18,7 +18,7 @@ import numpy as np
 
 import crasp
 from crasp.code_fingerprint import code_fingerprint
-from crasp.atomic import write_text_atomic
+from crasp.atomic import rewrite_in_place
 from crasp.errors import CraspError
 from crasp.inputs import MAX_LINE_BYTES, line_groups, read_lines, tokenize
 from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
@@ -338,7 +338,9 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 
 @cli.command("fmt")
 @click.argument("program_path", metavar="PROG")
-@click.option("--write", "-w", is_flag=True, help="Rewrite PROG in place (atomically).")
+@click.option("--write", "-w", is_flag=True,
+              help="Rewrite PROG in place: through a symbolic link, into the same file (hard "
+                   "links and the mode stay); a failed write puts the old text back.")
 @dialect_option
 def fmt_command(program_path, write, dialect):
     """Print PROG in canonical form, keeping its comments and blank lines.
@@ -356,9 +358,9 @@ def fmt_command(program_path, write, dialect):
     if write and program_path == STDIN_NAME:
         raise click.UsageError("--write needs a file, not - (stdin)")
     text = crasp.format_source(load_program_argument(program_path, dialect=dialect))
-    if write:
+    if write:  # through a symbolic link, into the same file: links and mode stay
         with writing(program_path, "formatted program"):
-            write_text_atomic(program_path, text)
+            rewrite_in_place(program_path, text.encode("utf-8"))
     else:
         click.echo(text, nl=False)
 
