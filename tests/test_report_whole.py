@@ -98,17 +98,55 @@ def test_crasp_report_on_a_full_disk_is_one_message_and_keeps_the_old_report(
     assert contents(out) == old and sorted(os.listdir(tmp_path)) == ["new", "old", "report"]
 
 
-def test_a_file_of_the_users_in_a_report_directory_stops_the_replacement(tmp_path, quick_plots):
-    synthetic(tmp_path / "sweep")
+def test_what_a_person_keeps_in_a_report_directory_stays(tmp_path, quick_plots):
+    synthetic(tmp_path / "old")
+    new_sweep(tmp_path / "new")
     out = tmp_path / "report"
-    arguments = ["report", str(tmp_path / "sweep"), "--no-compiled", "-o", str(out)]
-    assert CliRunner().invoke(cli, arguments).exit_code == 0
-    (out / "notes.md").write_text("mine")
-    before = contents(out)
-    result = CliRunner().invoke(cli, arguments)
-    assert result.exit_code == 2
-    assert "notes.md, which a report does not write" in result.output
-    assert contents(out) == before
+    assert CliRunner().invoke(cli, ["report", str(tmp_path / "old"), "--no-compiled",
+                                    "-o", str(out)]).exit_code == 0
+    (out / "README.md").write_text("mine")
+    (out / "budget-6").mkdir()
+    (out / "budget-6" / "report.md").write_text("a nested report")
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "new"), "--no-compiled",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "README.md").read_text() == "mine"
+    assert (out / "budget-6" / "report.md").read_text() == "a nested report"
+    assert not (out / "heatmap_rope.png").exists()
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_swap_that_fails_at_any_rename_is_undone(tmp_path, monkeypatch, quick_plots):
+    from crasp.train.report import replacing
+
+    synthetic(tmp_path / "old")
+    new_sweep(tmp_path / "new")
+    out = tmp_path / "report"
+    rep.write_report(rep.build_report([tmp_path / "old"], compiled=False), out)
+    (out / "notes.txt").write_text("mine")
+    old = contents(out)
+    new = rep.build_report([tmp_path / "new"], compiled=False)
+    renames = []
+    real_rename = replacing.rename
+    monkeypatch.setattr(replacing, "rename", lambda *paths: (renames.append(paths),
+                                                              real_rename(*paths)))
+    rep.write_report(rep.build_report([tmp_path / "old"], compiled=False), tmp_path / "counted")
+    rep.write_report(new, tmp_path / "counted")
+    steps = len(renames)
+    assert steps >= 8  # the old files out, the new ones in
+    for failing in range(steps):
+        calls = []
+
+        def fails_once(source, destination):
+            calls.append(source)
+            if len(calls) == failing + 1:
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            real_rename(source, destination)
+
+        monkeypatch.setattr(replacing, "rename", fails_once)
+        with pytest.raises(OutputError, match="Input/output error"):
+            rep.write_report(new, out)
+        assert contents(out) == old, failing
 
 
 @pytest.mark.parametrize("default_place", [True, False])

@@ -33,7 +33,8 @@ The pipeline, one module per pass: ``loading`` (directories -> cells), ``referen
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
 checks, budget curves), ``distributions`` (the distribution checks), ``budget_losses`` (the
 successes a larger budget loses), ``contents`` (the ``Report`` and its CSV rows), ``markdown``
-and ``plots`` (the files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
+and ``plots`` (the files), ``replacing`` (the files take an earlier report's place); ``cli`` is
+``crasp report``. ``build_report`` below is the driver.
 """
 
 from __future__ import annotations
@@ -41,13 +42,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from fnmatch import fnmatch
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from crasp.atomic import write_bytes_atomic, write_text_atomic
 from crasp.errors import CraspError
-from crasp.outputs import REPORT, OutputError, holds, replace_directory
 from crasp.train.report.aggregate import (
     DEFAULT_THRESHOLD, Aggregate, aggregate, budget_curves, summarize, theory_checks,
 )
@@ -59,6 +58,7 @@ from crasp.train.report.markdown import (distribution_file_stem, markdown_report
                                          summary_text)
 from crasp.train.report.ordering import language_sort_key
 from crasp.train.report.plots import budget_png, heatmap_png
+from crasp.train.report.replacing import replace_report
 from crasp.train.report.reference import (
     COMPILED_CACHE, CompiledFn, evaluate_compiled, read_cache, score_references, theory_depth,
     theory_depths,
@@ -105,29 +105,14 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
                    for posenc, languages in table.items()}, losses, cache)
 
 
-REPORT_FILES = ("cells.csv", "report.md", "report.json", COMPILED_CACHE, "heatmap_*.png",
-                "budget_*.png")
-"""What a report directory holds (names and patterns): an earlier report with anything else
-beside is not replaced."""
-
-
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
     """Write cells.csv, report.md, report.json, the heatmaps and budget plots, and the compiled
-    references' cache into ``out_dir``, as a whole: they are written into a hidden sibling,
-    which then takes the place of an earlier report (``crasp.outputs.replace_directory``).
-    A failure at any file (a full disk) leaves the earlier report whole, never old files beside
-    new ones; ``out_dir`` must be absent, empty or a report with only report files in it."""
+    references' cache into ``out_dir`` (absent, empty or an earlier report), as a whole: an
+    earlier report's files are replaced all together or not at all, and nothing else there is
+    touched (``replacing``)."""
     out = Path(out_dir)
-    if holds(out, REPORT):
-        foreign = sorted(entry.name for entry in out.iterdir()
-                         if not any(fnmatch(entry.name, name) for name in REPORT_FILES))
-        if foreign:
-            raise OutputError(f"refusing to replace the report in {out}: it also holds "
-                              f"{', '.join(foreign)}, which a report does not write; move "
-                              f"{'it' if len(foreign) == 1 else 'them'} away first")
     names: dict[str, str] = {}
-    replace_directory(out, REPORT, True,
-                      lambda staging: names.update(_write_files(report, staging)))
+    replace_report(out, lambda staging: names.update(_write_files(report, staging)))
     return {key: out / name for key, name in names.items()}
 
 
