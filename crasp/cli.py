@@ -22,7 +22,7 @@ from crasp.atomic import rewrite_in_place
 from crasp.errors import CraspError
 from crasp.inputs import MAX_LINE_BYTES, line_groups, read_lines, tokenize
 from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
-from crasp.outputs import writing
+from crasp.outputs import OutputError, writing
 from crasp.standard_output import checked_standard_output
 from crasp.tables import format_table
 from crasp.trace import write_trace
@@ -76,6 +76,17 @@ class CraspGroup(click.Group):
         rows += [(name, short_help) for name, (_, short_help) in LAZY_COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
+
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        """Also what click prints before a command runs (--help, --version) must arrive."""
+        try:
+            with checked_standard_output():
+                return super().main(*args, standalone_mode=standalone_mode, **kwargs)
+        except OutputError as error:
+            click.echo(error.render(), err=True)
+            if standalone_mode:
+                sys.exit(error.exit_code)
+            return error.exit_code
 
     def invoke(self, ctx):
         try:

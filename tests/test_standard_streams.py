@@ -165,7 +165,7 @@ FAILURES = {
 
 @pytest.mark.parametrize("failure", FAILURES)
 @pytest.mark.parametrize("arguments", [["run", "examples/dyck1.crasp", "( )"],
-                                       ["fmt", "examples/dyck1.crasp"]])
+                                       ["fmt", "examples/dyck1.crasp"], ["--version"]])
 def test_output_that_cannot_be_written_is_exit_status_2(arguments, failure):
     options, reason = FAILURES[failure]
     options = dict(options)
