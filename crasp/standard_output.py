@@ -26,7 +26,7 @@ from typing import Iterator, TextIO
 
 from crasp.outputs import OutputError
 
-CLOSED = OSError(errno.EBADF, "it is closed (file descriptor 1 is not open)")
+CLOSED = "it is closed (file descriptor 1 is not open)"
 
 
 class CheckedOutput:
@@ -62,7 +62,7 @@ class CheckedOutput:
             return discarded
         try:
             if self.stream is None:
-                raise CLOSED
+                raise OSError(errno.EBADF, CLOSED)
             return action(self.stream)
         except OSError as error:
             self.failed = True

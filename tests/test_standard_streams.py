@@ -230,3 +230,20 @@ def test_whichever_write_fails_the_command_ends_with_one_message(monkeypatch, ca
     assert (code or 0) == (0 if room >= 5 else 2)
     assert failing.getvalue().splitlines() == [f"{n} {'()' * n}: True"
                                                for n in range(1, min(room, 5) + 1)]
+
+
+@given(st.lists(st.integers(0, 30), max_size=40), st.integers(1, 5), st.integers(1, 64))
+def test_batches_keep_the_order_and_bound_the_padded_array(lengths, rows, cells):
+    from crasp import cli as cli_module
+
+    items = [(str(i), ["a"] * n) for i, n in enumerate(lengths)]
+    original = cli_module.STDIN_BATCH, cli_module.BATCH_CELLS
+    cli_module.STDIN_BATCH, cli_module.BATCH_CELLS = rows, cells
+    try:
+        batches = list(cli_module._batches(items))
+    finally:
+        cli_module.STDIN_BATCH, cli_module.BATCH_CELLS = original
+    assert [item for batch in batches for item in batch] == items
+    for batch in batches:
+        padded = len(batch) * max(len(tokens) + 1 for _, tokens in batch)
+        assert len(batch) == 1 or (len(batch) <= rows and padded <= cells)
