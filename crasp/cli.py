@@ -128,12 +128,13 @@ def cli():
     gc.set_threshold(GC_THRESHOLD, 50, 100)
 
 
-Evaluator = Callable[[list[list[str]]], tuple[np.ndarray, np.ndarray]]
+Evaluator = Callable[[list[list[str]], int], tuple[np.ndarray, np.ndarray]]
+"""(a batch of token lists, the number of its first input) -> (accept, output)."""
 
 
 def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
-    def evaluate(inputs):
-        evaluation = crasp.evaluate(program, inputs, strict_alphabet)
+    def evaluate(inputs, first_number):
+        evaluation = crasp.interpret.evaluate(program, inputs, strict_alphabet, first_number)
         return evaluation.accept, evaluation.output
     return evaluate
 
@@ -144,9 +145,9 @@ def _compiled(model_dir: str, strict_alphabet: bool) -> tuple[Evaluator, tuple[s
     model = compiler.load_model(model_dir)
     vocabulary = crasp.Program((), tuple(model.config["vocab"]))
 
-    def evaluate(inputs):
+    def evaluate(inputs, first_number):
         if strict_alphabet:   # the interpreter's error for a token outside the vocabulary
-            crasp.interpret.encode(vocabulary, inputs, strict_alphabet=True)
+            crasp.interpret.encode(vocabulary, inputs, True, first_number)
         evaluation = compiler.execute(model, inputs)
         return evaluation.accept, evaluation.output
     return evaluate, tuple(model.config["vocab"])
@@ -169,11 +170,19 @@ def _batches(items: list[tuple[str, list[str]]]) -> Iterable[list[tuple[str, lis
 
 
 def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluator,
-            as_json: bool) -> None:
-    """Print one line per input of ``batch``, in one write (and flush)."""
+            as_json: bool, strict_alphabet: frozenset[str] | None = None) -> None:
+    """Print one line per input of ``batch``, in one write (and flush). With
+    ``strict_alphabet``, the inputs before the first with a token outside it are answered, and
+    that one then refused by ``evaluate``."""
+    if strict_alphabet is not None:
+        refused = next((offset for offset, (_, tokens) in enumerate(batch)
+                        if not strict_alphabet.issuperset(tokens)), None)
+        if refused is not None:
+            _report(batch[:refused], first_id, evaluate, as_json)
+            evaluate([batch[refused][1]], first_id + refused)  # raises the InputError
     if not batch:
         return
-    accept, output = evaluate([tokens for _, tokens in batch])
+    accept, output = evaluate([tokens for _, tokens in batch], first_id)
     lines = []
     for offset, (shown, tokens) in enumerate(batch):
         input_id = first_id + offset
@@ -254,13 +263,14 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         token_lists = [tokens for _, tokens in collected]
         evaluation = crasp.evaluate(program, token_lists, strict_alphabet)
         write_trace(trace_path, evaluation, token_lists, force)
-        _report(collected, 1, lambda _: (evaluation.accept, evaluation.output), as_json)
+        _report(collected, 1, lambda *_: (evaluation.accept, evaluation.output), as_json)
         click.echo(f"Trace written to {trace_path}", err=True)
         return
+    known = frozenset(alphabet) if strict_alphabet else None
     next_id = 1
     for group in groups:
         for batch in _batches(group):
-            _report(batch, next_id, evaluate, as_json)
+            _report(batch, next_id, evaluate, as_json, known)
             next_id += len(batch)
 
 

@@ -247,3 +247,25 @@ def test_batches_keep_the_order_and_bound_the_padded_array(lengths, rows, cells)
     for batch in batches:
         padded = len(batch) * max(len(tokens) + 1 for _, tokens in batch)
         assert len(batch) == 1 or (len(batch) <= rows and padded <= cells)
+
+
+@given(token_lines.filter(lambda lines: any("x" in tokens for tokens in lines)),
+       st.integers(1, 4))
+def test_strict_alphabet_answers_every_line_before_the_refused_one_and_names_it(
+        tmp_path_factory, lines, rows):
+    from crasp import cli as cli_module
+
+    program = tmp_path_factory.mktemp("p") / "p.crasp"
+    program.write_text(PROGRAM)
+    refused = next(number for number, tokens in enumerate(lines, 1)
+                   if any(token not in ALPHABET for token in tokens))
+    original, cli_module.STDIN_BATCH = cli_module.STDIN_BATCH, rows
+    try:
+        result = CliRunner().invoke(cli, ["run", str(program), "--json", "--strict-alphabet"],
+                                    input="".join(" ".join(tokens) + "\n" for tokens in lines))
+    finally:
+        cli_module.STDIN_BATCH = original
+    *answers, error = result.output.splitlines()
+    assert result.exit_code == 2
+    assert [json.loads(answer)["tokens"] for answer in answers] == lines[:refused - 1]
+    assert error.startswith(f"error: input {refused}: token ")
