@@ -4,7 +4,8 @@ Inputs: every combination of line ends (LF, CRLF, lone CR, none at the end) and 
 at the start of lines, cut into reads at every place, gives the tokens of the clean lines; a
 line over the limit is refused before it is held; ``crasp run`` answers each line as it arrives.
 Outputs: a closed standard output, a broken pipe and a full disk are exit status 2 with one
-message, whichever write fails.
+message, whichever write fails. Programs: CRLF and a byte-order mark read as LF and nothing, a
+lone CR is an error, from a file or standard input alike.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from hypothesis import given, strategies as st
 from crasp.cli import cli
 from crasp.errors import InputError
 from crasp.inputs import line_groups, read_lines
+
+from strategies import programs
 
 PROGRAM = 'alphabet "a" "bb" "c"\nanswer = #"a" > #"c"\n'
 ALPHABET = ("a", "bb", "c")
@@ -269,3 +272,21 @@ def test_strict_alphabet_answers_every_line_before_the_refused_one_and_names_it(
     assert result.exit_code == 2
     assert [json.loads(answer)["tokens"] for answer in answers] == lines[:refused - 1]
     assert error.startswith(f"error: input {refused}: token ")
+
+
+@given(programs(), st.booleans())
+def test_a_programs_line_ends_and_byte_order_mark_as_documented(text, bom):
+    import crasp
+    from crasp.errors import ProgramError
+
+    canonical = crasp.format_program(crasp.parse_program(text))
+    start = BOM if bom else ""
+    assert crasp.format_program(crasp.parse_program(start + text.replace("\n", "\r\n"))) == \
+        canonical
+    via_stdin = CliRunner().invoke(cli, ["fmt", "-"],
+                                   input=(start + text.replace("\n", "\r\n")).encode())
+    assert via_stdin.exit_code == 0 and via_stdin.output == crasp.format_source(
+        crasp.parse_program(text))
+    if text.strip().count("\n"):
+        with pytest.raises(ProgramError, match="unexpected character '\\\\r'"):
+            crasp.parse_program(start + text.strip().replace("\n", "\r") + "\n")
