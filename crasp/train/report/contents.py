@@ -28,6 +28,7 @@ class Report:
     distributions: list[dict] = field(default_factory=list)
     distribution_tables: dict[str, dict] = field(default_factory=dict)
     budget_losses: list[dict] = field(default_factory=list)
+    compiled_cache: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         depths = sorted({d for langs in self.table.values() for ds in langs.values() for d in ds})
