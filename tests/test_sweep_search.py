@@ -3,6 +3,7 @@ the recorded spec, the real trainer's selection rule, resume, the report's chose
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 
@@ -85,6 +86,16 @@ def test_search_cells_carry_the_search_in_config_id_and_setting():
     assert enumerate_cells(other)[0].id != cells[0].id
 
 
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_search_cells_shard_like_any_cells(count):
+    configurations, text = sweep.parse_search(["paper"], TrainConfig)
+    cells = enumerate_cells(SweepSpec(depths=[3, 4, 5], languages=["L6", "L7"], seeds=[0, 1],
+                                      search=configurations, search_text=text))
+    shards = [sweep.shard_cells(cells, (i, count)) for i in range(count)]
+    assert sorted(c.id for shard in shards for c in shard) == sorted(c.id for c in cells)
+    assert len({c.id for c in cells}) == len(cells) == 12
+
+
 def test_cli_records_the_search_and_refuses_a_field_in_both(tmp_path):
     out = tmp_path / "sweep"
     base = ["sweep", "--depths", "1", "--languages", "L3", "-o", str(out)]
@@ -156,6 +167,14 @@ def test_real_search_sweep_selects_resumes_and_reports(tmp_path):
         assert choice["selected"] == results["selected"]
         assert choice["trials_run"] == len(results["trials"])
         assert choice["trials_in_search"] == len(configurations)
+    with open(report_dir / "cells.csv", newline="") as file:
+        rows = {row["cell_id"]: row for row in csv.DictReader(file)}
+    for choice in choices:
+        assert json.loads(rows[choice["id"]]["selected"]) == choice["selected"]
+    # the budget view reads a search cell too (every trial's improvements are recorded)
+    budget = CliRunner().invoke(cli, ["report", str(out), "--budget", "1", "-o",
+                                      str(tmp_path / "budget-1")])
+    assert budget.exit_code == 0, budget.output + repr(budget.exception)
     markdown = (report_dir / "report.md").read_text()
     assert "## Search: the configuration each cell chose" in markdown
     first = choices[0]["selected"]
