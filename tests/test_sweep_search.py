@@ -105,6 +105,9 @@ def test_cli_records_the_search_and_refuses_a_field_in_both(tmp_path):
     listed = CliRunner().invoke(cli, [*base, "--search", "paper", "--dry-run"])
     assert listed.exit_code == 0, listed.output
     assert "search=n_heads=1 d_model=256,512" in listed.stdout
+    shown = " ".join(CliRunner().invoke(cli, ["sweep", "--help"]).output.split())
+    assert "--search paper|KEY=V1,V2..." in shown and "reaches 100% validation" in shown
+    assert f"'paper' is the paper's: {sweep.PAPER_SEARCH}." in shown
 
 
 def tiny_args(out, search: str) -> list[str]:

@@ -48,7 +48,7 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
 @click.option("--search", "search", multiple=True, metavar="paper|KEY=V1,V2...",
               help="Per-cell hyperparameter search with the paper's selection rule: each cell "
                    "tries the configurations in order (the product of the KEY=VALUES items, "
-                   "first key outermost), stops at the first that reaches 100%% validation exact "
+                   "first key outermost), stops at the first that reaches 100% validation exact "
                    "match, else keeps the best on validation. 'paper' is the paper's: "
                    "n_heads=1 d_model=256,512 lr=1e-4,1e-5 batch_size=1 epochs=25.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
@@ -67,7 +67,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
       crasp sweep --depths 1:6 --languages L3:L8 --posenc nope,rope,alibi --seeds 3 \\
           --grid lr=1e-3,3e-4 d_model=64,128 --jobs 2 -o runs/sweep
       crasp report runs/sweep
-      crasp sweep --depths 3:6 --languages L6 --preset one-head --seeds 5 \
+      crasp sweep --depths 3:6 --languages L6 --preset one-head --seeds 5 \\
           --search "d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25" -o runs/search
 
     Each cell trains in DIR/cells/<id>/; a cell is done when its results.json exists. Run the
