@@ -10,6 +10,7 @@ import click
 
 from crasp.errors import CraspError
 from crasp.outputs import SWEEP, claim_updatable
+from crasp.train.sweep.axes import PAPER_SEARCH
 from crasp.train.sweep.lock import SweepLock
 from crasp.train.progress import progress_option, wants_progress
 
@@ -49,8 +50,8 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
               help="Per-cell hyperparameter search with the paper's selection rule: each cell "
                    "tries the configurations in order (the product of the KEY=VALUES items, "
                    "first key outermost), stops at the first that reaches 100% validation exact "
-                   "match, else keeps the best on validation. 'paper' is the paper's: "
-                   "n_heads=1 d_model=256,512 lr=1e-4,1e-5 batch_size=1 epochs=25.")
+                   f"match, else keeps the best on validation. 'paper' is the paper's: "
+                   f"{PAPER_SEARCH}.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes (one thread each).")
 @click.option("--out", "-o", "out_dir", required=True, type=click.Path(file_okay=False),
