@@ -50,7 +50,7 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
               help="Per-cell hyperparameter search with the paper's selection rule: each cell "
                    "tries the configurations in order (the product of the KEY=VALUES items, "
                    "first key outermost), stops at the first that reaches 100% validation exact "
-                   f"match, else keeps the best on validation. 'paper' is the paper's: "
+                   "match, else keeps the best on validation. 'paper' is the paper's: "
                    f"{PAPER_SEARCH}.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes (one thread each).")
