@@ -18,19 +18,19 @@ import click
 import numpy as np
 
 import crasp
-from crasp.code_fingerprint import code_fingerprint
-from crasp.atomic import write_text_atomic
+from crasp.util.code_fingerprint import code_fingerprint
+from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
-from crasp.inputs import read_lines, tokenize
+from crasp.util.inputs import read_lines, tokenize
 from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
-from crasp.outputs import writing
-from crasp.tables import format_table
+from crasp.util.outputs import writing
+from crasp.util.tables import format_table
 from crasp.trace import write_trace
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
                 "Compile a program to the weights of an equivalent transformer."),
-    "decompile": ("crasp.compiler.decompile_cli:decompile_command",
+    "decompile": ("crasp.decompile.cli:decompile_command",
                   "Turn a fixed-precision transformer into a C-RASP program of the same depth."),
     "languages": ("crasp.languages.cli:languages_command",
                   "List the built-in languages, their depths and reference programs."),
@@ -42,7 +42,7 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
               "Run a grid of training runs (depth x language x encoding x seed)."),
     "report": ("crasp.train.report.cli:report_command",
                "Tabulate and plot a sweep directory."),
-    "export": ("crasp.export_cli:export_command",
+    "export": ("crasp.export.cli:export_command",
                "Write a compiled or trained model as an ONNX graph."),
     "eval": ("crasp.train.evaluate:eval_command",
              "Score a compiled or trained model on a language's test bins."),
@@ -87,7 +87,7 @@ class CraspGroup(click.Group):
             click.echo("error: the program nests expressions too deeply for crasp to process "
                        "(Python's recursion limit); split it into more definitions", err=True)
             ctx.exit(CraspError.exit_code)
-        except OSError as error:  # a writer not yet wrapped by crasp.outputs.writing
+        except OSError as error:  # a writer not yet wrapped by crasp.util.outputs.writing
             where = f" ({error.filename})" if error.filename else ""
             click.echo(f"error: {error.strerror or error}{where}", err=True)
             ctx.exit(CraspError.exit_code)
@@ -124,17 +124,17 @@ def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
 
 
 def _compiled(model_dir: str, strict_alphabet: bool) -> tuple[Evaluator, tuple[str, ...]]:
-    from crasp import compiler
+    from crasp.models import load_model
 
-    model = compiler.load_model(model_dir)
-    vocabulary = crasp.Program((), tuple(model.config["vocab"]))
+    model = load_model(model_dir, "run --model")
+    vocabulary = crasp.Program((), model.vocab)
 
     def evaluate(inputs):
         if strict_alphabet:   # the interpreter's error for a token outside the vocabulary
             crasp.interpret.encode(vocabulary, inputs, strict_alphabet=True)
-        evaluation = compiler.execute(model, inputs)
+        evaluation = model.predict(inputs)
         return evaluation.accept, evaluation.output
-    return evaluate, tuple(model.config["vocab"])
+    return evaluate, model.vocab
 
 
 def _batches(items: Iterable, size: int):
@@ -159,7 +159,7 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
 
 @cli.command("run")
 @click.argument("args", nargs=-1)
-@click.option("--model", "model_dir", type=click.Path(file_okay=False),
+@click.option("--model", "model_dir", type=click.Path(),
               help="Run a compiled model directory instead of a program; then every argument "
                    "is a token.")
 @click.option("--json", "as_json", is_flag=True,

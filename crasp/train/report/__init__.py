@@ -34,10 +34,11 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
 
 The pipeline, one module per pass: ``loading`` (directories -> cells), ``reference`` (the theory's
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
-checks, budget curves), ``distributions`` (the distribution checks), ``seed_counts`` and ``search_choices``,
-``budget_losses`` (the
-successes a larger budget loses), ``contents`` (the ``Report`` and its CSV rows), ``markdown``
-and ``plots`` (the files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
+checks, budget curves), ``distributions`` (the distribution checks), ``seed_counts`` (the seed
+counts and their fragile marks), ``search_choices`` (the configuration each searching cell
+chose), ``budget_losses`` (the successes a larger budget loses), ``summary`` (each summary
+line's sentence), ``contents`` (the ``Report`` and its CSV rows), ``markdown`` and ``plots`` (the
+files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from crasp.atomic import write_bytes_atomic, write_text_atomic
+from crasp.util.atomic import write_bytes_atomic, write_text_atomic
 from crasp.errors import CraspError
 from crasp.train.report.aggregate import (
     DEFAULT_THRESHOLD, Aggregate, aggregate, budget_curves, summarize, theory_checks,
@@ -57,8 +58,7 @@ from crasp.train.report.budget_losses import budget_losses
 from crasp.train.report.contents import Report, csv_rows
 from crasp.train.report.distributions import distribution_checks, distribution_tables
 from crasp.train.report.loading import CellResult, SweepData, at_budget, commands, load_sweeps
-from crasp.train.report.markdown import (distribution_file_stem, markdown_report, seeds_text,
-                                         summary_text)
+from crasp.train.report.markdown import distribution_file_stem, markdown_report, seeds_text
 from crasp.train.report.ordering import language_sort_key
 from crasp.train.report.plots import budget_png, heatmap_png
 from crasp.train.report.search_choices import search_choices
@@ -66,6 +66,7 @@ from crasp.train.report.seed_counts import seed_counts
 from crasp.train.report.reference import (
     COMPILED_CACHE, CompiledFn, evaluate_compiled, score_references, theory_depth, theory_depths,
 )
+from crasp.train.report.summary import summary_text
 
 __all__ = [
     "Aggregate", "COMPILED_CACHE", "CellResult", "DEFAULT_THRESHOLD", "Report", "SweepData",

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
-from crasp.outputs import REPORT, claim_updatable
+from crasp.util.outputs import REPORT, claim_updatable
 from crasp.train.progress import progress_option, wants_progress
 
 

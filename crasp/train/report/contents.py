@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from crasp.train.sweep import parse_bin
 from crasp.train.report.loading import CellResult, SweepData, code_versions, commands, wall_time
-from crasp.train.report.markdown import summary_text
+from crasp.train.report.summary import summary_text
 
 @dataclass
 class Report:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from crasp import depth_of, syntax
-from crasp.atomic import write_text_atomic
+from crasp.util.atomic import write_text_atomic
 from crasp.compiler import compile_program, execute
 from crasp.errors import CraspError
 from crasp.languages import Language, build_task, get_language

@@ -13,14 +13,14 @@ from pathlib import Path
 import click
 
 import crasp
-from crasp.atomic import write_text_atomic
 from crasp.cli import verification_options
-from crasp.compiler.decompile import decompile_model, format_decompile_summary
-from crasp.compiler.decompile_program import HEADER
-from crasp.compiler.decompile_states import DEFAULT_MAX_STATES
-from crasp.compiler.model_format import load_model
 from crasp.compiler.verification import VerificationResult, verify
+from crasp.decompile.decompiling import decompile_model, format_decompile_summary
+from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES
+from crasp.decompile.write_program import HEADER
 from crasp.errors import CraspError
+from crasp.models import load_model
+from crasp.util.atomic import write_text_atomic
 
 
 def _check_output(output: str, force: bool) -> None:
@@ -58,7 +58,7 @@ def _describe(result: VerificationResult) -> str:
 
 
 @click.command("decompile")
-@click.argument("model_dir", metavar="MODEL", type=click.Path(file_okay=False))
+@click.argument("model_dir", metavar="MODEL", type=click.Path())
 @click.option("-o", "--out", "--output", "output", required=True, metavar="PROG.crasp",
               help="The program file to write (- for standard output).")
 @click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
@@ -91,7 +91,7 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     """
     if output != "-":
         _check_output(output, force)
-    model = load_model(model_dir)
+    model = load_model(model_dir, "decompile").executable
     result = decompile_model(model, source=model_dir, max_states=max_states)
     summary = dict(result.summary)
     verification = None
