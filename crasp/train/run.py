@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save
+from safetensors.torch import load, save
 
 from crasp import PROGRAM_SUFFIXES
 from crasp.train.config import TrainConfig
@@ -78,8 +78,23 @@ def save_weights(path: Path, model: torch.nn.Module, metadata: dict[str, Any]) -
     write_bytes_atomic(path, save(tensors, metadata={k: json.dumps(v) for k, v in metadata.items()}))
 
 
+MAX_WEIGHTS_BYTES = 8 << 30
+
+
 def load_weights(path: Path, model: torch.nn.Module) -> None:
-    model.load_state_dict(load_file(str(path)), strict=True)
+    """Load the safetensors file ``path`` into ``model`` (every tensor, exact shapes). A file
+    that is missing, not a regular file, too large, truncated, corrupt or made for another
+    architecture is a ``CraspError`` naming it."""
+    from crasp.errors import CraspError
+    from crasp.util.safe_read import read_bytes_file
+
+    data = read_bytes_file(path, MAX_WEIGHTS_BYTES)
+    try:
+        model.load_state_dict(load(data), strict=True)
+    except Exception as error:  # safetensors' own error type, or load_state_dict's RuntimeError
+        first = " ".join(str(error).split())[:300] or type(error).__name__
+        raise CraspError(f"{path}: not the weights of this run (truncated, corrupt or from "
+                         f"another architecture): {first}") from None
 
 
 def save_state(path: Path, state: dict[str, Any]) -> None:
