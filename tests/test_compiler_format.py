@@ -167,8 +167,8 @@ CORRUPTIONS = {
     "no-weights": (lambda d: (d / "model.safetensors").unlink(), r"model\.safetensors is missing"),
     "truncated-config": (_truncate("config.json"), r"config\.json is not valid JSON"),
     "truncated-weights": (_truncate("model.safetensors"), r"model\.safetensors is truncated"),
-    "version": (_corrupt_config(lambda c: c.update(version=3)),
-                r"format version 3 is not supported"),
+    "version": (_corrupt_config(lambda c: c.update(version=4)),
+                r"format version 4 is not supported"),
     "format": (_corrupt_config(lambda c: c.update(format="gpt2")), r"'format' is 'gpt2'"),
     "missing-key": (_corrupt_config(lambda c: c.pop("d_model")), r"missing key 'd_model'"),
     "bad-bos": (_corrupt_config(lambda c: c.update(bos_id=0)), r"'bos_id' must be len\(vocab\)"),
@@ -242,11 +242,20 @@ def test_compile_json_has_the_contract_keys(runner, tmp_path):
     assert [row["layer"] for row in summary["layer_table"]] == [1, 2]
 
 
-def test_compile_rejects_positional_programs_with_a_location(runner, tmp_path):
-    result = runner.invoke(cli, ["compile", "examples/aa_star.crasp", "-o", str(tmp_path / "m")])
-    assert result.exit_code == 2
-    assert "examples/aa_star.crasp:" in result.output and "pos_even" in result.output
-    assert not (tmp_path / "m").exists()
+@pytest.mark.parametrize("example, posenc, construct, able", [
+    ("aa_star", "nope", "periodic predicate 'pos_even'", "sinusoidal, alibi"),
+    ("contains_ab", "nope", "local relation '#[pred] \"a\"'", "alibi"),
+    ("contains_ab", "sinusoidal", "local relation '#[pred] \"a\"'", "alibi"),
+])
+def test_compile_refuses_an_encoding_that_cannot_realize_a_construct(runner, tmp_path, example,
+                                                                     posenc, construct, able):
+    result = runner.invoke(cli, ["compile", f"examples/{example}.crasp", "--posenc", posenc,
+                                 "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2, result.output
+    assert f"examples/{example}.crasp:" in result.output
+    assert f"--posenc {posenc} cannot realize the {construct}" in result.output
+    assert f"the encodings that can: {able}" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "m").exists()
 
 
 @pytest.mark.parametrize("flags", [[], ["--json"]])
