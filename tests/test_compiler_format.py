@@ -43,16 +43,20 @@ def reference_scores(directory: Path, tokens: list[str]) -> np.ndarray:
     vocab, other = config["vocab"], config.get("other_id")
     ids = [config["bos_id"]] + [vocab.index(token) if token in vocab or other is None
                                 else other for token in tokens]
-    h = R(t["embed"][ids])
+    x = t["embed"][ids]
+    for modulus in config.get("periodic_moduli", []):  # version 3: row i mod M at position i
+        x = x + np.array([t[f"pos.periodic.{modulus}"][i % modulus] for i in range(len(ids))])
+    h = R(x)
     dh = config["d_head"]
     for layer in range(config["n_layers"]):
         heads = []
         for a in range(config["n_heads"]):
+            slope = t[f"layers.{layer}.attn.alibi"][a] if config.get("alibi") else 0.0
             rows = slice(a * dh, (a + 1) * dh)
             q, k, v = (h @ t[f"layers.{layer}.attn.{x}"][rows].T for x in "qkv")
             c = np.zeros_like(v)
             for i in range(len(ids)):
-                w = [R(math.exp(q[i] @ k[j])) for j in range(i + 1)]
+                w = [R(math.exp(q[i] @ k[j] - slope * (i - j))) for j in range(i + 1)]
                 numerator = sum(R(w[j] * v[j]) for j in range(i + 1))
                 denominator = sum(w)
                 c[i] = (R(numerator / denominator) if denominator > 0

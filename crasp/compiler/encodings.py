@@ -10,9 +10,11 @@ A program's positional constructs need these components of the model format (ver
 * a local relation (``#[offset(c)] P``, ``pred``, ``pred4``) needs an attention head that sees
   exactly the position i - c: an ALiBi head (positive slope: after rounding it sees a bounded
   window, the window lemma) whose query-key score, a circulant function of the residues of t
-  and j modulo M_loc = (largest offset) + 1 (what rotary attention at the angles 2 pi k / M_loc
+  and j modulo some M_loc > every offset (what rotary attention at the angles 2 pi k / M_loc
   computes), picks the one position of the window at distance c (``alibi``; the residues come
-  from a periodic table of M_loc rows, so ``alibi`` realizes periodic predicates too).
+  from a periodic table of M_loc rows, so ``alibi`` realizes periodic predicates too). With
+  periodic predicates as well, M_loc is the least multiple of their period above the largest
+  offset, and the one table of M_loc rows serves both.
 
 ``--posenc`` names the encoding: ``auto`` (default) takes the least that realizes the program
 (none for a program without positional constructs, which is then a version-2 NoPE model);
@@ -102,4 +104,11 @@ def choose_encodings(program: syntax.Program, posenc: str = "auto") -> Encodings
                             f"more than the compiler's limit of {MAX_PERIOD}", node,
                             "use offsets below the limit")
     has_periodic = any(kind == "periodic predicate" for kind, _ in constructs)
-    return Encodings(posenc, period if has_periodic else 0, offset + 1)
+    if offset < 0:
+        return Encodings(posenc, period if has_periodic else 0, 0)
+    shared = period * -(-(offset + 1) // period)   # the least multiple of period above offset
+    if shared > MAX_PERIOD:
+        raise error(f"the periodic predicates (period {period}) and the offset {offset} need a "
+                    f"shared periodic table of {shared} rows, more than the compiler's limit "
+                    f"of {MAX_PERIOD}", constructs[-1][1], "use smaller moduli or offsets")
+    return Encodings(posenc, shared if has_periodic else 0, shared)

@@ -1,0 +1,223 @@
+"""Positional programs compiled to version-3 models: every positional example and registry
+language against the interpreter, random positional programs, the encodings, the limits, the
+documented semantics (tests/test_compiler_format.py's independent forward pass) and broken
+version-3 directories."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, given, settings
+from safetensors.numpy import load_file, save_file
+
+import crasp
+from crasp import syntax
+from crasp.cli import cli
+from crasp.compiler import (CompiledModel, ModelFormatError, compile_program, execute, load_model,
+                            verify)
+from crasp.depth import analyze
+from crasp.errors import ProgramError
+from crasp.languages.registry import LANGUAGES
+from strategies import programs
+from test_compiler_format import all_strings, reference_scores
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+POSITIONAL_PROGRAMS = {
+    **{name: crasp.load_program(f"examples/{name}.crasp") for name in ("aa_star", "contains_ab")},
+    **{name: language.program.load() for name, language in LANGUAGES.items()
+       if language.program is not None and syntax.is_positional(language.program.load())},
+}
+
+
+def test_the_registry_has_positional_languages():
+    assert {"aa_star", "memory-xor-1-2-4-8", "memory-and-1-2-4"} <= set(POSITIONAL_PROGRAMS)
+
+
+@pytest.mark.parametrize("name", sorted(POSITIONAL_PROGRAMS))
+def test_positional_programs_agree_with_the_interpreter_up_to_ten_thousand(name):
+    """Every position of every string up to length 10, and of random strings up to 10^4
+    tokens (the first exactly 10^4)."""
+    program = POSITIONAL_PROGRAMS[name]
+    model = compile_program(program)
+    assert model.config["version"] == 3
+    assert model.config["n_layers"] == analyze(program).depth
+    result = verify(program, max_exhaustive_length=10, max_random_length=10_000, n_random=3,
+                    model=model)
+    assert result.ok, result.describe()
+    assert result.saturations == 0 and result.checked_strings == 2 ** 11 - 1 + 3
+
+
+@pytest.mark.parametrize("name, posenc, moduli, alibi, heads", [
+    ("aa_star", "auto", [2], False, 1),
+    ("aa_star", "sinusoidal", [2], False, 1),
+    ("aa_star", "alibi", [2], False, 1),
+    ("contains_ab", "auto", [2], True, 1),
+    ("memory-xor-1-2-4-8", "alibi", [9], True, 4),
+])
+def test_the_encodings_chosen(name, posenc, moduli, alibi, heads):
+    program = POSITIONAL_PROGRAMS[name]
+    model = compile_program(program, posenc)
+    config = model.config
+    assert (config["periodic_moduli"], config["alibi"], config["n_heads"]) == (moduli, alibi,
+                                                                                 heads)
+    assert config["posenc"] == ("sinusoidal" if posenc == "auto" and not alibi
+                                else "alibi" if posenc == "auto" else posenc)
+    assert verify(program, max_exhaustive_length=7, n_random=2, max_random_length=300,
+                  model=model).ok
+
+
+def test_mixed_programs_need_a_head_per_offset_and_a_counting_head():
+    text = ('alphabet "a" "b"\n'
+            'x = #[offset(2)] ("a" && mod(3, 1)) + #"b" - #[pred] !"a" > #(mod(2, 0) && "a")\n')
+    program = crasp.parse_program(text.replace("pred", "offset(1)"))
+    model = compile_program(program)
+    assert model.config["n_heads"] == 3 and model.config["periodic_moduli"] == [6]
+    assert verify(program, max_exhaustive_length=10, n_random=3, max_random_length=2000,
+                  model=model).ok
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(max_depth=3, positional=True))
+def test_random_positional_programs_compile_exactly(text):
+    try:
+        program = crasp.parse_program(text)
+        model = compile_program(program)
+    except ProgramError:
+        assume(False)
+    assert model.config["n_layers"] == analyze(program).depth
+    result = verify(program, max_exhaustive_length=6, n_random=3, max_random_length=300,
+                    model=model)
+    assert result.ok and result.saturations == 0, (text, result.describe())
+
+
+# ---------------------------------------------------------------- the documented semantics
+
+def hand_made_v3_model() -> CompiledModel:
+    """Fractional bits, real query/key weights, two periodic tables and positive and zero
+    slopes: the general and the windowed attention paths against the page's semantics."""
+    config = {
+        "format": "crasp-transformer", "version": 3, "vocab": ["a", "b"], "bos_id": 2,
+        "other_id": 3, "d_model": 3, "n_layers": 2, "n_heads": 2, "d_head": 2,
+        "ffn_widths": [[2], [3]], "precision": {"total_bits": 7, "frac_bits": 2}, "depth": 2,
+        "residual_labels": ["x", "y", "z"], "program_sha256": "0" * 64,
+        "periodic_moduli": [2, 3], "alibi": True,
+    }
+    rng = np.random.default_rng(11)
+    tensors = {"embed": np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0.5, 0.5, 0]]),
+               "pos.periodic.2": rng.integers(-2, 3, (2, 3)) / 4,
+               "pos.periodic.3": rng.integers(-2, 3, (3, 3)) / 2}
+    for layer, widths in enumerate(config["ffn_widths"]):
+        tensors[f"layers.{layer}.attn.q"] = rng.integers(-2, 3, (4, 3)) / 4
+        tensors[f"layers.{layer}.attn.k"] = rng.integers(-2, 3, (4, 3)) / 4
+        tensors[f"layers.{layer}.attn.v"] = rng.integers(-8, 9, (4, 3)) / 4
+        tensors[f"layers.{layer}.attn.o"] = rng.integers(-4, 5, (3, 4)) / 2
+        tensors[f"layers.{layer}.attn.alibi"] = np.array([0.75, 0.0] if layer else [2.5, 0.5])
+        sizes = [3, *widths, 3]
+        for m in range(len(sizes) - 1):
+            tensors[f"layers.{layer}.ffn.{m}.weight"] = rng.integers(-4, 5, (sizes[m + 1],
+                                                                             sizes[m])) / 2
+            tensors[f"layers.{layer}.ffn.{m}.bias"] = rng.integers(-4, 5, sizes[m + 1]) / 4
+    tensors["out.weight"], tensors["out.bias"] = np.array([1.0, -0.5, 0.25]), np.array(0.125)
+    return CompiledModel(config, tensors)
+
+
+def test_the_executor_follows_the_documented_version_3_semantics(tmp_path):
+    hand_made_v3_model().save(tmp_path / "hand")
+    strings = list(all_strings(["a", "b"], 5)) + [list("abbabaabbbaabab"), ["a", "z", "b"]]
+    got = execute(load_model(tmp_path / "hand"), strings)
+    for row, tokens in enumerate(strings):
+        assert np.array_equal(got.scores[row, :len(tokens) + 1],
+                              reference_scores(tmp_path / "hand", tokens)), tokens
+
+
+@pytest.mark.parametrize("name", ["aa_star", "contains_ab", "memory-xor-1-2-4"])
+def test_compiled_positional_models_run_from_the_format_page_alone(tmp_path, name):
+    program = POSITIONAL_PROGRAMS[name]
+    compile_program(program).save(tmp_path / "m")
+    strings = list(all_strings(program.alphabet, 5)) + [list("abaabbbabaababbbaab"), ["c", "a"]]
+    expected = crasp.evaluate(program, strings)
+    got = execute(load_model(tmp_path / "m"), strings)
+    for row, tokens in enumerate(strings):
+        scores = reference_scores(tmp_path / "m", tokens)
+        assert np.array_equal(got.scores[row, :len(tokens) + 1], scores)
+        assert (scores[-1] > 0) == expected.accept[row]
+        assert list(scores[1:] > 0) == list(expected.output[row, :len(tokens)])
+
+
+# ---------------------------------------------------------------- bad input
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.mark.parametrize("text, message", [
+    ('x = #mod(2000, 3) > 0\n', "a periodic table of 2000 rows (the lcm of their moduli), more "
+                                "than the compiler's limit of 1024"),
+    ('x = #mod(32, 3) > #mod(33, 1)\n', "a periodic table of 1056 rows"),
+    ('x = #[offset(1024)] "a" > 0\n', "the offset 1024 needs a local head of 1025 residues"),
+    ('x = #[offset(1020)] mod(10, 1) > 0\n', "a shared periodic table of 1030 rows"),
+])
+def test_moduli_and_offsets_beyond_the_limit_are_refused(runner, tmp_path, text, message):
+    (tmp_path / "p.crasp").write_text('alphabet "a" "b"\n' + text)
+    result = runner.invoke(cli, ["compile", str(tmp_path / "p.crasp"), "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert "Traceback" not in result.output and not (tmp_path / "m").exists()
+
+
+def _edit(directory, config_change=None, tensor_change=None):
+    config = json.loads((directory / "config.json").read_text())
+    if config_change:
+        config_change(config)
+    (directory / "config.json").write_text(json.dumps(config))
+    if tensor_change:
+        tensors = load_file(directory / "model.safetensors")
+        tensor_change(tensors)
+        save_file(tensors, directory / "model.safetensors")
+
+
+BROKEN = {
+    "short-table": (None, lambda t: t.update({"pos.periodic.2": t["pos.periodic.2"][:1]}),
+                    r"tensor 'pos.periodic.2' has shape \[1, 10\], but config.json implies "
+                    r"\[2, 10\]"),
+    "missing-slopes": (None, lambda t: t.pop("layers.0.attn.alibi"),
+                       r"missing tensor\(s\) layers.0.attn.alibi"),
+    "negative-slope": (None, lambda t: t.update({"layers.0.attn.alibi": -t["layers.0.attn.alibi"]}),
+                       r"'layers.0.attn.alibi' has a negative slope"),
+    "table-without-modulus": (lambda c: c.update(periodic_moduli=[]), None,
+                              r"unexpected tensor\(s\) pos.periodic.2"),
+    "slopes-without-alibi": (lambda c: c.update(alibi=False), None,
+                             r"unexpected tensor\(s\) layers.0.attn.alibi"),
+    "positions-in-version-2": (lambda c: c.update(version=2), None,
+                               r"'periodic_moduli' and 'alibi' need format version 3"),
+    "bad-moduli": (lambda c: c.update(periodic_moduli=[2, 2]), None,
+                   r"'periodic_moduli' must be a list of distinct integers"),
+    "bad-alibi": (lambda c: c.update(alibi="yes"), None, r"'alibi' must be true or false"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_inconsistent_version_3_directories_get_one_message(runner, tmp_path, name):
+    config_change, tensor_change, message = BROKEN[name]
+    compile_program(POSITIONAL_PROGRAMS["contains_ab"]).save(tmp_path / "m")
+    _edit(tmp_path / "m", config_change, tensor_change)
+    with pytest.raises(ModelFormatError, match=message):
+        load_model(tmp_path / "m")
+    result = runner.invoke(cli, ["run", "--model", str(tmp_path / "m"), "ab"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_run_and_depth_check_take_positional_programs(runner, tmp_path):
+    compiled = runner.invoke(cli, ["compile", "examples/contains_ab.crasp", "-o",
+                                   str(tmp_path / "m")])
+    assert compiled.exit_code == 0, compiled.output
+    ran = runner.invoke(cli, ["run", "--model", str(tmp_path / "m")], input="ab\nba\naab\nbba\n")
+    interpreted = runner.invoke(cli, ["run", "examples/contains_ab.crasp"],
+                                input="ab\nba\naab\nbba\n")
+    assert ran.exit_code == 0 and ran.output == interpreted.output
+    checked = runner.invoke(cli, ["depth-check", "examples/contains_ab.crasp", "--verify"])
+    assert checked.exit_code == 0 and "agrees with the interpreter" in checked.output
