@@ -240,7 +240,28 @@ class _Linearizer:
 
     def sized_add(self, left: Term, right: Term, expr: syntax.Expr) -> Term:
         self.limit(left.size * right.size, expr)  # refuse before building it
-        return add(left, right)
+        return self.flat(add(left, right))
+
+    def flat(self, term: Term) -> Term:
+        """Cases nested in a branch of cases (a sum of two cases terms, such as two local
+        counts) become one level: (g, (h ? a : b)) is (g && h, a), (g && !h, b). The guards
+        are exclusive and cover every position as before, and a comparison over the result is
+        one OR of ANDs instead of alternating levels (fewer hidden layers)."""
+        if isinstance(term, Extreme):
+            return extreme(term.is_min, [self.flat(part) for part in term.parts])
+        if not isinstance(term, Cases):
+            return term
+        branches = []
+        for guard, part in term.branches:
+            inner = self.flat(part)
+            if not isinstance(inner, Cases):
+                branches.append((guard, inner))
+                continue
+            for other, leaf in inner.branches:
+                both = self.circuit.connect(And, [guard, other], self.circuit.text[guard],
+                                            self.origin)
+                branches.append((both, leaf))
+        return cases(branches)
 
     # ------------------------------------------------------------ Booleans
 
