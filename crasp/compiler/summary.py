@@ -41,6 +41,9 @@ def compile_summary(model: CompiledModel) -> dict:
         "program_file": spec.program_file,
         "answer": spec.answer,
         "layer_table": spec.layer_table or [],
+        "posenc": spec.posenc or "nope",
+        "periodic_moduli": list(spec.periodic_moduli),
+        "alibi": spec.alibi,
     }
 
 
@@ -49,7 +52,8 @@ def format_summary(summary: dict) -> str:
     unit = "integers" if s == 0 else f"multiples of 2^-{s}"
     low, high = -(2 ** (p - 1)), 2 ** (p - 1) - 1
     bound = summary.get("d_model_bound")
-    heads = (f"{summary['heads']} head per layer (d_head {summary['d_head']})"
+    plural = "s" if summary["heads"] > 1 else ""
+    heads = (f"{summary['heads']} head{plural} per layer (d_head {summary['d_head']})"
              if summary["layers"] else "embedding and output only")
     lines = [
         f"program     {summary.get('program_file') or '?'} (answer {summary.get('answer') or '?'},"
@@ -61,6 +65,7 @@ def format_summary(summary: dict) -> str:
                                     for i, w in enumerate(summary["ffn_widths"], start=1))
                           or "none"),
         f"parameters  {summary['params']}",
+        *_positions(summary),
         f"precision   p = {p} total bits, s = {s} fractional bits ({unit} in [{low}, {high}])",
     ]
     if summary.get("precision_set_by"):
@@ -73,3 +78,13 @@ def format_summary(summary: dict) -> str:
                  for row in summary["layer_table"]]
         lines += format_table(rows)
     return "\n".join(lines)
+
+
+def _positions(summary: dict) -> list[str]:
+    """The positional encoding line of a version-3 model (none for a NoPE model)."""
+    parts = [f"a periodic table of {m} rows" for m in summary.get("periodic_moduli", [])]
+    if summary.get("alibi"):
+        parts.append("ALiBi slopes (one local head per offset)")
+    if not parts:
+        return []
+    return [f"positions   --posenc {summary.get('posenc')}: {', '.join(parts)}"]
