@@ -221,3 +221,43 @@ def test_run_and_depth_check_take_positional_programs(runner, tmp_path):
     assert ran.exit_code == 0 and ran.output == interpreted.output
     checked = runner.invoke(cli, ["depth-check", "examples/contains_ab.crasp", "--verify"])
     assert checked.exit_code == 0 and "agrees with the interpreter" in checked.output
+
+
+# ---------------------------------------------------------------- the two depth measures
+
+@pytest.mark.parametrize("name, depth, tl_pos, tl_pos_path", [
+    ("contains_ab", 2, 1, ["contains_ab", "ends_in_ab", "follows_a"]),
+    ("aa_star", 1, 1, ["aa_star", "only_a", "not_a"]),
+    ("memory-xor-1-2-4", 1, 0, ["memory_xor", "bits"]),
+])
+def test_depth_check_prints_both_measures(runner, name, depth, tl_pos, tl_pos_path):
+    program = POSITIONAL_PROGRAMS[name]
+    report = analyze(program)
+    assert (report.depth, report.tl_pos_depth) == (depth, tl_pos)
+    assert list(report.tl_pos_critical_path) == tl_pos_path
+    path = f"examples/{name}.crasp" if name in ("aa_star", "contains_ab") else "-"
+    result = runner.invoke(cli, ["depth-check", path, "--json"], input=program.source)
+    data = json.loads(result.output)
+    assert (data["depth"], data["tl_pos_depth"], data["tl_pos_critical_path"]) == (
+        depth, tl_pos, tl_pos_path)
+    text = runner.invoke(cli, ["depth-check", path], input=program.source).output
+    assert f"TL[◁#]^pos depth: {tl_pos}" in text and f"program depth: {depth}" in text
+    assert ("TL^pos" in text.splitlines()[0]) == (depth != tl_pos)
+
+
+@settings(max_examples=80, deadline=None)
+@given(programs(max_depth=4, positional=True))
+def test_the_measures_differ_only_by_local_relations(text):
+    program = crasp.parse_program(text)
+    report = analyze(program)
+    assert report.tl_pos_depth <= report.depth
+    without_locals = text.replace("#[offset(", "#[offset_(")
+    if without_locals == text:
+        assert report.tl_pos_depth == report.depth
+
+
+@pytest.mark.parametrize("name, said", [("contains_ab", True), ("aa_star", False)])
+def test_the_compile_summary_says_when_the_paper_measure_is_lower(runner, tmp_path, name, said):
+    result = runner.invoke(cli, ["compile", f"examples/{name}.crasp", "-o", str(tmp_path / "m")])
+    assert result.exit_code == 0
+    assert ("TL[◁#]^pos depth is 1, lower than the 2 layers" in result.output) == said

@@ -67,7 +67,7 @@ def compile_program(program: syntax.Program, posenc: str = "auto") -> CompiledMo
     source = program.source or format_program(program)
     positional = {"version": POSITIONAL_VERSION, "periodic_moduli": encodings.moduli,
                   "alibi": bool(encodings.local_period), "posenc": encodings.posenc,
-                  "order": KEYS} if encodings.positional else {"version": VERSION}
+                  "tl_pos_depth": report.tl_pos_depth, "order": KEYS} if encodings.positional else {"version": VERSION}
     config = ModelConfig(
         **positional,
         vocab=tuple(program.alphabet),

@@ -72,10 +72,10 @@ class Precision:
 
 KEYS = ("format", "version", "vocab", "bos_id", "other_id", "d_model", "n_layers", "n_heads",
         "d_head", "ffn_widths", "precision", "precision_set_by", "depth", "residual_labels",
-        "program_sha256", "periodic_moduli", "alibi", "posenc", "program_file", "answer",
-        "d_model_bound", "layer_table")
+        "program_sha256", "periodic_moduli", "alibi", "posenc", "tl_pos_depth", "program_file",
+        "answer", "d_model_bound", "layer_table")
 """Every key of ``config.json`` the format names, in the order the compiler writes them."""
-POSITIONAL_KEYS = ("periodic_moduli", "alibi", "posenc")
+POSITIONAL_KEYS = ("periodic_moduli", "alibi", "posenc", "tl_pos_depth")
 NOPE_KEYS = tuple(key for key in KEYS if key not in POSITIONAL_KEYS)
 """The keys of a model without positions (version 1 or 2)."""
 
@@ -101,6 +101,7 @@ class ModelConfig:
     periodic_moduli: tuple[int, ...] = ()  # version 3: one periodic table per modulus
     alibi: bool = False                    # version 3: per-head ALiBi slopes
     posenc: str | None = None              # informational: the compiler's --posenc
+    tl_pos_depth: int | None = None        # informational: Knee-Deep's TL[◁#]^pos depth
     # The compiler's informational keys: a reader may ignore them (docs/model-format.md), so
     # they are kept as written, unchecked, and None where a file lacks them.
     precision_set_by: str | None = None   # the quantity that needs the most bits
@@ -189,7 +190,8 @@ class ModelConfig:
             depth=config["depth"], residual_labels=tuple(labels),
             program_sha256=config["program_sha256"],
             periodic_moduli=tuple(moduli), alibi=config.get("alibi", False),
-            posenc=config.get("posenc"), precision_set_by=config.get("precision_set_by"),
+            posenc=config.get("posenc"), tl_pos_depth=config.get("tl_pos_depth"),
+            precision_set_by=config.get("precision_set_by"),
             program_file=config.get("program_file"), answer=config.get("answer"),
             d_model_bound=config.get("d_model_bound"), layer_table=config.get("layer_table"),
             extra={k: v for k, v in config.items() if k not in KEYS}, order=tuple(config))
@@ -208,7 +210,8 @@ class ModelConfig:
             "residual_labels": list(self.residual_labels),
             "program_sha256": self.program_sha256,
             "periodic_moduli": list(self.periodic_moduli), "alibi": self.alibi,
-            "posenc": self.posenc, "program_file": self.program_file,
+            "posenc": self.posenc, "tl_pos_depth": self.tl_pos_depth,
+            "program_file": self.program_file,
             "answer": self.answer, "d_model_bound": self.d_model_bound,
             "layer_table": self.layer_table, **self.extra,
         }

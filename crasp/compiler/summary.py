@@ -44,6 +44,7 @@ def compile_summary(model: CompiledModel) -> dict:
         "posenc": spec.posenc or "nope",
         "periodic_moduli": list(spec.periodic_moduli),
         "alibi": spec.alibi,
+        "tl_pos_depth": spec.tl_pos_depth,
     }
 
 
@@ -87,4 +88,11 @@ def _positions(summary: dict) -> list[str]:
         parts.append("ALiBi slopes (one local head per offset)")
     if not parts:
         return []
-    return [f"positions   --posenc {summary.get('posenc')}: {', '.join(parts)}"]
+    lines = [f"positions   --posenc {summary.get('posenc')}: {', '.join(parts)}"]
+    lower = summary.get("tl_pos_depth")
+    if lower is not None and lower < summary["layers"]:
+        lines += [f"            Knee-Deep's TL[◁#]^pos depth is {lower}, lower than the "
+                  f"{summary['layers']} layers:",
+                  "            its Y (a local relation) adds no depth; here a local relation "
+                  "takes an attention layer"]
+    return lines
