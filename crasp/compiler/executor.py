@@ -156,6 +156,19 @@ class _Float:
         return (weights[..., None] * v).sum(dim=2)
 
 
+def _distinct_rows(x: torch.Tensor) -> torch.Tensor | None:
+    """The distinct rows of x [..., d], found through a random projection (a 1-D sort, much
+    faster than ``torch.unique(dim=0)``) and checked exactly; None if two distinct rows
+    collide under the projection."""
+    rows = x.reshape(-1, x.shape[-1])
+    direction = torch.linspace(1.0, 2.0, rows.shape[-1], dtype=rows.dtype, device=rows.device)
+    keys, inverse = torch.unique(rows @ (direction * math.pi), return_inverse=True)
+    first = torch.zeros(len(keys), dtype=torch.long, device=rows.device)
+    first.scatter_(0, inverse, torch.arange(len(rows), device=rows.device))
+    distinct = rows[first]
+    return distinct if torch.equal(distinct[inverse], rows) else None
+
+
 class FixedPrecisionTransformer(torch.nn.Module):
     """The model of ``docs/model-format.md`` as a PyTorch module.
 
@@ -230,13 +243,19 @@ class FixedPrecisionTransformer(torch.nn.Module):
     def _window(self, q: torch.Tensor, k: torch.Tensor, slope: float) -> int | None:
         """The window lemma (``docs/model-format.md``): with slope a > 0 and every score
         q_i . k_j <= S, a key at distance d > (S + s ln 2) / a has exp(score) < 2^-s, so its
-        weight rounds to 0. S is bounded by max |q_i| max |k_j| (Cauchy-Schwarz). Exact mode
-        only (a softmax gives every key a positive weight); None when there is no window."""
+        weight rounds to 0. S is the largest score over the distinct query and key vectors
+        (a fixed-precision model has few), or max |q_i| max |k_j| (Cauchy-Schwarz) when they
+        are many. Exact mode only (a softmax gives every key a positive weight); None when
+        there is no window."""
         if not (self.exact and slope > 0) or not q.numel():
             return None
-        bound = float(q.norm(dim=-1).max() * k.norm(dim=-1).max())
+        queries, keys = _distinct_rows(q), _distinct_rows(k)
+        if queries is not None and keys is not None and len(queries) * len(keys) <= CHUNK_ELEMENTS:
+            bound = float((queries @ keys.T).max())
+        else:
+            bound = float(queries.norm(dim=-1).max() * keys.norm(dim=-1).max())
         frac_bits = self.spec.precision.frac_bits
-        return int(math.floor((bound + frac_bits * math.log(2)) / slope)) + 1
+        return max(0, int(math.floor((bound + frac_bits * math.log(2)) / slope))) + 1
 
     def _windowed(self, q, k, v, slope: float, window: int, prefix_mean) -> torch.Tensor:
         """A positive-slope head over the keys j = i - window .. i only (``_window``)."""
