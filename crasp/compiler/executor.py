@@ -253,7 +253,7 @@ class FixedPrecisionTransformer(torch.nn.Module):
         if queries is not None and keys is not None and len(queries) * len(keys) <= CHUNK_ELEMENTS:
             bound = float((queries @ keys.T).max())
         else:
-            bound = float(queries.norm(dim=-1).max() * keys.norm(dim=-1).max())
+            bound = float(q.norm(dim=-1).max() * k.norm(dim=-1).max())
         frac_bits = self.spec.precision.frac_bits
         return max(0, int(math.floor((bound + frac_bits * math.log(2)) / slope))) + 1
 
