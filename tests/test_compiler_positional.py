@@ -261,3 +261,25 @@ def test_the_compile_summary_says_when_the_paper_measure_is_lower(runner, tmp_pa
     result = runner.invoke(cli, ["compile", f"examples/{name}.crasp", "-o", str(tmp_path / "m")])
     assert result.exit_code == 0
     assert ("TL[◁#]^pos depth is 1, lower than the 2 layers" in result.output) == said
+
+
+# ---------------------------------------------------------------- ONNX
+
+@pytest.mark.parametrize("name", ["aa_star", "contains_ab", "memory-xor-1-2-4-8", "hand-made"])
+def test_onnx_export_of_version_3_models_agrees_with_the_executor(tmp_path, name):
+    """Positions are computed inside the graph from the length of ids (BOS first); scores and
+    decisions equal the exact executor's at every position."""
+    import onnxruntime
+
+    from crasp.compiler.executor import _encode
+    from crasp.export import write_onnx
+
+    model = (hand_made_v3_model() if name == "hand-made"
+             else compile_program(POSITIONAL_PROGRAMS[name]))
+    write_onnx(model, tmp_path / "m.onnx")
+    rng = np.random.default_rng(5)
+    strings = [[]] + [list(rng.choice(model.config["vocab"], n)) for n in (1, 2, 7, 40, 300)]
+    ids, _ = _encode(model, strings)
+    _, score = onnxruntime.InferenceSession(str(tmp_path / "m.onnx")).run(
+        ["decision", "score"], {"ids": ids})
+    assert np.array_equal(score, execute(model, strings).scores)
