@@ -3,10 +3,13 @@ definition, each head-output threshold a comparison of counts.
 
 The derivation (continuing ``decompile_states``):
 
-* **Level 0.** A position's embedding state is a function of its token: the class formula is
-  the disjunction of the token tests of the vocabulary entries in that class (a single token
-  is written as its test), and ``!("a" || ...)`` for the "other token" row, which the
-  interpreter reads at a token outside the alphabet (every token test false there).
+* **Level 0.** A position's embedding state is a function of its token (and, in a version-3
+  model with periodic tables, of its position t mod the lcm P of their moduli): the class
+  formula is the disjunction of the token tests of the vocabulary entries in that class (a
+  single token is written as its test), and ``!("a" || ...)`` for the "other token" row, which
+  the interpreter reads at a token outside the alphabet (every token test false there); a
+  row whose class depends on the residue is conjoined with the disjunction of
+  ``mod(P, (t - 1) mod P)`` over its residues t (the program numbers tokens from 0).
 * **BOS.** A class formula needs to be right at token positions only: C-RASP never counts BOS.
   The answer must also be right at BOS, where it is the model's answer on the empty input:
   the interpreter evaluates the finished answer there (token tests false, counts 0) and, only
@@ -253,8 +256,8 @@ class _Writer:
             if machine.has_other:
                 tests.append(_not(_any(tests)))
             bodies = {c: TRUE if (of[0][machine.token_states] == c).all() else
-                      _any(test for test, state in zip(tests, machine.token_states)
-                           if of[0][state] == c)
+                      _any(_and(test, self.residues(of[0][states] == c))
+                           for test, states in zip(tests, machine.token_states))
                       for c in wanted}
         else:
             tables = machine.layers[level - 1]
@@ -274,6 +277,15 @@ class _Writer:
         last = level == len(machine.states) - 1
         return {c: body if last else self.define_class(level, of[level] == c, c, body)
                 for c, body in bodies.items()}
+
+    def residues(self, holds: np.ndarray) -> syntax.Expr:
+        """A formula of the position that holds exactly where ``holds[t mod period]`` does (t
+        the transformer position, so the program position t - 1 has residue t - 1)."""
+        period = self.machine.period
+        if holds.all() or not holds.any():
+            return syntax.BoolConst(bool(holds.all()))
+        return _any(syntax.PositionTest("mod", period, (t - 1) % period)
+                    for t in np.flatnonzero(holds))
 
     def define_class(self, level: int, members: np.ndarray, number: int, body: syntax.Expr
                      ) -> syntax.Expr:

@@ -38,6 +38,7 @@ except where a different float64 summation order moves a value across a rounding
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +46,7 @@ import torch
 from torch.nn.functional import linear
 
 from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
-from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention
+from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
 from crasp.compiler.model_format import CompiledModel
 from crasp.errors import CraspError
 
@@ -87,6 +88,8 @@ class StateMachine:
     the answer on the empty input; ``candidates[l - 1]`` the enumerated (q, c) of layer l."""
 
     vocab: tuple[str, ...]
+    period: int          # the lcm of the periodic tables' moduli (1 without): token_states
+                         # holds one state per (vocabulary row, position mod period)
     d_head: int
     frac_bits: int
     states: list[np.ndarray]
@@ -199,6 +202,16 @@ def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTab
     return np.array(found_rows, np.int64).reshape(-1, states.shape[1])
 
 
+def _embedded(model: _Model, rows: list[int], residue: int) -> torch.Tensor:
+    """The rounded input of the embedding rows ``rows`` at a position t with t mod period =
+    ``residue`` (each periodic table adds its row t mod M, ``docs/model-format.md``)."""
+    module = model.module
+    x = module.weight(EMBED)[rows]
+    for modulus in module.spec.periodic_moduli:
+        x = x + module.weight(periodic(modulus))[residue % modulus]
+    return model.arithmetic.round(x)
+
+
 def _limit_message(states: list[np.ndarray], candidates: list[int], excess: str) -> str:
     lines = [f"embedding: {len(states[0]):,} states"]
     lines += [f"layer {layer}: {count:,} candidate (query state, head output) pairs -> "
@@ -216,14 +229,24 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
     enumerating them)."""
     arithmetic = _Model(model)
     spec = arithmetic.module.spec
+    sloped = [(layer + 1, head + 1) for layer, slopes in enumerate(arithmetic.module.slopes)
+              for head, slope in enumerate(slopes) if slope]
+    if sloped:
+        raise CraspError(f"layer {sloped[0][0]} head {sloped[0][1]} has a positive ALiBi slope: "
+                         f"decompiling windowed heads (local relations) is not supported yet; "
+                         f"models with periodic tables and slope-0 heads are")
     bos_id = spec.bos_id
     with torch.no_grad():
         bos_score, recorded = arithmetic.module(torch.tensor([[bos_id]]), record=True)
-        embedded = arithmetic.arithmetic.round(arithmetic.module.weight(EMBED))
-    bos = [arithmetic.units(embedded[bos_id])] + [arithmetic.units(h[0, 0]) for h in recorded]
+    period = math.lcm(*spec.periodic_moduli) if spec.periodic_moduli else 1
+    bos = [arithmetic.units(_embedded(arithmetic, [bos_id], 0))[0]]
+    bos += [arithmetic.units(h[0, 0]) for h in recorded]
     other_id = spec.other_id
     rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
-    first, token_states = _unique_rows(arithmetic.units(embedded[rows]))
+    inputs = np.concatenate([arithmetic.units(_embedded(arithmetic, rows, residue))
+                             for residue in range(period)])       # [residue][row]
+    first, inverse = _unique_rows(inputs)
+    token_states = inverse.reshape(period, len(rows)).T            # [row, residue]
     states, layers, candidates = [first], [], []
     for layer in range(spec.n_layers):
         pairs = len(states[-1]) * (len(states[-1]) + 1)
@@ -247,7 +270,7 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
     score = lambda units: (arithmetic.values(units) @ arithmetic.module.weight(OUT_WEIGHT)  # noqa: E731
                            + arithmetic.module.weight(OUT_BIAS))
     return StateMachine(
-        vocab=spec.vocab, d_head=spec.d_head,
+        vocab=spec.vocab, period=period, d_head=spec.d_head,
         frac_bits=spec.precision.frac_bits, states=states, bos=bos,
         token_states=token_states, has_other=other_id is not None, layers=layers,
         decisions=(score(states[-1]) > 0).numpy(), bos_decision=bool(bos_score[0, 0] > 0),
