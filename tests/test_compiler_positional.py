@@ -272,7 +272,7 @@ def test_onnx_export_of_version_3_models_agrees_with_the_executor(tmp_path, name
     import onnxruntime
 
     from crasp.compiler.executor import _encode
-    from crasp.export import write_onnx
+    from crasp.export.onnx import write_onnx
 
     model = (hand_made_v3_model() if name == "hand-made"
              else compile_program(POSITIONAL_PROGRAMS[name]))

@@ -10,9 +10,11 @@ import json
 
 import click
 
+from crasp import syntax
 from crasp.compiler.compiling import compile_program
-from crasp.compiler.encodings import POSENCS, choose_encodings
+from crasp.compiler.encodings import POSENCS
 from crasp.compiler.summary import compile_summary, format_summary
+from crasp.errors import CraspError
 from crasp.loading import dialect_option, load_program_argument, split_tokens
 
 
@@ -73,8 +75,11 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     if target == "float":
         if max_length is None:
             raise click.UsageError("--target float needs --max-length N")
-        from crasp.compiler.float_measure import compile_float, format_float_summary  # torch
-        choose_encodings(program, "nope")  # the float realization has no positions yet
+        if syntax.is_positional(program):
+            raise CraspError(f"{program.filename}: --target float does not take positional "
+                             f"programs yet (the float realization has no positional "
+                             f"encoding); compile the exact model (--target exact)")
+        from crasp.realize.measure import compile_float, format_float_summary  # torch
         summary = compile_float(program, output, max_length, dtype, force=force,
                                 style=gadgets.lower())
         click.echo(json.dumps(summary, indent=2) if as_json else format_float_summary(summary))
