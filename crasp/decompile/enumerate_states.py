@@ -48,6 +48,7 @@ from torch.nn.functional import linear
 from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
 from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
 from crasp.compiler.model_format import CompiledModel
+from crasp.decompile.windows import Window, window_points, window_tables
 from crasp.errors import CraspError
 
 DEFAULT_MAX_STATES = 250_000
@@ -77,6 +78,9 @@ class LayerTables:
     values: np.ndarray
     boxes: np.ndarray
     transitions: list[np.ndarray] = field(default_factory=list)
+    windows: dict[int, Window] = field(default_factory=dict)
+    """The heads with a positive ALiBi slope, by head (``windows``; their ``weights`` and
+    ``summands`` rows above are 0)."""
 
 
 @dataclass
@@ -130,21 +134,27 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tables(model: _Model, layer: int, keys: np.ndarray) -> LayerTables:
-    """W, S and v for every (query, key) pair: the executor's ``attend`` on one pair each."""
+    """W, S and v for every (query, key) pair: the executor's ``attend`` on one pair each
+    (by distance for a head with a positive slope: ``windows``)."""
     arithmetic = model.arithmetic
     h = model.values(keys)
     queries = h[:-1]
-    weights, summands, values = [], [], []
+    weights, summands, values, windows = [], [], [], {}
     for head in range(model.n_heads):
         q = linear(queries, model.head_rows("q", layer, head))
         k = linear(h, model.head_rows("k", layer, head))
         v = linear(h, model.head_rows("v", layer, head))
-        w = arithmetic.units(torch.exp(q @ k.T))
+        slope = model.module.slopes[layer][head]
+        w = arithmetic.units(torch.exp(q @ k.T)) * (slope == 0)
         weights.append(w.numpy())
         summands.append(arithmetic.units(arithmetic.value(w)[..., None] * v[None]).numpy())
         values.append(v.numpy())
+        if slope:
+            windows[head] = window_tables(arithmetic, q, k, v, slope,
+                                          model.module.spec.precision.frac_bits)
     return LayerTables(np.stack(weights), np.stack(summands), np.stack(values),
-                       boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64))
+                       boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64),
+                       windows=windows)
 
 
 def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> None:
@@ -160,7 +170,10 @@ def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> No
                 positive = weight > 0
                 points = list(np.floor_divide(tables.summands[a, q, positive, e] * model.scale,
                                               weight[positive]))
-                if weight[bos] == 0:  # D = 0 is possible: the plain average of the v_t
+                if a in tables.windows:
+                    points = window_points(tables.windows[a], tables.values[a], q, e,
+                                           model.scale)
+                elif weight[bos] == 0:  # D = 0 is possible: the plain average of the v_t
                     zero = ~positive
                     points += list(np.floor(tables.values[a, zero, e] * model.scale)
                                    .astype(np.int64))
@@ -171,11 +184,18 @@ def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> No
 
 
 def _box_grid(box: np.ndarray) -> np.ndarray:
-    """Every c in the box, [count, coordinates], in C order of the box's shape."""
-    axes = [np.arange(first, last + 1) for first, last in box]
-    if not axes:  # heads of width 0: one empty c
-        return np.zeros((1, 0), np.int64)
-    return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
+    """Every c in the box, [count, coordinates], in C order of the box's shape. Only the
+    coordinates with more than one value are spread out (a box may have more coordinates
+    than numpy has dimensions: several wide heads, most of them fixed by W_O)."""
+    free = [i for i, (first, last) in enumerate(box) if last > first]
+    grid = np.broadcast_to(box[:, 0], (1, len(box))).astype(np.int64)
+    if not free:
+        return grid
+    axes = [np.arange(box[i, 0], box[i, 1] + 1) for i in free]
+    spread = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(free))
+    grid = np.repeat(grid, len(spread), axis=0)
+    grid[:, free] = spread
+    return grid
 
 
 def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTables
@@ -229,12 +249,6 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
     enumerating them)."""
     arithmetic = _Model(model)
     spec = arithmetic.module.spec
-    sloped = [(layer + 1, head + 1) for layer, slopes in enumerate(arithmetic.module.slopes)
-              for head, slope in enumerate(slopes) if slope]
-    if sloped:
-        raise CraspError(f"layer {sloped[0][0]} head {sloped[0][1]} has a positive ALiBi slope: "
-                         f"decompiling windowed heads (local relations) is not supported yet; "
-                         f"models with periodic tables and slope-0 heads are")
     bos_id = spec.bos_id
     with torch.no_grad():
         bos_score, recorded = arithmetic.module(torch.tensor([[bos_id]]), record=True)

@@ -52,6 +52,7 @@ import crasp
 from crasp import syntax
 from crasp.decompile.classify import StateClasses
 from crasp.decompile.enumerate_states import LayerTables, StateMachine
+from crasp.decompile.windows import offset_count, windowed_at_least
 from crasp.fmt import format_expr
 
 TRUE, FALSE = syntax.BoolConst(True), syntax.BoolConst(False)
@@ -102,7 +103,7 @@ def _sum(terms: list[tuple[int, syntax.Expr]]) -> syntax.Expr:
     """sum of factor * #body, for positive factors."""
     total = None
     for factor, body in terms:
-        term = syntax.Count(body)
+        term = body if isinstance(body, syntax.Count) else syntax.Count(body)
         term = term if factor == 1 else syntax.Scale(factor, term)
         total = term if total is None else syntax.Add(total, term)
     return total
@@ -195,6 +196,34 @@ class _Writer:
             self.comparisons[key] = self.define(name, _comparison(terms, bound), layer)
         return self.comparisons[key]
 
+    def local_linear(self, layer: int, coefficients: np.ndarray, constant: int,
+                     holds: bool = True) -> syntax.Expr:
+        """sum_{t,d} coefficients[t, d] * ``#[offset(d)] class(t)`` + constant >= 0 over the
+        states t of level layer - 1 (``windows``), or with ``holds=False`` its negation."""
+        if not holds:
+            coefficients, constant = -coefficients, -constant - 1
+        classes = self.classes.count[layer - 1]
+        per_class = np.zeros((classes, coefficients.shape[1]), np.int64)
+        per_class[self.classes.of[layer - 1]] = coefficients   # equal within a class
+        divisor = int(np.gcd.reduce(np.abs(per_class).ravel())) if per_class.size else 0
+        if not divisor:
+            return syntax.BoolConst(constant >= 0)
+        grouped: dict[tuple[int, int], list[int]] = {}
+        for member, distance in zip(*np.nonzero(per_class)):
+            factor = int(per_class[member, distance]) // divisor
+            grouped.setdefault((factor, int(distance)), []).append(int(member))
+        terms = [(factor, offset_count(_any(self.class_formulas[layer - 1][m] for m in members),
+                                       distance))
+                 for (factor, distance), members in sorted(grouped.items(),
+                                                           key=lambda item: (-item[0][0],
+                                                                             item[0][1]))]
+        comparison = _comparison(terms, -(constant // divisor))
+        key = (layer, "local", format_expr(comparison))
+        if key not in self.comparisons:
+            name = f"L{layer}_cmp{sum(1 for k in self.comparisons if k[0] == layer)}"
+            self.comparisons[key] = self.define(name, comparison, layer)
+        return self.comparisons[key]
+
     def at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int,
                  holds: bool = True) -> syntax.Expr:
         """The head output coordinate is >= k (grid units) at a position in state q (with
@@ -210,6 +239,9 @@ class _Writer:
     def _at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int,
                   holds: bool) -> syntax.Expr:
         head, e = divmod(coordinate, self.machine.d_head)
+        if head in tables.windows:
+            return windowed_at_least(self, layer, tables, tables.windows[head], head, q, e, k,
+                                     holds)
         scale = 2 ** self.machine.frac_bits
         weights = tables.weights[head, q]
         ratio = self.linear(layer, scale * tables.summands[head, q, :, e] - k * weights, holds)
