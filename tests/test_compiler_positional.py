@@ -380,3 +380,19 @@ def test_random_alibi_models_have_windows():
     assert any(slope > 0 for m in models for layer in range(m.n_layers)
                for slope in m.tensors[f"layers.{layer}.attn.alibi"])
     assert any("#[offset(" in decompile_model(m).text for m in models)
+
+
+def test_eval_scores_a_positional_model_on_its_language(runner, tmp_path):
+    program = POSITIONAL_PROGRAMS["memory-xor-1-2-4"]
+    compile_program(program).save(tmp_path / "m")
+    result = runner.invoke(cli, ["eval", str(tmp_path / "m"), "--language", "memory-xor-1-2-4",
+                                 "--bins", "1:20,300:320", "--n", "30", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [row["exact_match"] for row in json.loads(result.output)] == [1.0, 1.0]
+
+
+def test_the_float_target_refuses_positional_programs_with_one_message(runner, tmp_path):
+    result = runner.invoke(cli, ["compile", "examples/aa_star.crasp", "--target", "float",
+                                 "--max-length", "10", "-o", str(tmp_path / "f")])
+    assert result.exit_code == 2 and "--target float does not take positional" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "f").exists()
