@@ -396,3 +396,13 @@ def test_the_float_target_refuses_positional_programs_with_one_message(runner, t
                                  "--max-length", "10", "-o", str(tmp_path / "f")])
     assert result.exit_code == 2 and "--target float does not take positional" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "f").exists()
+
+
+def test_the_report_scores_compiled_positional_programs():
+    """crasp report's reference column compiles positional programs now (it said
+    "n/a (positional)" before): the compiled model is exact on the language's test bins."""
+    from crasp.train.report.reference import evaluate_compiled
+
+    result = evaluate_compiled("memory-xor-1-2-4", {"train_bin": "1:50", "test_bins": ["51:100"],
+                                                    "n_train": 40, "n_test": 40, "seed": 0})
+    assert result["status"] == "ok" and result["all_perfect"], result
