@@ -168,6 +168,10 @@ class Circuit:
             return flat.pop()
         return self.add(kind(tuple(sorted(flat))), text, origin)
 
+    def locals(self) -> list[int]:
+        """The local counts (``Local`` nodes) of the circuit."""
+        return [i for i, node in enumerate(self.nodes) if isinstance(node, Local)]
+
     def base(self, ident: int) -> int:
         """The node under any negation: what a residual coordinate would store."""
         node = self.nodes[ident]

@@ -67,7 +67,9 @@ def compile_program(program: syntax.Program, posenc: str = "auto") -> CompiledMo
     source = program.source or format_program(program)
     positional = {"version": POSITIONAL_VERSION, "periodic_moduli": encodings.moduli,
                   "alibi": bool(encodings.local_period), "posenc": encodings.posenc,
-                  "tl_pos_depth": report.tl_pos_depth, "order": KEYS} if encodings.positional else {"version": VERSION}
+                  "tl_pos_depth": report.tl_pos_depth, "order": KEYS}
+    if not encodings.positional:
+        positional = {"version": VERSION}
     config = ModelConfig(
         **positional,
         vocab=tuple(program.alphabet),
@@ -86,7 +88,9 @@ def compile_program(program: syntax.Program, posenc: str = "auto") -> CompiledMo
         program_sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
         program_file=program.filename,
         answer=program.answer.name,
-        d_model_bound=d_model_bound(program),
+        d_model_bound=d_model_bound(program) + (
+            sum(encodings.moduli) + len(layout.mixed) + len(plan.linearized.circuit.locals())
+            if encodings.positional else 0),
         layer_table=layer_table,
     )
     return CompiledModel(config.to_json(), weights.tensors)

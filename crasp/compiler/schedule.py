@@ -27,9 +27,9 @@ operand, where anything of smaller depth is available at stage 0. The sublayer h
 their stage are carried forward by the emitter.
 
 Every layer 1..depth gets at least one test or local: a node of depth l >= 1 reads a node of
-depth l or is a test or local of level l, and cancelled counts stay in the circuit (see ``circuit``), so the
-answer's depth-l ancestors include a test of level l for every l up to its depth. So no
-sublayer is empty.
+depth l or is a test or local of level l, and cancelled counts stay in the circuit (see
+``circuit``), so the answer's depth-l ancestors include a test or local of level l for every l
+up to its depth. So no sublayer is empty.
 """
 
 from __future__ import annotations

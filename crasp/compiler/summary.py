@@ -61,7 +61,8 @@ def format_summary(summary: dict) -> str:
         f" depth {summary['depth']})",
         f"layers      {summary['layers']}, {heads}",
         f"d_model     {summary['d_model']}"
-        + (f" (bound #Booleans + #comparisons + |alphabet| + 3 = {bound})" if bound else ""),
+        + (f" (bound #Booleans + #comparisons + |alphabet| + 3"
+           f"{_POSITIONAL_BOUND * _positional(summary)} = {bound})" if bound else ""),
         "ffn widths  " + ("; ".join(f"layer {i}: {' '.join(map(str, w))}"
                                     for i, w in enumerate(summary["ffn_widths"], start=1))
                           or "none"),
@@ -79,6 +80,13 @@ def format_summary(summary: dict) -> str:
                  for row in summary["layer_table"]]
         lines += format_table(rows)
     return "\n".join(lines)
+
+
+_POSITIONAL_BOUND = " + table rows + token-and-residue coordinates + local counts"
+
+
+def _positional(summary: dict) -> bool:
+    return bool(summary.get("periodic_moduli") or summary.get("alibi"))
 
 
 def _positions(summary: dict) -> list[str]:
