@@ -406,3 +406,21 @@ def test_the_report_scores_compiled_positional_programs():
     result = evaluate_compiled("memory-xor-1-2-4", {"train_bin": "1:50", "test_bins": ["51:100"],
                                                     "n_train": 40, "n_test": 40, "seed": 0})
     assert result["status"] == "ok" and result["all_perfect"], result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(POSITIONAL_PROGRAMS))
+def test_positional_round_trips_at_full_size(name):
+    """The issue's checks on the decompiled program: every position of every string up to
+    length 10 and of two random strings of 10^4 tokens, against the original program (about
+    ten minutes in all; the memory-xor programs read back as tens of kilobytes)."""
+    from crasp.compiler import decompile_model
+
+    program = POSITIONAL_PROGRAMS[name]
+    back = decompile_model(compile_program(program)).program
+    rng = np.random.default_rng(0)
+    strings = list(all_strings(program.alphabet, 10)) + [
+        list(rng.choice(program.alphabet, 10_000)) for _ in range(2)]
+    got, expected = crasp.evaluate(back, strings), crasp.evaluate(program, strings)
+    assert np.array_equal(got.output, expected.output)
+    assert np.array_equal(got.accept, expected.accept)
