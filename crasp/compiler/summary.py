@@ -99,8 +99,9 @@ def _positions(summary: dict) -> list[str]:
     lines = [f"positions   --posenc {summary.get('posenc')}: {', '.join(parts)}"]
     lower = summary.get("tl_pos_depth")
     if lower is not None and lower < summary["layers"]:
+        layers = summary["layers"]
         lines += [f"            Knee-Deep's TL[◁#]^pos depth is {lower}, lower than the "
-                  f"{summary['layers']} layers:",
+                  f"{layers} layer{'s' * (layers != 1)}:",
                   "            its Y (a local relation) adds no depth; here a local relation "
                   "takes an attention layer"]
     return lines
