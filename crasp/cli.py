@@ -277,8 +277,11 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
 
 
 def _depth_table(report: crasp.depth.DepthReport) -> str:
-    rows = [("name", "type", "depth", "line", "")] + [
-        (d.name, d.type, str(d.depth), str(d.line or ""), "" if d.used else "unused")
+    """Every definition's depth; a column of the TL[◁#]^pos depth where it differs anywhere."""
+    local = any(d.tl_pos_depth != d.depth for d in report.definitions)
+    rows = [("name", "type", "depth", *(("TL^pos",) if local else ()), "line", "")] + [
+        (d.name, d.type, str(d.depth), *((str(d.tl_pos_depth),) if local else ()),
+         str(d.line or ""), "" if d.used else "unused")
         for d in report.definitions
     ]
     return "\n".join(format_table(rows))
@@ -321,8 +324,10 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
       crasp depth-check examples/dyck1.crasp --verify --json
 
     A token test or constant has depth 0, each count adds one level, everything else takes
-    the maximum of its operands; the program's depth is its answer's. Exit status 1 when the
-    depth exceeds --max-depth or when --verify finds a disagreement.
+    the maximum of its operands; the program's depth is its answer's (the compiled model's
+    layer count). Also printed: Knee-Deep's TL[◁#]^pos depth, where a local relation
+    (#[offset(c)] P) adds no level. Exit status 1 when the depth exceeds --max-depth or when
+    --verify finds a disagreement.
     """
     program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
     report = crasp.analyze(program)
@@ -350,6 +355,9 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
         click.echo(_depth_table(report))
         click.echo(f"\nprogram depth: {report.depth} (answer: {program.answer.name})")
         click.echo("critical path: " + " <- ".join(report.critical_path))
+        click.echo(f"TL[◁#]^pos depth: {report.tl_pos_depth} (Knee-Deep App. E/F: local relations"
+                   f" are the depth-free Y; mod adds no depth in either measure)")
+        click.echo("TL[◁#]^pos critical path: " + " <- ".join(report.tl_pos_critical_path))
         click.echo("unused: " + (", ".join(report.unused) or "none"))
         if max_depth is not None:
             verdict = "within" if result["within_budget"] else "EXCEEDS"
