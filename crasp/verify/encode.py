@@ -1,0 +1,153 @@
+"""Pass: Program x symbolic tokens -> z3 terms. A C-RASP program unrolled one position at a time.
+
+Derivation. A program's value at position i depends only on the tokens at positions <= i
+(every count is a prefix count), so it can be computed left to right from a *state*: the value
+of every count node through the previous position. With ``t_i`` the token at i,
+
+    #P (i)          = #P (i - 1) + [P(i)]              (linear integer arithmetic)
+    #[offset c] P (i) = [P(i - c)]  (0 when i - c < 0)
+
+and every other operation is the same operation on the terms of its operands: ``< <= == ...``
+become integer comparisons, ``+ - k*x`` linear terms, ``min``, ``max`` and ``if`` become z3's
+``If``, ``! && ||`` its Boolean connectives, a token test a Boolean over the token's one-hot
+variables, ``mod(m, r)`` the test ``position % m == r``. So the value of every definition at
+every position of a string of length n is a term of linear integer arithmetic over n tokens,
+exactly what the interpreter (``crasp.interpret``) computes for each concrete string.
+
+The BOS position (``bos``) reads no token: every token test is false, every count is 0 and
+positional predicates see position -1, as in the interpreter; the empty string's answer is
+the answer there.
+
+Preconditions: the program is checked (``crasp.check``); ``alphabet`` is the set of tokens the
+strings are drawn from (a token the program does not mention fails all its token tests, as in
+the interpreter). The *start state* (the counts before the first unrolled position, and the
+body values of guarded counts before it) is the caller's: zero for strings from the start
+(``bounded``), symbolic for an induction window (``induction``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from crasp import syntax
+from crasp.verify.solver import z3
+
+Term = object
+"""A z3 term: ``BoolRef`` for a Boolean definition, ``ArithRef`` (Int) for a count."""
+
+
+def count_nodes(program: syntax.Program) -> list[syntax.Count]:
+    """Every count node of ``program`` (each object once), in definition order."""
+    seen: dict[int, syntax.Count] = {}
+    for definition in program.definitions:
+        for node in syntax.walk(definition.expr):
+            if isinstance(node, syntax.Count):
+                seen.setdefault(id(node), node)
+    return list(seen.values())
+
+
+class ProgramEncoder:
+    """Unrolls one program over the positions of a string, one ``step`` per token.
+
+    ``start_counts`` maps ``id(count node)`` to its value before the first step (default 0);
+    ``earlier_body(node, position)`` is the Boolean value of a guarded count's body at a
+    ``position`` before the first step (default: such a position is before the string, so the
+    guarded count reads 0 there).
+    """
+
+    def __init__(self, program: syntax.Program, alphabet: tuple[str, ...],
+                 start_counts: dict[int, Term] | None = None,
+                 earlier_body: Callable[[syntax.Count, Term], Term] | None = None):
+        self.z3 = z3()
+        self.program = program
+        self.index = {token: i for i, token in enumerate(alphabet)}
+        self.counts: dict[int, Term] = {id(node): start_counts.get(id(node), self.z3.IntVal(0))
+                                        if start_counts else self.z3.IntVal(0)
+                                        for node in count_nodes(program)}
+        self.earlier_body = earlier_body
+        self.history: dict[int, list[Term]] = {key: [] for key in self.counts}
+        self.steps = 0
+
+    def bos(self) -> dict[str, Term]:
+        """Every definition's value at BOS (no token, counts 0, position -1)."""
+        return self._values(None, -1, counting=False)
+
+    def step(self, token: list[Term], position: Term | int) -> dict[str, Term]:
+        """Every definition's value at the next position, whose token is given one-hot
+        (``token[k]`` holds iff the token is ``alphabet[k]``) and whose 0-based index is
+        ``position`` (an int, or a z3 term in an induction window)."""
+        values = self._values(token, position, counting=True)
+        self.steps += 1
+        return values
+
+    def _values(self, token, position, counting: bool) -> dict[str, Term]:
+        z = self.z3
+        env: dict[str, Term] = {}
+        stepped: dict[int, Term] = {}   # a count node shared by two expressions steps once
+
+        def combine(node: syntax.Expr, parts: list[Term]) -> Term:
+            kind = type(node)
+            if kind is syntax.TokenTest:
+                if token is None or node.token not in self.index:
+                    return z.BoolVal(False)
+                return token[self.index[node.token]]
+            if kind is syntax.BoolConst:
+                return z.BoolVal(node.value)
+            if kind is syntax.IntConst:
+                return z.IntVal(node.value)
+            if kind is syntax.PositionTest:
+                if isinstance(position, int):
+                    return z.BoolVal(position % node.modulus == node.residue)
+                return position % node.modulus == node.residue
+            if kind is syntax.Ref:
+                return env[node.name]
+            if kind is syntax.Count:
+                if id(node) not in stepped:
+                    stepped[id(node)] = self._count(node, parts[0], position) if counting \
+                        else z.IntVal(0)
+                return stepped[id(node)]
+            return _OPERATIONS[kind](z, node, *parts)
+
+        for definition in self.program.definitions:
+            env[definition.name] = syntax.fold(definition.expr, combine)
+        return env
+
+    def _count(self, node: syntax.Count, body: Term, position) -> Term:
+        z, key = self.z3, id(node)
+        self.history[key].append(body)
+        if node.relation is None:
+            self.counts[key] = self.counts[key] + z.If(body, 1, 0)
+            return self.counts[key]
+        back = self.steps - node.relation.offset
+        if back >= 0:
+            return z.If(self.history[key][back], 1, 0)
+        if self.earlier_body is None:
+            return z.IntVal(0)
+        return z.If(self.earlier_body(node, position - node.relation.offset), 1, 0)
+
+
+_OPERATIONS = {
+    syntax.Not: lambda z, node, a: z.Not(a),
+    syntax.And: lambda z, node, a, b: z.And(a, b),
+    syntax.Or: lambda z, node, a, b: z.Or(a, b),
+    syntax.Add: lambda z, node, a, b: a + b,
+    syntax.Sub: lambda z, node, a, b: a - b,
+    syntax.Scale: lambda z, node, a: node.factor * a,
+    syntax.Min: lambda z, node, a, b: z.If(a <= b, a, b),
+    syntax.Max: lambda z, node, a, b: z.If(a >= b, a, b),
+    syntax.Conditional: lambda z, node, c, a, b: z.If(c, a, b),
+    syntax.Compare: lambda z, node, a, b: _COMPARE[node.op](a, b),
+}
+
+_COMPARE = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+
+
+def one_hot_token(name: str, size: int) -> tuple[list[Term], Term]:
+    """``size`` fresh Booleans for one position's token and the constraint that exactly one
+    holds."""
+    z = z3()
+    bits = [z.Bool(f"{name}#{k}") for k in range(size)]
+    return bits, z.PbEq([(bit, 1) for bit in bits], 1)
