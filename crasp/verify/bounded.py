@@ -21,7 +21,7 @@ interpreter (``crasp.verify.explain``), so a solver answer is never reported unc
 from __future__ import annotations
 
 from crasp.errors import CraspError
-from crasp.verify.encode import ProgramEncoder, one_hot_token
+from crasp.verify.encode import ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
 from crasp.verify.solver import z3
@@ -39,11 +39,13 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
     if z.is_true(z.simplify(at_bos)):
         return Violation(())
     tokens: list[list] = []
+    parikh = ParikhCounts(solver, [z.IntVal(0)] * len(alphabet), 0, "n")
     for position in range(max_length):
         bits, exactly_one = one_hot_token(f"t{position}", len(alphabet))
         tokens.append(bits)
         solver.add(exactly_one)
-        violated = question.violation([encoder.step(bits, position)[p.answer.name]
+        counts = parikh.advance(bits)
+        violated = question.violation([encoder.step(bits, position, counts)[p.answer.name]
                                        for encoder, p in zip(encoders, question.programs)])
         solver.push()
         solver.add(violated)

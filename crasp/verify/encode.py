@@ -53,6 +53,11 @@ class ProgramEncoder:
     ``earlier_body(node, position)`` is the Boolean value of a guarded count's body at a
     ``position`` before the first step (default: such a position is before the string, so the
     guarded count reads 0 there).
+
+    A count whose body depends on the token alone (no count or positional predicate below
+    it, ``token_only``) is not unrolled: it is the sum of the Parikh counts (``ParikhCounts``)
+    of the tokens where its body holds, so both programs' token counts are the same linear
+    terms and the solver sees at once that, for example, #true = #"a" + #"b" + #other.
     """
 
     def __init__(self, program: syntax.Program, alphabet: tuple[str, ...],
@@ -61,26 +66,51 @@ class ProgramEncoder:
         self.z3 = z3()
         self.program = program
         self.index = {token: i for i, token in enumerate(alphabet)}
+        nodes = count_nodes(program)
+        start_counts = start_counts or {}
         self.counts: dict[int, Term] = {id(node): start_counts.get(id(node), self.z3.IntVal(0))
-                                        if start_counts else self.z3.IntVal(0)
-                                        for node in count_nodes(program)}
+                                        for node in nodes}
         self.earlier_body = earlier_body
         self.history: dict[int, list[Term]] = {key: [] for key in self.counts}
+        pure = token_only_definitions(program)
+        self.token_sets = {id(node): self._tokens_where_body_holds(node, len(alphabet))
+                           for node in nodes if is_token_only(node, pure)}
         self.steps = 0
+
+    def _tokens_where_body_holds(self, node: syntax.Count, size: int) -> list[int]:
+        holds = []
+        for token in range(size):
+            bodies: dict[int, Term] = {}
+
+            def record(count: syntax.Count, body: Term) -> Term:
+                bodies[id(count)] = body
+                return self.z3.IntVal(0)
+            self._values([self.z3.BoolVal(k == token) for k in range(size)], 0, record)
+            if self.z3.is_true(self.z3.simplify(bodies[id(node)])):
+                holds.append(token)
+        return holds
 
     def bos(self) -> dict[str, Term]:
         """Every definition's value at BOS (no token, counts 0, position -1)."""
-        return self._values(None, -1, counting=False)
+        return self._values(None, -1, lambda node, body: self.z3.IntVal(0))
 
-    def step(self, token: list[Term], position: Term | int) -> dict[str, Term]:
+    def step(self, token: list[Term], position: Term | int,
+             parikh: list[Term]) -> dict[str, Term]:
         """Every definition's value at the next position, whose token is given one-hot
-        (``token[k]`` holds iff the token is ``alphabet[k]``) and whose 0-based index is
-        ``position`` (an int, or a z3 term in an induction window)."""
-        values = self._values(token, position, counting=True)
+        (``token[k]`` holds iff the token is ``alphabet[k]``), whose 0-based index is
+        ``position`` (an int, or a z3 term in an induction window), and where ``parikh[k]``
+        is how many times ``alphabet[k]`` occurred up to it (inclusive)."""
+
+        def count(node: syntax.Count, body: Term) -> Term:
+            if id(node) in self.token_sets:
+                return self.z3.Sum([self.z3.IntVal(0)] + [parikh[k]
+                                                          for k in self.token_sets[id(node)]])
+            return self._count(node, body, position)
+        values = self._values(token, position, count)
         self.steps += 1
         return values
 
-    def _values(self, token, position, counting: bool) -> dict[str, Term]:
+    def _values(self, token, position, count_value) -> dict[str, Term]:
         z = self.z3
         env: dict[str, Term] = {}
         stepped: dict[int, Term] = {}   # a count node shared by two expressions steps once
@@ -103,8 +133,7 @@ class ProgramEncoder:
                 return env[node.name]
             if kind is syntax.Count:
                 if id(node) not in stepped:
-                    stepped[id(node)] = self._count(node, parts[0], position) if counting \
-                        else z.IntVal(0)
+                    stepped[id(node)] = count_value(node, parts[0])
                 return stepped[id(node)]
             return _OPERATIONS[kind](z, node, *parts)
 
@@ -124,6 +153,52 @@ class ProgramEncoder:
         if self.earlier_body is None:
             return z.IntVal(0)
         return z.If(self.earlier_body(node, position - node.relation.offset), 1, 0)
+
+
+def token_only_definitions(program: syntax.Program) -> set[str]:
+    """The definitions whose value depends on the current token alone."""
+    pure: set[str] = set()
+    for definition in program.definitions:
+        if _reads_token_only(definition.expr, pure):
+            pure.add(definition.name)
+    return pure
+
+
+def _reads_token_only(expr: syntax.Expr, pure: set[str]) -> bool:
+    return all(not isinstance(node, (syntax.Count, syntax.PositionTest))
+               and (not isinstance(node, syntax.Ref) or node.name in pure)
+               for node in syntax.walk(expr))
+
+
+def is_token_only(node: syntax.Count, pure: set[str]) -> bool:
+    """Whether an (unguarded) count's body depends on the current token alone, given the
+    ``token_only_definitions``."""
+    return node.relation is None and _reads_token_only(node.body, pure)
+
+
+class ParikhCounts:
+    """How many times each token occurred through the current position: one fresh integer per
+    token and position, tied to the one-hot token bits, with the redundant fact that they sum
+    to the number of positions (the solver would otherwise have to find it by case splits)."""
+
+    def __init__(self, solver, start: list[Term], start_length: Term | int, name: str):
+        self.z3 = z3()
+        self.solver = solver
+        self.current = list(start)
+        self.length = start_length
+        self.name = name
+        self.steps = 0
+
+    def advance(self, token: list[Term]) -> list[Term]:
+        z = self.z3
+        self.steps += 1
+        self.length = self.length + 1
+        fresh = [z.Int(f"{self.name}{self.steps}#{k}") for k in range(len(token))]
+        self.solver.add(*[new == old + z.If(bit, 1, 0)
+                          for new, old, bit in zip(fresh, self.current, token)])
+        self.solver.add(z.Sum(fresh) == self.length)
+        self.current = fresh
+        return fresh
 
 
 _OPERATIONS = {

@@ -41,7 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crasp import syntax
-from crasp.verify.encode import ProgramEncoder, count_nodes, one_hot_token
+from crasp.verify.encode import (ParikhCounts, ProgramEncoder, count_nodes, is_token_only,
+                                 one_hot_token, token_only_definitions)
 from crasp.verify.explain import is_violated
 from crasp.verify.questions import Question
 from crasp.verify.solver import z3
@@ -62,33 +63,6 @@ class InductionResult:
     exact: bool                            # the step of depth 0 decides (see the docstring)
 
 
-def token_only_definitions(program: syntax.Program) -> set[str]:
-    """The definitions whose value depends on the current token alone."""
-    pure: set[str] = set()
-    for definition in program.definitions:
-        if all(not isinstance(node, (syntax.Count, syntax.PositionTest))
-               and (not isinstance(node, syntax.Ref) or node.name in pure)
-               for node in syntax.walk(definition.expr)):
-            pure.add(definition.name)
-    return pure
-
-
-def _token_only(node: syntax.Count, pure: set[str]) -> bool:
-    return node.relation is None and all(
-        not isinstance(inner, (syntax.Count, syntax.PositionTest))
-        and (not isinstance(inner, syntax.Ref) or inner.name in pure)
-        for inner in syntax.walk(node.body))
-
-
-def _holds_for_token(program: syntax.Program, node: syntax.Count, alphabet: tuple[str, ...],
-                     token: int) -> bool:
-    """A token-only count's body on ``alphabet[token]`` (one step of a fresh encoder)."""
-    z = z3()
-    encoder = ProgramEncoder(program, alphabet)
-    encoder.step([z.BoolVal(k == token) for k in range(len(alphabet))], 0)
-    return z.is_true(z.simplify(encoder.history[id(node)][0]))
-
-
 def is_exact(question: Question) -> bool:
     """Whether every count of every program depends on the token alone (see the docstring)."""
     for program in question.programs:
@@ -96,7 +70,7 @@ def is_exact(question: Question) -> bool:
         if any(isinstance(node, syntax.PositionTest)
                for d in program.definitions for node in syntax.walk(d.expr)):
             return False
-        if not all(_token_only(node, pure) for node in count_nodes(program)):
+        if not all(is_token_only(node, pure) for node in count_nodes(program)):
             return False
     return True
 
@@ -111,20 +85,14 @@ class _Window:
         solver.add(self.start >= 0, z.Sum(self.parikh) == self.start,
                    *[n >= 0 for n in self.parikh])
         self.fresh = 0
+        self.counts = ParikhCounts(solver, self.parikh, self.start, "m")
         self.encoders = []
         for index, program in enumerate(question.programs):
-            pure = token_only_definitions(program)
             start: dict[int, object] = {}
             for number, node in enumerate(count_nodes(program)):
-                if node.relation is not None:
-                    continue
                 value = z.Int(f"c{index}#{number}")
                 solver.add(value >= 0, value <= self.start)
-                if _token_only(node, pure):
-                    solver.add(value == z.Sum([z.IntVal(0)] + [
-                        n for k, n in enumerate(self.parikh)
-                        if _holds_for_token(program, node, alphabet, k)]))
-                start[id(node)] = value
+                start[id(node)] = value   # token-only counts read the Parikh counts instead
             self.encoders.append(ProgramEncoder(program, alphabet, start, self.earlier_body))
 
     def earlier_body(self, node: syntax.Count, position):
@@ -146,7 +114,8 @@ def prove(question: Question, alphabet: tuple[str, ...], max_k: int) -> Inductio
         bits, exactly_one = one_hot_token(f"w{k}", len(alphabet))
         tokens.append(bits)
         solver.add(exactly_one)
-        answers = [encoder.step(bits, window.start + k)[program.answer.name]
+        counts = window.counts.advance(bits)
+        answers = [encoder.step(bits, window.start + k, counts)[program.answer.name]
                    for encoder, program in zip(window.encoders, question.programs)]
         violated = question.violation(answers)
         solver.push()
