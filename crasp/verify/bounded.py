@@ -21,9 +21,10 @@ interpreter (``crasp.verify.explain``), so a solver answer is never reported unc
 from __future__ import annotations
 
 from crasp.errors import CraspError
-from crasp.verify.encode import ParikhCounts, ProgramEncoder, one_hot_token
+from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
+from crasp.verify.sweep import candidate_pairs
 from crasp.verify.solver import z3
 
 
@@ -33,11 +34,14 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
     is violated (found by z3), or None."""
     z = z3()
     solver = z.Solver()
-    encoders = [ProgramEncoder(program, alphabet) for program in question.programs]
+    table = CountTable(solver)
+    encoders = [ProgramEncoder(program, alphabet, table) for program in question.programs]
     at_bos = question.violation([encoder.bos()[p.answer.name]
                                  for encoder, p in zip(encoders, question.programs)])
     if z.is_true(z.simplify(at_bos)):
         return Violation(())
+    sweeper = _Sweeper(z, solver, candidate_pairs(*question.programs, alphabet, max_length)) \
+        if len(question.programs) == 2 else None
     tokens: list[list] = []
     parikh = ParikhCounts(solver, [z.IntVal(0)] * len(alphabet), 0, "n")
     for position in range(max_length):
@@ -45,8 +49,12 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
         tokens.append(bits)
         solver.add(exactly_one)
         counts = parikh.advance(bits)
-        violated = question.violation([encoder.step(bits, position, counts)[p.answer.name]
-                                       for encoder, p in zip(encoders, question.programs)])
+        values = [encoders[0].step(bits, position, counts)]
+        if sweeper is not None:
+            sweeper.first, sweeper.token_constraint = values[0], exactly_one
+        values += [encoder.step(bits, position, counts, sweeper) for encoder in encoders[1:]]
+        violated = question.violation([value[p.answer.name]
+                                       for value, p in zip(values, question.programs)])
         solver.push()
         solver.add(violated)
         verdict = solver.check()
@@ -59,6 +67,64 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
         solver.pop()
         solver.add(z.Not(violated))
     return None
+
+
+class _Sweeper:
+    """``replace`` for the second program's encoder: a definition that simulation paired with
+    one of the first program (``crasp.verify.sweep``) and that the solver proves equal to it
+    at this position takes the first program's term, so that everything built on it (counts
+    above all) is the same term in both programs. Proved under valid facts only, so the swap
+    changes no answer; a pair the solver refutes is dropped."""
+
+    def __init__(self, z, solver, pairs: list[tuple[str, str]]):
+        self.z, self.solver = z, solver
+        self.partner = {other: name for name, other in pairs}
+        self.first: dict = {}
+        self.token_constraint = None   # exactly one token at the current position
+
+    def __call__(self, name: str, term):
+        if name not in self.partner:
+            return term
+        theirs = self.first[self.partner[name]]
+        if theirs.eq(term) or self._locally_equal(theirs, term):
+            return theirs
+        self.solver.push()
+        self.solver.add(theirs != term)
+        verdict = self.solver.check()
+        self.solver.pop()
+        if verdict == self.z.unsat:
+            return theirs
+        del self.partner[name]
+        return term
+
+    def _locally_equal(self, theirs, term) -> bool:
+        """Equal given only that every integer variable (a count or a Parikh count) is
+        non-negative and that one token is at this position: a small, fast solver call that
+        settles most pairs (the full solver holds every position's constraints)."""
+        z = self.z
+        scratch = z.Solver()
+        difference = theirs != term
+        scratch.add(difference, self.token_constraint,
+                    *[v >= 0 for v in _integer_variables(z, difference)])
+        return scratch.check() == z.unsat
+
+
+def _integer_variables(z, term) -> list:
+    """The integer variables in ``term`` (each once)."""
+    found: dict[int, object] = {}
+    seen: set[int] = set()
+    stack = [term]
+    while stack:
+        node = stack.pop()
+        if node.get_id() in seen:
+            continue
+        seen.add(node.get_id())
+        if z.is_const(node) and node.decl().kind() == z.Z3_OP_UNINTERPRETED:
+            if z.is_int(node):
+                found[node.get_id()] = node
+        else:
+            stack.extend(node.children())
+    return list(found.values())
 
 
 def _which(z, model, bits: list) -> int:

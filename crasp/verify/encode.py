@@ -61,9 +61,10 @@ class ProgramEncoder:
     """
 
     def __init__(self, program: syntax.Program, alphabet: tuple[str, ...],
-                 start_counts: dict[int, Term] | None = None,
+                 table: CountTable, start_counts: dict[int, Term] | None = None,
                  earlier_body: Callable[[syntax.Count, Term], Term] | None = None):
         self.z3 = z3()
+        self.table = table
         self.program = program
         self.index = {token: i for i, token in enumerate(alphabet)}
         nodes = count_nodes(program)
@@ -94,23 +95,25 @@ class ProgramEncoder:
         """Every definition's value at BOS (no token, counts 0, position -1)."""
         return self._values(None, -1, lambda node, body: self.z3.IntVal(0))
 
-    def step(self, token: list[Term], position: Term | int,
-             parikh: list[Term]) -> dict[str, Term]:
+    def step(self, token: list[Term], position: Term | int, parikh: list[Term],
+             replace: Callable[[str, Term], Term] | None = None) -> dict[str, Term]:
         """Every definition's value at the next position, whose token is given one-hot
         (``token[k]`` holds iff the token is ``alphabet[k]``), whose 0-based index is
         ``position`` (an int, or a z3 term in an induction window), and where ``parikh[k]``
-        is how many times ``alphabet[k]`` occurred up to it (inclusive)."""
+        is how many times ``alphabet[k]`` occurred up to it (inclusive). ``replace(name,
+        term)``, if given, may swap a definition's term for one proved equal to it before
+        later definitions use it (``bounded``'s sweeping)."""
 
         def count(node: syntax.Count, body: Term) -> Term:
             if id(node) in self.token_sets:
                 return self.z3.Sum([self.z3.IntVal(0)] + [parikh[k]
                                                           for k in self.token_sets[id(node)]])
             return self._count(node, body, position)
-        values = self._values(token, position, count)
+        values = self._values(token, position, count, replace)
         self.steps += 1
         return values
 
-    def _values(self, token, position, count_value) -> dict[str, Term]:
+    def _values(self, token, position, count_value, replace=None) -> dict[str, Term]:
         z = self.z3
         env: dict[str, Term] = {}
         stepped: dict[int, Term] = {}   # a count node shared by two expressions steps once
@@ -139,13 +142,15 @@ class ProgramEncoder:
 
         for definition in self.program.definitions:
             env[definition.name] = syntax.fold(definition.expr, combine)
+            if replace is not None:
+                env[definition.name] = replace(definition.name, env[definition.name])
         return env
 
     def _count(self, node: syntax.Count, body: Term, position) -> Term:
         z, key = self.z3, id(node)
         self.history[key].append(body)
         if node.relation is None:
-            self.counts[key] = self.counts[key] + z.If(body, 1, 0)
+            self.counts[key] = self.table.next(self.counts[key], body)
             return self.counts[key]
         back = self.steps - node.relation.offset
         if back >= 0:
@@ -176,6 +181,30 @@ def is_token_only(node: syntax.Count, pure: set[str]) -> bool:
     return node.relation is None and _reads_token_only(node.body, pure)
 
 
+class CountTable:
+    """The running value of every unguarded count, as one integer variable per count and
+    position, shared between the programs: the count that adds ``body`` to ``previous`` is
+    the same variable wherever the same terms meet (two programs that count the same thing
+    share it, so the solver sees them equal without reasoning). Each variable comes with its
+    definition ``value == previous + If(body, 1, 0)`` and the redundant bounds
+    ``previous <= value <= previous + 1``, which give the solver at once that counts never
+    decrease and are never negative (from a start of 0, or of a start state bounded so)."""
+
+    def __init__(self, solver):
+        self.z3 = z3()
+        self.solver = solver
+        self.made: dict[tuple[int, int], Term] = {}
+
+    def next(self, previous: Term, body: Term) -> Term:
+        key = (previous.get_id(), body.get_id())
+        if key not in self.made:
+            value = self.z3.Int(f"count#{len(self.made)}")
+            self.solver.add(value == previous + self.z3.If(body, 1, 0),
+                            previous <= value, value <= previous + 1)
+            self.made[key] = value
+        return self.made[key]
+
+
 class ParikhCounts:
     """How many times each token occurred through the current position: one fresh integer per
     token and position, tied to the one-hot token bits, with the redundant fact that they sum
@@ -196,6 +225,8 @@ class ParikhCounts:
         fresh = [z.Int(f"{self.name}{self.steps}#{k}") for k in range(len(token))]
         self.solver.add(*[new == old + z.If(bit, 1, 0)
                           for new, old, bit in zip(fresh, self.current, token)])
+        self.solver.add(*[z.And(old <= new, new <= old + 1)
+                          for new, old in zip(fresh, self.current)])
         self.solver.add(z.Sum(fresh) == self.length)
         self.current = fresh
         return fresh

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crasp import syntax
-from crasp.verify.encode import (ParikhCounts, ProgramEncoder, count_nodes, is_token_only,
+from crasp.verify.encode import (CountTable, ParikhCounts, ProgramEncoder, count_nodes, is_token_only,
                                  one_hot_token, token_only_definitions)
 from crasp.verify.explain import is_violated
 from crasp.verify.questions import Question
@@ -87,13 +87,15 @@ class _Window:
         self.fresh = 0
         self.counts = ParikhCounts(solver, self.parikh, self.start, "m")
         self.encoders = []
+        table = CountTable(solver)
         for index, program in enumerate(question.programs):
             start: dict[int, object] = {}
             for number, node in enumerate(count_nodes(program)):
                 value = z.Int(f"c{index}#{number}")
                 solver.add(value >= 0, value <= self.start)
                 start[id(node)] = value   # token-only counts read the Parikh counts instead
-            self.encoders.append(ProgramEncoder(program, alphabet, start, self.earlier_body))
+            self.encoders.append(ProgramEncoder(program, alphabet, table, start,
+                                                self.earlier_body))
 
     def earlier_body(self, node: syntax.Count, position):
         """A guarded count's body before the window: unknown, and false before the string."""
