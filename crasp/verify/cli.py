@@ -54,7 +54,8 @@ def _load(paths: list[str], dialect: str) -> list[syntax.Program]:
 
 
 def _answer(question: Question, max_length, alphabet, method, unbounded, as_json_flag):
-    verdict = decide(question, max_length, split_tokens(alphabet), method, unbounded)
+    tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
+    verdict = decide(question, max_length, tokens, method, unbounded)
     click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
     sys.exit(exit_status(verdict))
 

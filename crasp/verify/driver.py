@@ -30,6 +30,9 @@ ENUMERATION_LIMIT = 20_000
 """auto enumerates when the strings of length N number at most this."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
+SHORTEST_SEARCH_LIMIT = 64
+"""A counterexample found by the induction (longer than N) is shrunk to a shortest one by the
+bounded search when it has at most this many tokens."""
 MAX_ENUMERATED_STRINGS = 50_000_000
 """--method enumerate refuses more strings than this (it would run for many minutes)."""
 
@@ -48,7 +51,7 @@ class Verdict:
     seconds: float
 
 
-def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] = (),
+def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] | None = None,
            method: str = "auto", unbounded: bool = False) -> Verdict:
     """Answer ``question`` for every string of length <= ``max_length`` over ``alphabet``
     (default: the programs' tokens plus one foreign token), and with ``unbounded`` for every
@@ -57,7 +60,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] =
     if method not in METHODS:
         raise CraspError(f"unknown method {method!r} (expected one of {', '.join(METHODS)})")
     foreign = None
-    if alphabet:
+    if alphabet is not None:
         alphabet = chosen_alphabet(tuple(alphabet))
     else:
         alphabet, foreign = default_alphabet(question.programs)
@@ -86,7 +89,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] =
             longest = len(induction.counterexample)
             # the shortest lies between N and the one found: the solver finds it if not far
             found = bounded.first_violation(question, alphabet, longest) \
-                if longest <= 2 * max_length + MAX_INDUCTION else None
+                if longest <= SHORTEST_SEARCH_LIMIT else None
             counterexample = confirm(question, found.tokens if found
                                      else induction.counterexample)
             shortest = found is not None

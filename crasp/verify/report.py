@@ -65,8 +65,9 @@ def _counterexample_lines(verdict: Verdict, names: dict[str, str]) -> list[str]:
     example = verdict.counterexample
     shown = shown_string(example.tokens, verdict.alphabet)
     where = "at BOS" if example.position < 0 else f"at its last position {example.position}"
-    which = ("shortest counterexample" if verdict.shortest
-             else f"counterexample (none has length ≤ {verdict.max_length})")
+    noun = "counterexample" if verdict.question.kind == "equivalent" else "witness"
+    which = (f"shortest {noun}" if verdict.shortest
+             else f"{noun} (none has length ≤ {verdict.max_length})")
     lines = [_NO[verdict.question.kind].format(**names),
              f"{which}: {shown} (length {len(example.tokens)}), {where}"]
     for label, program, answer in zip(verdict.question.labels, verdict.question.programs,
