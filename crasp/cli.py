@@ -26,6 +26,7 @@ from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, spl
 from crasp.outputs import writing
 from crasp.tables import format_table
 from crasp.trace import write_trace
+from crasp.verify.cli import prove_equivalence, prove_option
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
@@ -315,8 +316,9 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 @cli.command("fmt")
 @click.argument("program_path", metavar="PROG")
 @click.option("--write", "-w", is_flag=True, help="Rewrite PROG in place (atomically).")
+@prove_option
 @dialect_option
-def fmt_command(program_path, write, dialect):
+def fmt_command(program_path, write, prove_length, dialect):
     """Print PROG in canonical form, keeping its comments and blank lines.
 
     The output means the same under crasp's and Hahn's parsers (parentheses wherever their
@@ -327,11 +329,20 @@ def fmt_command(program_path, write, dialect):
     \b
       crasp fmt examples/anbncn.crasp
       crasp fmt -w my_program.crasp
-      crasp fmt --dialect hahn his_program.cr
+      crasp fmt --dialect hahn his_program.cr --prove
+
+    --prove [N] reads the printed text back (in the conventional dialect) and checks with
+    crasp equiv that it answers as PROG (read in --dialect) on every string of length ≤ N;
+    exit status 1, and nothing written, if not.
     """
     if write and program_path == STDIN_NAME:
         raise click.UsageError("--write needs a file, not - (stdin)")
-    text = crasp.format_source(load_program_argument(program_path, dialect=dialect))
+    program = load_program_argument(program_path, dialect=dialect)
+    text = crasp.format_source(program)
+    if prove_length is not None:
+        printed = crasp.parse_program(text, f"{program.filename} (formatted)")
+        if not prove_equivalence(program, printed, prove_length, "fmt --prove"):
+            sys.exit(1)
     if write:
         with writing(program_path, "formatted program"):
             write_text_atomic(program_path, text)

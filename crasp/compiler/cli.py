@@ -7,12 +7,14 @@ and turns every ``CraspError`` into a message on stderr and exit status 2.
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
 from crasp.compiler.compiling import compile_program
 from crasp.compiler.summary import compile_summary, format_summary
 from crasp.loading import dialect_option, load_program_argument, split_tokens
+from crasp.verify.cli import prove_equivalence, prove_option
 
 
 @click.command("compile")
@@ -45,9 +47,10 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
               help="(--target float) robust: every bit made clean (one more hidden layer per "
                    "layer; more slack when training from these weights); minimal: the exact "
                    "model's hidden layers (exact, with no slack against weight changes).")
+@prove_option
 @dialect_option
 def compile_command(program_path, output, force, as_json, extra_alphabet, target, max_length,
-                     dtype, gadgets, dialect):
+                     dtype, gadgets, prove_length, dialect):
     """Compile PROG to the weights of an equivalent transformer in DIR.
 
     The model has one layer per counting level (exactly the program's depth), one head per
@@ -63,6 +66,8 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     Programs with positional predicates (pos_even, mod, #[pred] ...) are rejected.
     """
     program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
+    if prove_length is not None and target == "float":
+        raise click.UsageError("--prove checks the exact model (decompiled); drop --target float")
     if target == "float":
         if max_length is None:
             raise click.UsageError("--target float needs --max-length N")
@@ -79,3 +84,9 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     else:
         click.echo(format_summary(summary))
         click.echo(f"\nwrote {output}/config.json and {output}/model.safetensors")
+    if prove_length is not None:
+        from crasp.compiler import decompile_model
+
+        decompiled = decompile_model(model, source=output).program
+        if not prove_equivalence(program, decompiled, prove_length, "compile --prove"):
+            sys.exit(1)

@@ -115,23 +115,27 @@ def check_command(program_path, kind, other, max_length, alphabet, method, unbou
     _answer(question, max_length, alphabet, method, unbounded, as_json_flag)
 
 
+PROVE_DEFAULT = 12
+
+
 def prove_option(command):
-    """``--prove [N]``: check that the program read back is equivalent to the input, for every
-    string of length ≤ N (default 12)."""
+    """``--prove [N]``: check that what a command produced is equivalent to its input, for every
+    string of length ≤ N (default ``PROVE_DEFAULT``)."""
     return click.option("--prove", "prove_length", type=click.IntRange(min=0), default=None,
                         is_flag=False, flag_value=PROVE_DEFAULT, metavar="[N]",
                         help="Also prove that the result is equivalent to the input for every "
-                             f"string of length ≤ N (default {PROVE_DEFAULT}) with crasp "
-                             "equiv; exit status 1 if not.")(command)
-
-
-PROVE_DEFAULT = 12
+                             f"string of length ≤ N (default {PROVE_DEFAULT}), as crasp equiv "
+                             "does; exit status 1 if it is not. Put it after PROG, or write "
+                             "--prove=N.")(command)
 
 
 def prove_equivalence(original: syntax.Program, result: syntax.Program,
                       max_length: int, what: str) -> bool:
-    """Run equiv between ``original`` and ``result``; print the verdict on stderr, prefixed
-    with ``what`` (for example "compile --prove"). True when equivalent up to the length."""
-    verdict = decide(Question("equivalent", (original, result), ("input", what)), max_length)
-    click.echo(f"{what}: " + format_text(verdict), err=True)
+    """Run equiv between ``original`` and ``result``; print the verdict on stderr, each line
+    prefixed with ``what`` (for example "compile --prove"). True when they are equivalent for
+    every string of length ≤ ``max_length``."""
+    verdict = decide(Question("equivalent", (original, result), ("input", "output")),
+                     max_length)
+    for line in format_text(verdict).splitlines():
+        click.echo(f"{what}: {line}", err=True)
     return verdict.outcome != "counterexample"
