@@ -49,10 +49,10 @@ def format_text(verdict: Verdict) -> str:
     elif verdict.outcome == "proved":
         k = verdict.induction.k
         lines.append("proved: " + _YES[kind].format(**names) + " for every string of every "
-                     f"length (k-induction, step of depth {k}; base case: lengths ≤ {n})")
+                     f"length (k-induction with k = {k}; base case: lengths ≤ {n})")
     elif verdict.outcome == "unknown":
         lines.append(f"unknown: {_YES[kind].format(**names)} for every string of length ≤ {n}, "
-                     f"but k-induction up to depth {verdict.induction.tried} proves nothing "
+                     f"but k-induction up to k = {verdict.induction.tried} proves nothing "
                      "for longer strings and found no counterexample (see docs/verification.md)")
     else:
         lines += _counterexample_lines(verdict, names)
