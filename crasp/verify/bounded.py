@@ -28,33 +28,56 @@ from crasp.verify.sweep import candidate_pairs
 from crasp.verify.solver import z3
 
 
+class _Unrolling:
+    """Both programs unrolled over a symbolic string that grows one token per ``advance``,
+    on one solver, with the second program's definitions swept (``_Sweeper``)."""
+
+    def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int):
+        z = self.z = z3()
+        self.question, self.alphabet = question, alphabet
+        self.solver = z.Solver()
+        table = CountTable(self.solver)
+        self.encoders = [ProgramEncoder(program, alphabet, table)
+                         for program in question.programs]
+        self.bos = [encoder.bos() for encoder in self.encoders]
+        pairs = candidate_pairs(*question.programs, alphabet, max_length) \
+            if len(question.programs) == 2 else []
+        # a pair must hold at BOS too (all its terms are constants there)
+        pairs = [(a, b) for a, b in pairs if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
+        self.sweeper = _Sweeper(z, self.solver, pairs) if pairs else None
+        self.tokens: list[list] = []
+        self.parikh = ParikhCounts(self.solver, [z.IntVal(0)] * len(alphabet), 0, "n")
+
+    def violation_at_bos(self):
+        return self.question.violation([values[p.answer.name]
+                                        for values, p in zip(self.bos, self.question.programs)])
+
+    def advance(self):
+        """The violation at the next position (whose token is added to the string)."""
+        position = len(self.tokens)
+        bits, exactly_one = one_hot_token(f"t{position}", len(self.alphabet))
+        self.tokens.append(bits)
+        self.solver.add(exactly_one)
+        counts = self.parikh.advance(bits)
+        values = [self.encoders[0].step(bits, position, counts)]
+        if self.sweeper is not None:
+            self.sweeper.first, self.sweeper.token_constraint = values[0], exactly_one
+        values += [encoder.step(bits, position, counts, self.sweeper)
+                   for encoder in self.encoders[1:]]
+        return self.question.violation([value[p.answer.name]
+                                        for value, p in zip(values, self.question.programs)])
+
+
 def first_violation(question: Question, alphabet: tuple[str, ...],
                     max_length: int) -> Violation | None:
     """The shortest string of length <= ``max_length`` over ``alphabet`` on which the question
     is violated (found by z3), or None."""
-    z = z3()
-    solver = z.Solver()
-    table = CountTable(solver)
-    encoders = [ProgramEncoder(program, alphabet, table) for program in question.programs]
-    at_bos = question.violation([encoder.bos()[p.answer.name]
-                                 for encoder, p in zip(encoders, question.programs)])
-    if z.is_true(z.simplify(at_bos)):
+    unrolling = _Unrolling(question, alphabet, max_length)
+    z, solver = unrolling.z, unrolling.solver
+    if z.is_true(z.simplify(unrolling.violation_at_bos())):
         return Violation(())
-    sweeper = _Sweeper(z, solver, candidate_pairs(*question.programs, alphabet, max_length)) \
-        if len(question.programs) == 2 else None
-    tokens: list[list] = []
-    parikh = ParikhCounts(solver, [z.IntVal(0)] * len(alphabet), 0, "n")
     for position in range(max_length):
-        bits, exactly_one = one_hot_token(f"t{position}", len(alphabet))
-        tokens.append(bits)
-        solver.add(exactly_one)
-        counts = parikh.advance(bits)
-        values = [encoders[0].step(bits, position, counts)]
-        if sweeper is not None:
-            sweeper.first, sweeper.token_constraint = values[0], exactly_one
-        values += [encoder.step(bits, position, counts, sweeper) for encoder in encoders[1:]]
-        violated = question.violation([value[p.answer.name]
-                                       for value, p in zip(values, question.programs)])
+        violated = unrolling.advance()
         solver.push()
         solver.add(violated)
         verdict = solver.check()
@@ -63,10 +86,24 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
                              f"({solver.reason_unknown()}); try --method enumerate")
         if verdict == z.sat:
             model = solver.model()
-            return Violation(tuple(alphabet[_which(z, model, bits)] for bits in tokens))
+            return Violation(tuple(alphabet[_which(z, model, bits)]
+                                   for bits in unrolling.tokens))
         solver.pop()
         solver.add(z.Not(violated))
     return None
+
+
+def proved_pairs(question: Question, alphabet: tuple[str, ...],
+                 length: int) -> list[tuple[str, str]]:
+    """The pairs of definitions (first program's, second's) that simulation proposes and the
+    solver proves equal at BOS and at every position of every string of length <= ``length``
+    (the base case of the induction's strengthened property, ``crasp.verify.induction``)."""
+    unrolling = _Unrolling(question, alphabet, length)
+    if unrolling.sweeper is None:
+        return []
+    for _ in range(length):
+        unrolling.advance()
+    return [(name, other) for other, name in unrolling.sweeper.partner.items()]
 
 
 class _Sweeper:

@@ -82,7 +82,9 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     shortest, induction = counterexample is not None, None
     if unbounded and counterexample is None:
         from crasp.verify import bounded, induction as induction_pass
-        induction = induction_pass.prove(question, alphabet, min(max_length, MAX_INDUCTION))
+        depth = min(max_length, MAX_INDUCTION)
+        pairs = bounded.proved_pairs(question, alphabet, depth)
+        induction = induction_pass.prove(question, alphabet, depth, pairs)
         outcome = "proved" if induction.proved else "unknown"
         if induction.counterexample is not None:
             outcome = "counterexample"

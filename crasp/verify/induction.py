@@ -78,7 +78,8 @@ def is_exact(question: Question) -> bool:
 class _Window:
     """The symbolic start state (with Inv asserted on ``solver``) and the encoders over it."""
 
-    def __init__(self, question: Question, alphabet: tuple[str, ...], solver):
+    def __init__(self, question: Question, alphabet: tuple[str, ...], solver,
+                 pairs: list[tuple[str, str]]):
         z = self.z = z3()
         self.start = z.Int("p")
         self.parikh = [z.Int(f"n#{k}") for k in range(len(alphabet))]
@@ -88,11 +89,20 @@ class _Window:
         self.counts = ParikhCounts(solver, self.parikh, self.start, "m")
         self.encoders = []
         table = CountTable(solver)
+        counted: dict[str, object] = {}   # first program: counted definition -> its count
+        partner = {other: name for name, other in pairs}
         for index, program in enumerate(question.programs):
             start: dict[int, object] = {}
             for number, node in enumerate(count_nodes(program)):
-                value = z.Int(f"c{index}#{number}")
-                solver.add(value >= 0, value <= self.start)
+                body = node.body.name if isinstance(node.body, syntax.Ref) \
+                    and node.relation is None else None
+                if index == 0 or partner.get(body) not in counted:
+                    value = z.Int(f"c{index}#{number}")
+                    solver.add(value >= 0, value <= self.start)
+                else:   # counts a definition paired with one the first program counts
+                    value = counted[partner[body]]
+                if index == 0 and body is not None:
+                    counted.setdefault(body, value)
                 start[id(node)] = value   # token-only counts read the Parikh counts instead
             self.encoders.append(ProgramEncoder(program, alphabet, table, start,
                                                 self.earlier_body))
@@ -103,35 +113,62 @@ class _Window:
         return self.z.And(position >= 0, self.z.Bool(f"earlier#{self.fresh}"))
 
 
-def prove(question: Question, alphabet: tuple[str, ...], max_k: int) -> InductionResult:
+def prove(question: Question, alphabet: tuple[str, ...], max_k: int,
+          pairs: list[tuple[str, str]] = ()) -> InductionResult:
     """Try the induction steps of depth 0..``max_k`` (the base case, lengths <= max_k at
-    least, is the caller's)."""
+    least, is the caller's), with the property strengthened by ``pairs`` (definitions of the
+    two programs proved equal at every position of every string of length <= ``max_k``;
+    ``bounded.proved_pairs``). A pair that the deepest step cannot carry over is dropped and
+    the steps are tried again (Houdini's fixed point), down to no pairs at all."""
+    pairs = list(pairs)
+    while True:
+        result, failing = _steps(question, alphabet, max_k, pairs)
+        if result.proved or result.counterexample is not None or not failing:
+            return result
+        pairs = [pair for pair in pairs if pair not in failing]
+
+
+def _steps(question: Question, alphabet: tuple[str, ...], max_k: int,
+           pairs: list[tuple[str, str]]) -> tuple[InductionResult, list[tuple[str, str]]]:
+    """The steps of depth 0..max_k for the property "no violation, and every pair equal";
+    the result, and the pairs the deepest step could not prove."""
     z = z3()
     solver = z.Solver()
-    window = _Window(question, alphabet, solver)
+    window = _Window(question, alphabet, solver, pairs)
     exact = is_exact(question)
     tokens: list[list] = []
-    found = None
     for k in range(max_k + 1):
         bits, exactly_one = one_hot_token(f"w{k}", len(alphabet))
         tokens.append(bits)
         solver.add(exactly_one)
         counts = window.counts.advance(bits)
-        answers = [encoder.step(bits, window.start + k, counts)[program.answer.name]
-                   for encoder, program in zip(window.encoders, question.programs)]
-        violated = question.violation(answers)
+        values = [encoder.step(bits, window.start + k, counts) for encoder in window.encoders]
+        violated = question.violation([value[program.answer.name]
+                                       for value, program in zip(values, question.programs)])
+        equal = [values[0][name] == values[1][other] for name, other in pairs]
+        if _unsatisfiable(z, solver, z.Or(violated, z.Not(z.And(equal)))):
+            return InductionResult(True, k, k, None, exact), []
         solver.push()
         solver.add(violated)
-        verdict = solver.check()
-        if verdict == z.unsat:
-            return InductionResult(True, k, k, None, exact)
-        if verdict == z.sat and found is None:
-            found = _realize(z, solver, window, tokens, alphabet, question)
+        found = _realize(z, solver, window, tokens, alphabet, question) \
+            if solver.check() == z.sat else None
         solver.pop()
         if found is not None or (exact and k == 0):
-            return InductionResult(False, None, k, found, exact)
-        solver.add(z.Not(violated))
-    return InductionResult(False, None, max_k, None, exact)
+            return InductionResult(False, None, k, found, exact), []
+        if k == max_k:
+            failing = [pair for pair, same in zip(pairs, equal)
+                       if not _unsatisfiable(z, solver, z.Not(same))]
+            return InductionResult(False, None, max_k, None, exact), failing
+        solver.add(z.Not(violated), *equal)
+    raise AssertionError("unreachable")
+
+
+def _unsatisfiable(z, solver, goal) -> bool:
+    solver.push()
+    solver.add(goal)
+    verdict = solver.check()
+    solver.pop()
+    return verdict == z.unsat
 
 
 def _realize(z, solver, window: _Window, tokens: list[list], alphabet: tuple[str, ...],
