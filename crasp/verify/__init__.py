@@ -7,6 +7,7 @@ The passes, one module each:
 * ``encode``      Program x symbolic tokens -> z3 terms, one position at a time;
 * ``bounded``     the shortest violating string by z3 (lengths 0, 1, 2, ... in order);
 * ``enumeration`` the shortest violating string by the interpreter on every string;
+* ``sweep``       candidate equal definitions of two programs, by simulation (lemmas);
 * ``induction``   k-induction over the programs' counts (proof for every length);
 * ``explain``     a violating string re-run by the interpreter, and where the programs part;
 * ``driver``      Question -> Verdict; ``report`` Verdict -> text, JSON, exit status;

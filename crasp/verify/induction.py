@@ -22,13 +22,21 @@ The invariant (true in every reachable state before position p, p >= 0 tokens re
 * a guarded count's body at a position before p is unknown (a fresh Boolean), and 0 before
   the string starts.
 
+Strengthening (two programs). The property proved is V' = "no violation, and every pair
+(x, y) equal", for pairs of definitions that ``bounded.proved_pairs`` proves equal at every
+position of every string of length <= max_k (the base case of V'). Under V' at every earlier
+position, a count of y equals the other program's count of x: their start values are one
+variable. The step must then also re-establish every pair at p + k; a pair it cannot is
+dropped and the steps re-run (Houdini's fixed point: the remaining pairs still have their base
+case), down to plain k-induction on V.
+
 Exactness for depth 1. When every count of both programs is of the third kind (each program
 has depth <= 1 and no guarded count or positional predicate), every state allowed by Inv is
 reached by some string (any arrangement of the n_s), so the step of depth 0 is a complete
 Presburger decision: it is unsatisfiable (proved) or its model is a real counterexample.
 
 What it cannot prove: an equivalence that rests on a relation between counts of depth >= 2
-that Inv does not state and that no k consecutive positions re-establish (for example that
+that neither Inv nor a pair states and that no k consecutive positions re-establish (for example that
 the number of positions where #"a" == #"b" is at most #"a": a state that breaks the relation
 can keep the answers equal for any number of positions before they differ). Then the
 answer is ``unknown``. A model of a failed step is turned into a string (the tokens of the
