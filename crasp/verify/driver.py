@@ -4,7 +4,7 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
 * ``bounded.first_violation`` (z3) or ``enumeration.first_violation`` (the interpreter on every
   string): the shortest string of length <= N that violates the question. ``method="auto"``
   enumerates when there are at most ``ENUMERATION_LIMIT`` strings of length N (enumeration
-  then costs milliseconds; benchmarks/bench_verify.py measures both), and asks z3 otherwise.
+  is then as fast; benchmarks/bench_verify.py measures both), and asks z3 otherwise.
 * ``explain.confirm``: the string re-run by the interpreter, and the definitions that differ.
 * ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``).
 
@@ -26,8 +26,10 @@ from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet
 
 METHODS = ("auto", "smt", "enumerate")
-ENUMERATION_LIMIT = 20_000
-"""auto enumerates when the strings of length N number at most this."""
+ENUMERATION_LIMIT = 200_000
+"""auto enumerates when the strings of length N number at most this: over three letters,
+enumeration beats z3 up to about N = 11 (benchmarks/bench_verify.py: at N = 10 it takes
+0.3-0.8x z3's time), over four z3 is faster from N = 10 on (3.5-20x)."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
 SHORTEST_SEARCH_LIMIT = 64
