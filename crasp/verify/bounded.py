@@ -24,7 +24,7 @@ from crasp.errors import CraspError
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
-from crasp.verify.sweep import candidate_pairs
+from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
 from crasp.verify.solver import z3
 
 
@@ -93,17 +93,33 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
     return None
 
 
-def proved_pairs(question: Question, alphabet: tuple[str, ...],
-                 length: int) -> list[tuple[str, str]]:
-    """The pairs of definitions (first program's, second's) that simulation proposes and the
-    solver proves equal at BOS and at every position of every string of length <= ``length``
-    (the base case of the induction's strengthened property, ``crasp.verify.induction``)."""
-    unrolling = _Unrolling(question, alphabet, length)
-    if unrolling.sweeper is None:
+def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int) -> list[tuple]:
+    """What simulation proposes and the solver proves equal at every position of every string
+    of length <= ``length`` (the base case of the induction's strengthened property,
+    ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
+    too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
+    counted)."""
+    if len(question.programs) != 2:
         return []
+    unrolling = _Unrolling(question, alphabet, length)
+    z, solver = unrolling.z, unrolling.solver
+    nodes = [unrolled_counts(program) for program in question.programs]
+    bodies = body_pairs(*question.programs, alphabet, length)
     for _ in range(length):
         unrolling.advance()
-    return [(name, other) for other, name in unrolling.sweeper.partner.items()]
+        kept = []
+        for i, j in bodies:
+            left, right = (encoder.history[id(node_list[index])][-1] for encoder, node_list, index
+                           in zip(unrolling.encoders, nodes, (i, j)))
+            solver.push()
+            solver.add(left != right)
+            if solver.check() == z.unsat:
+                kept.append((i, j))
+            solver.pop()
+        bodies = kept
+    definitions = unrolling.sweeper.partner.items() if unrolling.sweeper else ()
+    return [("definition", name, other) for other, name in definitions] + \
+        [("count", i, j) for i, j in bodies]
 
 
 class _Sweeper:

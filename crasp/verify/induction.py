@@ -23,10 +23,10 @@ The invariant (true in every reachable state before position p, p >= 0 tokens re
   the string starts.
 
 Strengthening (two programs). The property proved is V' = "no violation, and every pair
-(x, y) equal", for pairs of definitions that ``bounded.proved_pairs`` proves equal at every
-position of every string of length <= max_k (the base case of V'). Under V' at every earlier
-position, a count of y equals the other program's count of x: their start values are one
-variable. The step must then also re-establish every pair at p + k; a pair it cannot is
+equal", for the pairs that ``bounded.proved_pairs`` proves equal at every position of every
+string of length <= max_k (the base case of V'): two definitions x and y, or the bodies of two
+counts. Under V' at every earlier position, two counts with paired bodies (or counting paired
+definitions) are equal: their start values are one variable. The step must then also re-establish every pair at p + k; a pair it cannot is
 dropped and the steps re-run (Houdini's fixed point: the remaining pairs still have their base
 case), down to plain k-induction on V.
 
@@ -53,6 +53,7 @@ from crasp.verify.encode import (CountTable, ParikhCounts, ProgramEncoder, count
                                  one_hot_token, token_only_definitions)
 from crasp.verify.explain import is_violated
 from crasp.verify.questions import Question
+from crasp.verify.sweep import unrolled_counts
 from crasp.verify.solver import z3
 
 REALIZE_LIMIT = 4096
@@ -87,7 +88,7 @@ class _Window:
     """The symbolic start state (with Inv asserted on ``solver``) and the encoders over it."""
 
     def __init__(self, question: Question, alphabet: tuple[str, ...], solver,
-                 pairs: list[tuple[str, str]]):
+                 pairs: list[tuple]):
         z = self.z = z3()
         self.start = z.Int("p")
         self.parikh = [z.Int(f"n#{k}") for k in range(len(alphabet))]
@@ -97,23 +98,42 @@ class _Window:
         self.counts = ParikhCounts(solver, self.parikh, self.start, "m")
         self.encoders = []
         table = CountTable(solver)
-        counted: dict[str, object] = {}   # first program: counted definition -> its count
-        partner = {other: name for name, other in pairs}
+        self.unrolled = [unrolled_counts(program) for program in question.programs]
+        # the second program's counts that start equal to one of the first program's: those
+        # whose bodies are paired, or that count paired definitions
+        same: dict[int, int] = {j: i for kind, i, j in pairs if kind == "count"}
+        partner = {other: name for kind, name, other in pairs if kind == "definition"}
+        counting = {node.body.name: i for i, node in enumerate(self.unrolled[0])
+                    if isinstance(node.body, syntax.Ref)}
+        for j, node in enumerate(self.unrolled[1] if len(self.unrolled) == 2 else ()):
+            if isinstance(node.body, syntax.Ref) and partner.get(node.body.name) in counting:
+                same.setdefault(j, counting[partner[node.body.name]])
+        first: list = []
         for index, program in enumerate(question.programs):
             start: dict[int, object] = {}
-            for number, node in enumerate(count_nodes(program)):
-                body = node.body.name if isinstance(node.body, syntax.Ref) \
-                    and node.relation is None else None
-                if index == 0 or partner.get(body) not in counted:
+            for number, node in enumerate(self.unrolled[index]):
+                if index == 1 and number in same:
+                    value = first[same[number]]
+                else:
                     value = z.Int(f"c{index}#{number}")
                     solver.add(value >= 0, value <= self.start)
-                else:   # counts a definition paired with one the first program counts
-                    value = counted[partner[body]]
-                if index == 0 and body is not None:
-                    counted.setdefault(body, value)
-                start[id(node)] = value   # token-only counts read the Parikh counts instead
+                start[id(node)] = value
+                if index == 0:
+                    first.append(value)
             self.encoders.append(ProgramEncoder(program, alphabet, table, start,
                                                 self.earlier_body))
+
+    def equalities(self, values: list[dict], pairs: list[tuple]) -> list:
+        """Each pair's equality at the position just stepped."""
+        found = []
+        for kind, left, right in pairs:
+            if kind == "definition":
+                found.append(values[0][left] == values[1][right])
+            else:   # the bodies' values, as the encoders last recorded them
+                first, second = (encoder.history[id(nodes[index])][-1] for encoder, nodes, index
+                                 in zip(self.encoders, self.unrolled, (left, right)))
+                found.append(first == second)
+        return found
 
     def earlier_body(self, node: syntax.Count, position):
         """A guarded count's body before the window: unknown, and false before the string."""
@@ -122,7 +142,7 @@ class _Window:
 
 
 def prove(question: Question, alphabet: tuple[str, ...], max_k: int,
-          pairs: list[tuple[str, str]] = ()) -> InductionResult:
+          pairs: list[tuple] = ()) -> InductionResult:
     """Try the induction steps of depth 0..``max_k`` (the base case, lengths <= max_k at
     least, is the caller's), with the property strengthened by ``pairs`` (definitions of the
     two programs proved equal at every position of every string of length <= ``max_k``;
@@ -137,7 +157,7 @@ def prove(question: Question, alphabet: tuple[str, ...], max_k: int,
 
 
 def _steps(question: Question, alphabet: tuple[str, ...], max_k: int,
-           pairs: list[tuple[str, str]]) -> tuple[InductionResult, list[tuple[str, str]]]:
+           pairs: list[tuple]) -> tuple[InductionResult, list[tuple]]:
     """The steps of depth 0..max_k for the property "no violation, and every pair equal";
     the result, and the pairs the deepest step could not prove."""
     z = z3()
@@ -153,7 +173,7 @@ def _steps(question: Question, alphabet: tuple[str, ...], max_k: int,
         values = [encoder.step(bits, window.start + k, counts) for encoder in window.encoders]
         violated = question.violation([value[program.answer.name]
                                        for value, program in zip(values, question.programs)])
-        equal = [values[0][name] == values[1][other] for name, other in pairs]
+        equal = window.equalities(values, pairs)
         if _unsatisfiable(z, solver, z.Or(violated, z.Not(z.And(equal)))):
             return InductionResult(True, k, k, None, exact), []
         solver.push()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from crasp import interpret, syntax
+from crasp.verify.encode import count_nodes, is_token_only, token_only_definitions
 
 EXHAUSTIVE = 4
 RANDOM = 256
@@ -52,6 +53,43 @@ def _signatures(program: syntax.Program, strings: list[list[str]]) -> dict[str, 
     valid = np.arange(width)[None, :] <= evaluation.lengths[:, None]   # BOS and the tokens
     return {d.name: f"{d.type} {np.asarray(evaluation.columns[d.name])[valid].tolist()}"
             for d in program.definitions}
+
+
+BODY = "\0body of count {}"
+"""The name a count's body gets in the copy of a program that simulation runs (no program
+name can contain a NUL)."""
+
+
+def unrolled_counts(program: syntax.Program) -> list[syntax.Count]:
+    """The counts the encoder keeps a running value of (``crasp.verify.encode``): unguarded,
+    and reading more than the token."""
+    pure = token_only_definitions(program)
+    return [node for node in count_nodes(program)
+            if node.relation is None and not is_token_only(node, pure)]
+
+
+def _with_bodies(program: syntax.Program) -> syntax.Program:
+    """``program`` with one more definition per unrolled count: its body."""
+    bodies = tuple(syntax.Definition(BODY.format(index), node.body, syntax.BOOL)
+                   for index, node in enumerate(unrolled_counts(program)))
+    return syntax.Program(program.definitions + bodies, program.alphabet,
+                          declared_alphabet=True)
+
+
+def body_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[str, ...],
+               max_length: int) -> list[tuple[int, int]]:
+    """(index in ``unrolled_counts(first)``, index in ``unrolled_counts(second)``) for every
+    count of ``second`` whose body agrees on the samples with the body of one of ``first``:
+    counts that count the same positions, whatever their bodies' formulas."""
+    strings = _samples(alphabet, max_length)
+    bodies = [[(int(name.split()[-1]), signature)
+               for name, signature in _signatures(_with_bodies(p), strings).items()
+               if name.startswith(BODY.format(""))] for p in (first, second)]
+    first_index: dict[str, int] = {}
+    for index, signature in bodies[0]:
+        first_index.setdefault(signature, index)
+    return [(first_index[signature], index) for index, signature in bodies[1]
+            if signature in first_index]
 
 
 def candidate_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[str, ...],
