@@ -121,3 +121,19 @@ def test_a_proof_on_a_random_near_identical_pair_is_never_wrong(prog, threshold)
     elif verdict.outcome == "counterexample":
         assert enumeration.first_violation(question, ("a", "b"), 3) is not None \
             or len(verdict.counterexample.tokens) > 3
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program_asts(max_depth=2, max_definitions=4))
+def test_a_proof_between_a_random_program_and_its_decompiled_twin_is_never_wrong(prog):
+    """The strengthened induction at work (many paired definitions and count bodies): every
+    proof is re-checked by enumeration, and the pair is never told apart."""
+    from crasp.compiler import compile_program, decompile_model
+
+    twin = decompile_model(compile_program(prog)).program
+    question = Question("equivalent", (prog, twin), ("A", "B"))
+    verdict = decide(question, 4, method="smt", unbounded=True)
+    assert verdict.outcome in ("proved", "unknown")
+    if verdict.outcome == "proved":
+        alphabet = verdict.alphabet
+        assert enumeration.first_violation(question, alphabet, 8) is None

@@ -66,7 +66,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
         alphabet = chosen_alphabet(tuple(alphabet))
     else:
         alphabet, foreign = default_alphabet(question.programs)
-    strings = enumeration.strings_up_to(len(alphabet), max_length)
+    strings = enumeration.strings_of_length(len(alphabet), max_length)
     if method == "auto":
         method = "enumerate" if strings <= ENUMERATION_LIMIT else "smt"
     if method == "enumerate":

@@ -30,7 +30,7 @@ class Violation:
     tokens: tuple[str, ...]
 
 
-def strings_up_to(size: int, length: int) -> int:
+def strings_of_length(size: int, length: int) -> int:
     """How many strings of length exactly ``length`` enumeration runs (their prefixes cover
     the shorter ones)."""
     return size ** length
@@ -49,7 +49,7 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
     """The shortest string of length <= ``max_length`` over ``alphabet`` on which the question
     is violated, or None."""
     size = len(alphabet)
-    total = strings_up_to(size, max_length)
+    total = strings_of_length(size, max_length)
     # token index -> each program's own id for it (its alphabet index, or "not in alphabet")
     maps = [np.array([p.alphabet.index(t) if t in p.alphabet else len(p.alphabet)
                       for t in alphabet], dtype=np.int64) for p in question.programs]
