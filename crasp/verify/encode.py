@@ -74,12 +74,15 @@ class ProgramEncoder:
         self.earlier_body = earlier_body
         self.history: dict[int, list[Term]] = {key: [] for key in self.counts}
         pure = token_only_definitions(program)
-        self.token_sets = {id(node): self._tokens_where_body_holds(node, len(alphabet))
-                           for node in nodes if is_token_only(node, pure)}
+        self.token_sets = self._tokens_where_bodies_hold(
+            [node for node in nodes if is_token_only(node, pure)], len(alphabet))
         self.steps = 0
 
-    def _tokens_where_body_holds(self, node: syntax.Count, size: int) -> list[int]:
-        holds = []
+    def _tokens_where_bodies_hold(self, nodes: list[syntax.Count],
+                                  size: int) -> dict[int, list[int]]:
+        """For each token-only count, the tokens (indices) where its body holds: the program
+        evaluated once per token, with every count read as 0 (no token-only body reads one)."""
+        holds: dict[int, list[int]] = {id(node): [] for node in nodes}
         for token in range(size):
             bodies: dict[int, Term] = {}
 
@@ -87,8 +90,9 @@ class ProgramEncoder:
                 bodies[id(count)] = body
                 return self.z3.IntVal(0)
             self._values([self.z3.BoolVal(k == token) for k in range(size)], 0, record)
-            if self.z3.is_true(self.z3.simplify(bodies[id(node)])):
-                holds.append(token)
+            for key in holds:
+                if self.z3.is_true(self.z3.simplify(bodies[key])):
+                    holds[key].append(token)
         return holds
 
     def bos(self) -> dict[str, Term]:
