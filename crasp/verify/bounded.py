@@ -43,7 +43,8 @@ class _Unrolling:
         pairs = candidate_pairs(*question.programs, alphabet, max_length) \
             if len(question.programs) == 2 else []
         # a pair must hold at BOS too (all its terms are constants there)
-        pairs = [(a, b) for a, b in pairs if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
+        pairs = [(a, b) for a, b in pairs
+                 if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
         self.sweeper = _Sweeper(z, self.solver, pairs) if pairs else None
         self.tokens: list[list] = []
         self.parikh = ParikhCounts(self.solver, [z.IntVal(0)] * len(alphabet), 0, "n")

@@ -26,9 +26,9 @@ Strengthening (two programs). The property proved is V' = "no violation, and eve
 equal", for the pairs that ``bounded.proved_pairs`` proves equal at every position of every
 string of length <= max_k (the base case of V'): two definitions x and y, or the bodies of two
 counts. Under V' at every earlier position, two counts with paired bodies (or counting paired
-definitions) are equal: their start values are one variable. The step must then also re-establish every pair at p + k; a pair it cannot is
-dropped and the steps re-run (Houdini's fixed point: the remaining pairs still have their base
-case), down to plain k-induction on V.
+definitions) are equal: their start values are one variable. The step must then also
+re-establish every pair at p + k; a pair it cannot is dropped and the steps re-run (Houdini's
+fixed point: the remaining pairs still have their base case), down to plain k-induction on V.
 
 Exactness for depth 1. When every count of both programs is of the third kind (each program
 has depth <= 1 and no guarded count or positional predicate), every state allowed by Inv is
@@ -36,9 +36,9 @@ reached by some string (any arrangement of the n_s), so the step of depth 0 is a
 Presburger decision: it is unsatisfiable (proved) or its model is a real counterexample.
 
 What it cannot prove: an equivalence that rests on a relation between counts of depth >= 2
-that neither Inv nor a pair states and that no k consecutive positions re-establish (for example that
-the number of positions where #"a" == #"b" is at most #"a": a state that breaks the relation
-can keep the answers equal for any number of positions before they differ). Then the
+that neither Inv nor a pair states and that no k consecutive positions re-establish (for
+example that the number of positions where #"a" == #"b" is at most #"a": a state that breaks
+the relation can keep the answers equal for any number of positions before they differ). Then the
 answer is ``unknown``. A model of a failed step is turned into a string (the tokens of the
 state, grouped, then the window) and run through the interpreter: where that string
 violates, it is a real counterexample longer than N.
@@ -49,8 +49,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crasp import syntax
-from crasp.verify.encode import (CountTable, ParikhCounts, ProgramEncoder, count_nodes, is_token_only,
-                                 one_hot_token, token_only_definitions)
+from crasp.verify.encode import (CountTable, ParikhCounts, ProgramEncoder, count_nodes,
+                                 is_token_only, one_hot_token, token_only_definitions)
 from crasp.verify.explain import is_violated
 from crasp.verify.questions import Question
 from crasp.verify.sweep import unrolled_counts
@@ -178,10 +178,10 @@ def _steps(question: Question, alphabet: tuple[str, ...], max_k: int,
             return InductionResult(True, k, k, None, exact), []
         solver.push()
         solver.add(violated)
-        found = _realize(z, solver, window, tokens, alphabet, question) \
-            if solver.check() == z.sat else None
+        violable = solver.check() == z.sat
+        found = _realize(z, solver, window, tokens, alphabet, question) if violable else None
         solver.pop()
-        if found is not None or (exact and k == 0):
+        if found is not None or (exact and k == 0 and violable):
             return InductionResult(False, None, k, found, exact), []
         if k == max_k:
             failing = [pair for pair, same in zip(pairs, equal)
