@@ -11,9 +11,9 @@ hardware equivalence checkers).
 
 Derivation. Candidates come from simulation: every definition of either program is run by the
 interpreter on the same sample strings (every string of length <= ``EXHAUSTIVE`` over the
-alphabet and ``RANDOM`` random ones of length <= the bound); a definition of the second program
-is paired with the first definition of the first program of the same type whose values agree
-at every position of every sample. A candidate is only a guess: ``bounded`` asks the solver to
+alphabet and ``RANDOM`` random ones up to ``RANDOM_LENGTH`` or the bound); a definition of the
+second program is paired with the first definition of the first program of the same type
+whose values agree at every position of every sample. A candidate is only a guess: ``bounded`` asks the solver to
 prove it at each position (given the lemmas of earlier positions) and adds it as a lemma only
 when it is proved, so the lemmas are valid facts and never change an answer; a candidate the
 solver refutes is dropped.
@@ -28,6 +28,10 @@ from crasp.verify.encode import count_nodes, is_token_only, token_only_definitio
 
 EXHAUSTIVE = 4
 RANDOM = 256
+RANDOM_LENGTH = 64
+"""Random samples are up to this long (or the bound, if longer): definitions that hold only
+after many alternations (the L_k and E_k families) must hold somewhere in the samples, or
+they would pair with a definition that is always false."""
 SEED = 0
 
 
@@ -42,7 +46,7 @@ def _samples(alphabet: tuple[str, ...], max_length: int) -> list[list[str]]:
         strings += [[alphabet[k] for k in row] for row in indices]
     generator = np.random.default_rng(SEED)
     for _ in range(RANDOM):
-        length = int(generator.integers(0, max(max_length, 1) + 1))
+        length = int(generator.integers(0, max(max_length, RANDOM_LENGTH) + 1))
         strings.append([alphabet[k] for k in generator.integers(0, size, length)])
     return strings
 
