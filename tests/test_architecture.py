@@ -17,6 +17,7 @@ Every module belongs to one layer; a layer imports only the layers below it:
                 reports, analyses
     models      crasp/models/: every kind of model, one type each, one loader
     export      crasp/export/: models for other tools
+    zoo         crasp/zoo/: compiled models with their ground-truth circuits, scored by ablation
     commands    the click commands (crasp/cli.py and every cli.py, crasp eval): everything
 
 The API names that ``docs/api.md`` shows in ``crasp.compiler`` but that live above it
@@ -37,7 +38,7 @@ PACKAGE = Path(crasp.__file__).parent
 MAX_LINES = 450
 
 LAYERS = ["errors", "util", "core", "languages", "verify", "compiler", "decompile", "model class",
-          "realize", "train", "models", "export", "commands"]
+          "realize", "train", "models", "export", "zoo", "commands"]
 ALLOWED = {
     "errors": set(),
     "util": {"errors"},
@@ -51,12 +52,13 @@ ALLOWED = {
     "train": {"errors", "util", "core", "languages", "compiler", "model class", "realize"},
     "models": {"errors", "util", "core", "compiler", "model class"},
     "export": {"errors", "util", "core", "compiler", "models"},
+    "zoo": {"errors", "util", "core", "languages", "compiler", "realize", "models"},
     "commands": set(LAYERS),
 }
 MODEL_CLASS = {"crasp.train.model", "crasp.train.posenc", "crasp.train.config", "crasp.train.run",
                "crasp.train.results", "crasp.train.checkpoint"}
 PACKAGES = {"util", "languages", "verify", "compiler", "decompile", "realize", "models",
-            "export"}
+            "export", "zoo"}
 
 
 def _module_name(path: Path) -> str:

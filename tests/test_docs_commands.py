@@ -194,6 +194,8 @@ PYTHON_BLOCKS_NOT_RUN = {
     "docs/languages.md": "a reference listing with placeholders (length, rng, tokens)",
     "docs/train.md": "trains the default preset on L5 (minutes); docs/api.md runs train tiny",
     "docs/api.md": "runs as a doctest in test_api_docs.py",
+    "docs/interop.md": "loads the exports its crasp commands write (and needs no crasp): "
+                       "tests/test_interop.py runs the same recipes in a process without crasp",
 }
 
 
