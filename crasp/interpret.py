@@ -176,9 +176,12 @@ class _Evaluator:
             left, right = _wide(operands, bound)
             return _integers(left - right, bound)
         if kind is syntax.Scale:
+            # The product's bound can be below its operand's (0 * c, a large c): the factors
+            # are as wide as the largest of the two, the product is narrowed to its own.
             bound = abs(node.factor) * bounds[0]
-            (operand,) = _wide(operands, bound)
-            return _integers(_wide([np.asarray(node.factor)], bound)[0] * operand, bound)
+            width = max(bound, bounds[0], abs(node.factor))
+            factor, operand = _wide([np.asarray(node.factor), operands[0]], width)
+            return _integers(factor * operand, bound)
         if kind is syntax.Min:
             return _integers(np.minimum(*operands), max(bounds))
         if kind is syntax.Max:

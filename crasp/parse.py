@@ -240,6 +240,12 @@ class _ToSyntax(Transformer_NonRecursive):
             return syntax.Scale(left.value, right, span=span)
         if isinstance(right, syntax.IntConst):
             return syntax.Scale(right.value, left, span=span)
+        factors = _literal_product_factors(left)
+        if factors is not None:   # (2 * 3) * c is 2 * (3 * c): every factor is a literal
+            product = right
+            for factor in reversed(factors):
+                product = syntax.Scale(factor, product, span=span)
+            return product
         raise self._error("a product needs an integer literal on one side", span,
                           expected="INT * c, for example 2 * #\"a\" (counts are never multiplied "
                                    "together)")
@@ -278,6 +284,16 @@ class _ToSyntax(Transformer_NonRecursive):
             return syntax.LocalRelation(name, predicates.IMPORTABLE_RELATIONS[name], span=span)
         raise self._error(f"unknown positional relation '{name}'", span,
                           expected="pred or pred4 (after #import), or offset(c)")
+
+
+def _literal_product_factors(expr: syntax.Expr) -> list[int] | None:
+    """The literals of a product of literals (``2 * 3`` is ``Scale(2, IntConst(3))``), outermost
+    first, or None for anything else."""
+    factors = []
+    while isinstance(expr, syntax.Scale):
+        factors.append(expr.factor)
+        expr = expr.operand
+    return factors + [expr.value] if factors and isinstance(expr, syntax.IntConst) else None
 
 
 def _describe_expected(expected: set[str]) -> str:
