@@ -29,3 +29,9 @@ def read_lines(lines: Iterable[str], alphabet: Sequence[str], split_characters: 
         if not stripped or stripped.startswith("//"):
             continue
         yield stripped, tokenize(stripped, alphabet, split_characters)
+
+
+def can_be_input_token(text: str) -> bool:
+    """Whether some input can hold the token ``text``: inputs are split on whitespace (in
+    Hahn's interpreter too), so a token is non-empty and holds no whitespace character."""
+    return bool(text) and not any(c.isspace() for c in text)

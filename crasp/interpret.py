@@ -85,8 +85,14 @@ class Evaluation:
     @property
     def accept(self) -> np.ndarray:
         """[B] bool: the answer at each string's last position (at BOS for the empty string)."""
+        return self.answer_at_end.astype(bool)
+
+    @property
+    def answer_at_end(self) -> np.ndarray:
+        """[B]: the answer's value at each string's last position (a count, for a program read
+        with ``count_answer``)."""
         answer = self.columns[self.program.answer.name]
-        return answer[np.arange(len(self.lengths)), self.lengths].astype(bool)
+        return answer[np.arange(len(self.lengths)), self.lengths]
 
     def values_of(self, row: int) -> dict[str, np.ndarray]:
         """Every definition's per-token values for one input."""

@@ -20,6 +20,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
+from crasp.inputs import can_be_input_token
 from crasp.syntax import Span
 
 StatementKind = Literal["import", "alphabet", "assign", "bare"]
@@ -160,7 +161,7 @@ class _ToSyntax(Transformer_NonRecursive):
     # atoms
     def _token_text(self, token: Token) -> str:
         text = str(token)[1:-1]
-        if not text or text != text.strip() or any(c.isspace() for c in text):
+        if not can_be_input_token(text):
             raise self._error("a token literal must be non-empty and contain no whitespace",
                               _span_of(token), expected='a token such as "a" or "("')
         return text
