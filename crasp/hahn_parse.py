@@ -35,7 +35,8 @@ Derivation of the reading, from how ANTLR 4 generates a parser for it:
 
 The parser memoizes, for every (rule, precedence, position), the ends it can reach in the order
 the decisions would try them, with the first tree for each end (later trees with the same end
-can never be preferred: every continuation open to them is open to the first).
+can never be preferred: every continuation open to them is open to the first), computed lazily:
+only as far as a caller reads them, so the greedy parse that usually succeeds costs linear work.
 
 Tokens follow his lexer: ``#import``, ``true``, ``false``, ``if``, ``else``, ``min``, ``max``
 are keywords; a string literal is anything between double quotes; only spaces and tabs are
@@ -116,17 +117,50 @@ def _between(first: Span, last: Span) -> Span:
     return Span(first.line, first.column, last.end_line, last.end_column)
 
 
+class _Results:
+    """The (end, tree) pairs of one rule call, in try order, each end once with its first tree;
+    computed only as far as some caller has read (the search stops at the first parse of the
+    whole statement), and shared by every caller."""
+
+    def __init__(self, parser: _StatementParser, start: int, pairs):
+        self.parser, self.start, self.pairs = parser, start, pairs
+        self.found: list[tuple[int, syntax.Expr]] = []
+        self.ends: set[int] = set()
+
+    def __iter__(self):
+        index = 0
+        while True:
+            if index < len(self.found):
+                yield self.found[index]
+                index += 1
+                continue
+            if self.pairs is None:
+                return
+            self.parser.enter(self.start)
+            try:
+                pair = next(self.pairs, None)
+            finally:
+                self.parser.depth -= 1
+            if pair is None:
+                self.pairs = None
+            elif pair[0] not in self.ends:
+                self.ends.add(pair[0])
+                self.found.append(pair)
+
+
 class _StatementParser:
-    """Parses one statement; ``bool_expr``/``count_expr`` return [(end, tree)] in try order."""
+    """Parses one statement; ``bool_expr``/``count_expr`` give (end, tree) in try order."""
 
     def __init__(self, tokens: list[Token], source: str, filename: str):
         self.tokens = tokens
         self.source = source
         self.filename = filename
-        self.memo: dict[tuple[str, int, int], list[tuple[int, syntax.Expr]]] = {}
+        self.memo: dict[tuple[str, int, int], _Results] = {}
         self.furthest = 0
         self.expected: set[str] = set()
         self.depth = 0
+        self.steps = 0
+        """Loop steps taken (a measure of the work, linear in the tokens for any chain)."""
 
     def kind(self, index: int) -> str:
         return self.tokens[index].kind if index < len(self.tokens) else "END"
@@ -148,21 +182,25 @@ class _StatementParser:
 
     # ------------------------------------------------------------ rules
 
-    def _memoized(self, rule: str, precedence: int, start: int, primaries):
+    def _memoized(self, rule: str, precedence: int, start: int, primaries) -> _Results:
         key = (rule, precedence, start)
         if key not in self.memo:
-            self.depth += 1
-            if self.depth > MAX_NESTING:
-                raise self.error_at(start, "the expression is nested too deeply for Hahn's "
-                                           f"parser (more than {MAX_NESTING} rule calls)")
             step = self._bool_step if rule == "bool" else self._count_step
-            results: dict[int, syntax.Expr] = {}
-            for end, tree in primaries(start):
-                for final_end, final_tree in self._loop(step, precedence, start, end, tree):
-                    results.setdefault(final_end, final_tree)
-            self.memo[key] = list(results.items())
-            self.depth -= 1
+            self.memo[key] = _Results(self, start, self._search(step, precedence, start,
+                                                                primaries))
         return self.memo[key]
+
+    def _search(self, step, precedence: int, start: int, primaries):
+        visited: set[int] = set()
+        for end, tree in primaries(start):
+            yield from self._loop(step, precedence, start, end, tree, visited)
+
+    def enter(self, start: int) -> None:
+        """One more rule call in progress (``_Results`` calls it around each computation)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error_at(start, "the expression is nested too deeply for Hahn's "
+                                       f"parser (more than {MAX_NESTING} rule calls)")
 
     def bool_expr(self, precedence: int, start: int):
         return self._memoized("bool", precedence, start, self._bool_primaries)
@@ -233,22 +271,34 @@ class _StatementParser:
                 if self.accept(end, ")"):
                     yield end + 1, inner
 
-    def _loop(self, step, precedence: int, start: int, end: int, tree):
-        """Every way the operator loop can go on from (end, tree): continuing before exiting.
+    def _loop(self, step, precedence: int, start: int, end: int, tree, visited: set[int]):
+        """Every end the operator loop can reach from (end, tree), continuing before exiting,
+        each with the first tree that reaches it (a generator: computed as far as it is read).
 
-        Iterative (an explicit stack), so a chain of thousands of operands needs no recursion.
+        A depth-first search over the positions the loop can stand at, each entered once
+        (``visited`` is shared by every primary of one rule call): what the loop can do from
+        a position does not depend on the tree built so far, so a later tree reaching a
+        position could only reach the ends already found, each of which keeps its first tree.
+        Without this, an ``A && B || C && D || ...`` chain has two trees for each ``||``
+        operand (``C`` and ``C && D``) and the trees multiply: 2^k paths for k pairs. With it,
+        and with every rule call read only as far as a caller needs (``_Results``), reading a
+        chain costs a number of steps linear in its length. Iterative (an explicit stack), so
+        a chain of thousands of operands needs no recursion.
         """
-        results = []
+        if end in visited:
+            return
+        visited.add(end)
         stack = [(end, tree, iter(step(precedence, start, end, tree)))]
         while stack:
             at, node, continuations = stack[-1]
             following = next(continuations, None)
+            self.steps += 1
             if following is None:
                 stack.pop()
-                results.append((at, node))
-            else:
+                yield at, node
+            elif following[0] not in visited:
+                visited.add(following[0])
                 stack.append((*following, iter(step(precedence, start, *following))))
-        return results
 
     def _bool_step(self, precedence: int, start: int, i: int, tree):
         kind = self.kind(i)
