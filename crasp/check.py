@@ -307,3 +307,18 @@ def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = (),
     interpreter prints (``crasp run --dialect hahn`` does too); every other use needs a Boolean.
     """
     return _Checker(parsed, dialect).program(tuple(extra_alphabet), count_answer)
+
+
+def check_expression(program: syntax.Program, index: int, expr: syntax.Expr
+                     ) -> tuple[syntax.Expr, Type]:
+    """``expr`` resolved and typed where definition ``index`` of ``program`` stands (the names
+    defined before it, the program's imports and alphabet): how Hahn's reading of that line is
+    compared with crasp's. Raises ``ProgramError`` when it is not well typed."""
+    checker = _Checker(ParsedProgram((), program.source, program.filename), "crasp")
+    checker.imports = {name: None for name in program.imports}
+    if program.declared_alphabet:
+        checker.declared_alphabet = program.alphabet
+    for definition in program.definitions[:index]:
+        checker.internal[definition.name] = definition.name
+        checker.defined[definition.name] = (definition.type, definition.span)
+    return checker.expr(expr)
