@@ -185,8 +185,21 @@ def has_one_reading(expr: syntax.Expr) -> bool:
 
 def format_definition_expr(expr: syntax.Expr) -> str:
     text = format_expr(expr)
-    return text if has_one_reading(expr) or _reads_back(expr, text) else \
-        format_parenthesized(expr)
+    return text if has_one_reading(expr) or _is_flat_chain(text) or _reads_back(expr, text) \
+        else format_parenthesized(expr)
+
+
+def _is_flat_chain(text: str) -> bool:
+    """Whether ``text`` is a chain without parentheses that both parsers read alike
+    (``crasp.hahn.is_flat_chain``); ``format_expr`` prints such a chain only for the tree that
+    crasp's precedence builds from it, so the read-back check cannot fail."""
+    from crasp import hahn, hahn_parse
+
+    try:
+        statements = hahn_parse.tokenize(text, "<fmt>")
+    except ProgramError:
+        return False
+    return len(statements) == 1 and hahn.is_flat_chain(statements[0])
 
 
 def _header(program: syntax.Program) -> list[str]:

@@ -83,8 +83,58 @@ def has_one_reading(tokens: list[hahn_parse.Token]) -> bool:
         elif token.kind in _BINARIES and not prefix_seen and binaries == 0:
             binaries = 1
         else:
-            return False
+            return is_flat_chain(tokens)
     return True
+
+
+_BOOLEAN_LOOP = frozenset({"&&", "||"})
+_COMPARISONS = frozenset({"<", ">", "==", "!=", "<=", ">="})
+
+
+def is_flat_chain(tokens: list[hahn_parse.Token]) -> bool:
+    """Whether ``tokens`` are units joined by ``&& || + -`` and comparisons, which both
+    grammars read alike, however long (so a 100,000-operand chain is never parsed twice).
+
+    A unit is an atom or ``#`` before a token literal; no parentheses, ``!``, ``*``, ``if``,
+    ``min``/``max`` or ``#[``. Two rules keep Hahn's reading equal to crasp's: a ``#"a"`` unit is
+    not followed by ``&&`` or ``||`` (his ``#`` would take them into its body), and within one
+    sum no ``-`` comes before a ``+`` (his ``a - b + c`` is ``a - (b + c)``).
+
+    Derivation (``crasp.hahn_parse``): his ``&&`` (7) and ``||`` (6) loops are left-associative
+    with ``&&`` binding tighter, as crasp's; his ``+`` (7) and ``-`` (6) read ``a + b - c`` as
+    ``(a + b) - c`` and ``a - b - c`` as ``(a - b) - c``, as crasp does, and differ only when a
+    ``+`` follows a ``-``. His ``#`` reads a whole bool_expr, but at a token literal that is the
+    literal with the ``&&``/``||`` after it: none follows. A comparison's operands are the
+    maximal sums around it: the first end tried for a count is the longest (its loop continues
+    before it exits), and that is the one followed by the comparison; after the right operand
+    the Boolean loop goes on as crasp's does. Comparisons do not chain in either grammar.
+    """
+    minus_in_sum = False
+    previous = None
+    for index, token in enumerate(tokens):
+        kind = token.kind
+        expects_unit = index == 0 or previous in _BINARIES
+        if expects_unit:
+            if kind == "#":
+                if index + 1 >= len(tokens) or tokens[index + 1].kind != "STRING":
+                    return False
+                following = tokens[index + 2].kind if index + 2 < len(tokens) else None
+                if following in _BOOLEAN_LOOP:
+                    return False
+            elif kind not in _ATOMS:
+                return False
+        elif previous == "#":
+            pass   # the literal after it, checked above
+        elif kind in ("+", "-"):
+            if kind == "+" and minus_in_sum:
+                return False
+            minus_in_sum |= kind == "-"
+        elif kind in _BOOLEAN_LOOP or kind in _COMPARISONS:
+            minus_in_sum = False
+        else:
+            return False
+        previous = kind
+    return previous is not None and previous not in _BINARIES and previous != "#"
 
 
 def hahn_readings(source: str, filename: str) -> dict[int, syntax.Expr]:

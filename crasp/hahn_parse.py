@@ -57,7 +57,7 @@ from crasp.syntax import Span
 
 _KEYWORDS = {"true": "TRUE", "false": "FALSE", "if": "IF", "else": "ELSE", "min": "MIN",
              "max": "MAX"}
-_LEXEMES = re.compile(r"""
+_LEXEMES = re.compile(r"""[ \t]*(?:      # the blanks before a lexeme are skipped with it
     (?P<COMMENT>//[^\r\n]*)
   | (?P<IMPORT>\#import)
   | (?P<VARIABLE>[a-zA-Z_][a-zA-Z_0-9]*)
@@ -65,8 +65,8 @@ _LEXEMES = re.compile(r"""
   | (?P<INT>[0-9]+)
   | (?P<OP>&&|\|\||==|!=|<=|>=|[!<>=?:+\-*\#()\[\],])
   | (?P<NL>(\r?\n)+)
-  | (?P<WS>[ \t]+)
-""", re.VERBOSE)
+  | (?P<END>$)
+)""", re.VERBOSE)
 _COMPARISONS = ("<", ">", "==", "!=", "<=", ">=")   # in the order of bool_expr's alternatives
 _COUNT_STARTS = frozenset({"#", "VARIABLE", "INT", "MAX", "MIN", "("})
 _BOOL_STARTS = _COUNT_STARTS | {"STRING", "!", "TRUE", "FALSE"}
@@ -88,28 +88,40 @@ class Token:
 def tokenize(source: str, filename: str) -> list[list[Token]]:
     """Hahn's lexer: the tokens of each newline-separated statement (empty ones dropped)."""
     statements: list[list[Token]] = [[]]
+    current = statements[0]
     line, line_start, position = 1, 0, 0
+    match_at, keywords = _LEXEMES.match, _KEYWORDS
     while position < len(source):
-        match = _LEXEMES.match(source, position)
-        column = position - line_start + 1
+        match = match_at(source, position)
         if match is None:
+            position += len(source[position:]) - len(source[position:].lstrip(" \t"))
+            column = position - line_start + 1
             raise ProgramError(f"unexpected character {source[position]!r}", source=source,
                                filename=filename, span=Span(line, column, line, column + 1),
                                expected="a token of Hahn's grammar")
-        kind, text = match.lastgroup, match.group()
-        end_line = line + text.count("\n")
-        end_column = (len(text) - text.rfind("\n") if "\n" in text else column + len(text))
+        kind = match.lastgroup
+        start, position = match.start(kind), match.end()
         if kind == "NL":
-            statements.append([])
-        elif kind not in ("WS", "COMMENT"):
-            if kind == "VARIABLE":
-                kind = _KEYWORDS.get(text, kind)
-            elif kind == "OP":
-                kind = text
-            statements[-1].append(Token(kind, text, Span(line, column, end_line, end_column)))
-        if "\n" in text:
-            line, line_start = end_line, position + text.rfind("\n") + 1
-        position = match.end()
+            current = []
+            statements.append(current)
+            line, line_start = line + position - start - source.count("\r", start, position), \
+                position
+            continue
+        if kind == "COMMENT" or kind == "END":
+            continue
+        text = source[start:position]
+        column = start - line_start + 1
+        if kind == "VARIABLE":
+            kind = keywords.get(text, kind)
+        elif kind == "OP":
+            kind = text
+        if kind == "STRING" and "\n" in text:   # a literal over lines (his lexer allows it)
+            end_line = line + text.count("\n")
+            span = Span(line, column, end_line, len(text) - text.rfind("\n"))
+            line, line_start = end_line, start + text.rfind("\n") + 1
+        else:
+            span = Span(line, column, line, column + len(text))
+        current.append(Token(kind, text, span))
     return [tokens for tokens in statements if tokens]
 
 

@@ -96,3 +96,42 @@ def test_a_30_pair_chain_goes_through_every_command(tmp_path, command):
     arguments = command + [str(path)] + (["a b"] if command == ["run"] else [])
     result = CliRunner().invoke(cli, arguments)
     assert result.exit_code == 0 and "warning" not in result.output, result.output
+
+
+UNITS = ["p", "x", "1", "true", '"a"', '#"a"']
+JOINERS = ["&&", "||", "+", "-", "<", "==", ">="]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(UNITS), min_size=1, max_size=12), st.data())
+def test_flat_chains_are_read_alike_by_both_parsers(units, data):
+    """``crasp.hahn.is_flat_chain``: wherever it holds and both parsers read the text, they
+    build the same tree (so the comparison of readings may skip Hahn's parse)."""
+    from crasp.hahn import is_flat_chain
+    from crasp.parse import parse
+
+    joiners = data.draw(st.lists(st.sampled_from(JOINERS), min_size=len(units) - 1,
+                                 max_size=len(units) - 1))
+    text = units[0] + "".join(f" {j} {u}" for j, u in zip(joiners, units[1:]))
+    source = text + "\n"
+    tokens = hahn_parse.tokenize(source, "<t>")[0]
+    if not is_flat_chain(tokens):
+        return
+    try:
+        ours = parse(f"v = {text}\n").statements[0].expr
+        theirs = hahn_parse.parse_expression_tokens(tokens, source, "<t>")
+    except hahn_parse.ProgramError:
+        return
+    assert syntax.same_structure(ours, theirs), text
+
+
+def test_flat_chain_shapes():
+    from crasp.hahn import is_flat_chain
+
+    def flat(text):
+        return is_flat_chain(hahn_parse.tokenize(text + "\n", "<t>")[0])
+    assert flat(" && ".join(["p"] * 1000)) and flat(" + ".join(['#"a"'] * 1000) + " > 0")
+    assert flat('x - #"a" - 1 < y + 2 || p && #"b" == 0')
+    for different in ['x - y + 1 > 0', '#"a" && p', "!p && q", "(p)", "2 * x + y > 0",
+                      "#p > 0", "x if p else y"]:
+        assert not flat(different), different
