@@ -5,8 +5,9 @@ evidence checked against the plain reference evaluator."""
 from __future__ import annotations
 
 import itertools
-import random
 import re
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -18,46 +19,11 @@ from crasp.check import check_expression
 from crasp.hahn import hahn_readings, precedence_warnings
 from reference import evaluate_at
 
-HEADER = ('#import pred\n#import pos_even\nP = "a"\nQ = "b" || "a" && "b"\nx = #"a"\n'
-          'y = #"b" - 1\nn = 2 * #(P || Q)\n')
-BOOLS, COUNTS = ['"a"', '"b"', "P", "Q", "pos_even", "true", "false"], ['#"a"', "x", "y", "n",
-                                                                          "0", "1", "2"]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from hahn_fixtures import HEADER as FIXTURE_HEADER, _bool, _count  # noqa: E402  the generator
+
+HEADER = FIXTURE_HEADER + "#import pos_even\n"
 WORDS = [list(w) for n in range(6) for w in itertools.product("abc", repeat=n)]
-
-
-def _bool(rng: random.Random, depth: int) -> str:
-    if depth <= 0 or rng.random() < 0.2:
-        return rng.choice(BOOLS)
-    pick = rng.randrange(6)
-    if pick < 2:
-        return f"{_bool(rng, depth - 1)} {'&&' if pick else '||'} {_bool(rng, depth - 1)}"
-    if pick == 2:
-        return f"!{_paren(rng, _bool(rng, depth - 1))}"
-    if pick == 3:
-        return (f"{_count(rng, depth - 1)} {rng.choice(['<', '>', '==', '!=', '<=', '>='])} "
-                f"{_count(rng, depth - 1)}")
-    return _paren(rng, _bool(rng, depth - 1), 0.7)
-
-
-def _count(rng: random.Random, depth: int) -> str:
-    if depth <= 0 or rng.random() < 0.2:
-        return rng.choice(COUNTS)
-    pick = rng.randrange(8)
-    if pick < 2:
-        return f"{_count(rng, depth - 1)} {'+-'[pick]} {_count(rng, depth - 1)}"
-    if pick == 2:
-        return f"{rng.randint(0, 3)} * {_paren(rng, _count(rng, depth - 1))}"
-    if pick == 3:
-        return f"{_count(rng, depth - 1)} if {_bool(rng, depth - 1)} else {_count(rng, depth - 1)}"
-    if pick == 4:
-        return f"{rng.choice(['min', 'max'])}({_count(rng, depth - 1)}, {_count(rng, depth - 1)})"
-    if pick == 5:
-        return f"#{'[pred] ' if rng.random() < 0.3 else ''}{_paren(rng, _bool(rng, depth - 1))}"
-    return _paren(rng, _count(rng, depth - 1), 0.7)
-
-
-def _paren(rng: random.Random, text: str, probability: float = 0.4) -> str:
-    return f"({text})" if rng.random() < probability else text
 
 
 def _both_readings(text: str):
