@@ -47,14 +47,15 @@ class _TokenIds(dict):
 
 
 def encode(program: syntax.Program, inputs: Sequence[Sequence[str]],
-           strict_alphabet: bool = False) -> EncodedBatch:
+           strict_alphabet: bool = False, first_number: int = 1) -> EncodedBatch:
     """Map token strings to alphabet indices. A token outside the alphabet gets the id
     ``len(alphabet)``, which no token test matches (Hahn's meaning: every token test is false
-    there); with ``strict_alphabet`` it is an ``InputError`` instead.
+    there); with ``strict_alphabet`` it is an ``InputError`` instead, naming the input by its
+    number (``first_number`` for the first of ``inputs``: a stream is encoded batch by batch).
 
     All tokens are looked up in one pass at C speed (``map`` over the concatenated batch) and
-    scattered into the padded array with index arithmetic: no Python loop over the inputs,
-    which was most of the interpreter's time."""
+    scattered into the padded array with a mask: no Python loop over the inputs, which was
+    most of the interpreter's time."""
     index = _TokenIds({token: i for i, token in enumerate(program.alphabet)})
     other = len(program.alphabet)
     lengths = np.fromiter(map(len, inputs), dtype=np.int64, count=len(inputs))
@@ -70,7 +71,8 @@ def encode(program: syntax.Program, inputs: Sequence[Sequence[str]],
         row = int(np.searchsorted(np.cumsum(lengths), where, side="right"))
         position = where - int(lengths[:row].sum())
         raise InputError(
-            f"input {row + 1}: token {inputs[row][position]!r} at position {position} is not in "
+            f"input {first_number + row}: token {inputs[row][position]!r} at position "
+            f"{position} is not in "
             f"the alphabet {{{', '.join(repr(t) for t in program.alphabet)}}}")
     width = int(lengths.max(initial=0)) + 1
     ids = np.full((len(inputs), width), PAD_ID, dtype=np.int64)
@@ -264,6 +266,6 @@ def evaluate_encoded(program: syntax.Program, batch: EncodedBatch) -> Evaluation
 
 
 def evaluate(program: syntax.Program, inputs: Sequence[Sequence[str]],
-             strict_alphabet: bool = False) -> Evaluation:
+             strict_alphabet: bool = False, first_number: int = 1) -> Evaluation:
     """Evaluate ``program`` on a batch of token lists (see ``encode`` for other tokens)."""
-    return evaluate_encoded(program, encode(program, inputs, strict_alphabet))
+    return evaluate_encoded(program, encode(program, inputs, strict_alphabet, first_number))

@@ -17,12 +17,14 @@ import numpy as np
 import safetensors.numpy
 
 from crasp.compiler.model_config import (
-    CONFIG_FILE, FORMAT, VERSION, ModelConfig, ModelFormatError, expected_shapes,
+    CONFIG_FILE, FORMAT, VERSION, ModelConfig, ModelFormatError, alibi, expected_shapes,
 )
-from crasp.outputs import COMPILED_MODEL, replace_directory
-from crasp.safe_read import SafeReadError, parse_json, read_bytes_file
+from crasp.util.outputs import COMPILED_MODEL, replace_directory
+from crasp.util.safe_read import SafeReadError, parse_json, read_bytes_file
 
 WEIGHTS_FILE = "model.safetensors"
+CHECKPOINT_WEIGHTS_FILE = "best.safetensors"
+"""The weights of a trainer's checkpoint (``crasp.train.run.BEST_FILE``), told apart here."""
 MAX_CONFIG_BYTES = 16 << 20
 MAX_WEIGHTS_BYTES = 8 << 30
 
@@ -49,7 +51,7 @@ class CompiledModel:
         return int(sum(tensor.size for tensor in self.tensors.values()))
 
     def save(self, directory: str | Path, force: bool = False) -> None:
-        """Write the model directory atomically (``crasp.outputs``): into a temporary
+        """Write the model directory atomically (``crasp.util.outputs``): into a temporary
         directory beside it, then renamed into place. An absent or empty place is used; an
         existing crasp model is replaced only with ``force``; anything else is refused."""
         validate(self.config, self.tensors, str(directory))
@@ -58,7 +60,7 @@ class CompiledModel:
             _write(staging / CONFIG_FILE, (json.dumps(self.config, indent=2) + "\n").encode())
             _write(staging / WEIGHTS_FILE, safetensors.numpy.save(
                 {name: _stored(t) for name, t in self.tensors.items()},
-                metadata={"format": FORMAT, "version": str(VERSION)}))
+                metadata={"format": FORMAT, "version": str(self.config["version"])}))
         replace_directory(directory, COMPILED_MODEL, force, write)
 
 
@@ -77,7 +79,8 @@ def _stored(tensor: np.ndarray) -> np.ndarray:
 
 def validate(config: dict, tensors: dict[str, np.ndarray], where: str) -> None:
     """Raise ``ModelFormatError`` unless ``config`` and ``tensors`` form a valid model."""
-    expected = expected_shapes(ModelConfig.from_json(config, where))
+    spec = ModelConfig.from_json(config, where)
+    expected = expected_shapes(spec)
     name = f"{where}/{WEIGHTS_FILE}"
     missing = [n for n in expected if n not in tensors]
     if missing:
@@ -95,12 +98,15 @@ def validate(config: dict, tensors: dict[str, np.ndarray], where: str) -> None:
                                    f"float32 or float64")
         if not np.all(np.isfinite(tensor)):
             raise ModelFormatError(f"{name}: tensor {key!r} has non-finite values")
+    for layer in range(spec.n_layers if spec.alibi else 0):
+        if (tensors[alibi(layer)] < 0).any():
+            raise ModelFormatError(f"{name}: tensor {alibi(layer)!r} has a negative slope (ALiBi "
+                                   f"slopes are >= 0)")
 
 
-def load_model(directory: str | Path):
-    """Read and check a model directory (raises ``ModelFormatError``): a compiled exact model
-    (``CompiledModel``), or a run directory of the trainer's model class (a trained run or a
-    float realization: ``crasp.train.checkpoint.Checkpoint``).
+def load_model(directory: str | Path) -> CompiledModel:
+    """Read and check a fixed-precision model directory (raises ``ModelFormatError``). Every
+    kind of model (trained runs and float realizations too) is read by ``crasp.models``.
 
     >>> import crasp, tempfile
     >>> from crasp.compiler import compile_program
@@ -111,9 +117,10 @@ def load_model(directory: str | Path):
     """
     path = Path(directory)
     where = str(path)
-    if (path / "best.safetensors").is_file():
-        from crasp.train.checkpoint import load_checkpoint  # torch: only for checkpoints
-        return load_checkpoint(path)
+    if (path / CHECKPOINT_WEIGHTS_FILE).is_file():
+        raise ModelFormatError(f"{where!r} is a checkpoint of the trainer's model class (a "
+                               f"trained run or a float realization), not a fixed-precision "
+                               f"model: read it with crasp.models.load_model")
     if not path.exists():
         raise ModelFormatError(f"model directory {where!r} does not exist")
     if not path.is_dir():

@@ -4,7 +4,7 @@
   heads, normalization, encoding, hidden widths) replaces the config's, and the depths must be
   equal.
 * ``compiled``: the language's reference prediction program, compiled to its float
-  realization (``float_realize``) in float32 for the longest length the run sees (the largest
+  realization (``realization``) in float32 for the longest length the run sees (the largest
   train or test bin), hence exact on every training, validation and test string before the
   first update. A run deeper than the program gets extra layers of zeros after it, which are
   the identity (each sublayer adds 0 to the residual stream); a shallower run is refused.
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import torch
 
-from crasp.compiler.float_realize import FloatRealization, realize_float
 from crasp.errors import CraspError
-from crasp.train.checkpoint import load_checkpoint, state_dict
+from crasp.realize.checkpoint import state_dict
+from crasp.realize.realization import FloatRealization, realize_float
+from crasp.train.checkpoint import load_checkpoint
 from crasp.train.config import TrainConfig
 
 COMPILED = "compiled"
@@ -78,7 +79,9 @@ def _initial_state(config: TrainConfig) -> tuple[dict[str, torch.Tensor], list[s
 
 def load_initial_weights(model: torch.nn.Module, config: TrainConfig, vocab) -> None:
     """Set ``model`` (built from ``adopt_architecture``'s config) to the checkpoint's weights,
-    reordered into ``vocab``; parameters the checkpoint lacks (extra layers) become 0."""
+    reordered into ``vocab``; parameters the checkpoint lacks (extra layers) become 0. Weights
+    the model's dtype cannot hold exactly (a float64 realization with a large gain, trained in
+    float32) are refused rather than rounded."""
     state, source_vocab = _initial_state(config)
     missing = [token for token in vocab if token not in source_vocab]
     if missing:
@@ -92,5 +95,12 @@ def load_initial_weights(model: torch.nn.Module, config: TrainConfig, vocab) -> 
         if name not in target or target[name].shape != value.shape:
             raise CraspError(f"--init-from {config.init_from}: tensor {name!r} does not fit the "
                              f"model (a different architecture)")
-        target[name] = value.to(target[name].dtype)
+        converted = value.to(target[name].dtype)
+        if not torch.equal(converted.to(value.dtype), value):
+            raise CraspError(f"--init-from {config.init_from}: tensor {name!r} is "
+                             f"{str(value.dtype).removeprefix('torch.')} and the run trains in "
+                             f"{str(converted.dtype).removeprefix('torch.')}, which would round "
+                             f"its values; realize the program with --dtype float32 (or a "
+                             f"smaller --max-length) to start from it")
+        target[name] = converted
     model.load_state_dict(target)

@@ -173,7 +173,8 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
     unique_specs = []
     for spec in specs:
         key = canonical_json({k: spec.get(k) for k in
-                              ("preset", "depths", "languages", "posenc", "seeds", "grid")})
+                              ("preset", "depths", "languages", "posenc", "seeds", "grid",
+                               "search")})
         if key in seen_specs:  # the same spec in several shard directories
             known = seen_specs[key].setdefault("commands", [])
             known += [c for c in spec.get("commands", []) if c not in known]
@@ -231,7 +232,7 @@ UNRECORDED_CODE = "unrecorded"
 
 def code_versions(data: SweepData) -> dict[str, int]:
     """Cells per fingerprint of the code that trained them (``environment["code"]``,
-    ``crasp.code_fingerprint``); ``UNRECORDED_CODE`` for runs older than the fingerprint."""
+    ``crasp.util.code_fingerprint``); ``UNRECORDED_CODE`` for runs older than the fingerprint."""
     counts: dict[str, int] = {}
     for cell in data.cells:
         code = (cell.results.environment or {}).get("code") or UNRECORDED_CODE

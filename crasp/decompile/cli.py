@@ -1,0 +1,168 @@
+"""``crasp decompile MODEL -o PROG.crasp``: write the program and print its summary.
+
+Loaded lazily by ``crasp/cli.py``, which turns every ``CraspError`` into its message on stderr
+and exit status 2. Exit status 1 when ``--verify`` finds a disagreement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+import crasp
+from crasp.cli import verification_options
+from crasp.compiler.verification import VerificationResult, verify
+from crasp.decompile.decompiling import decompile_model, format_decompile_summary
+from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES
+from crasp.decompile.write_program import HEADER
+from crasp.errors import CraspError
+from crasp.models import load_model
+from crasp.util.atomic import rewrite_in_place, write_text_atomic
+from crasp.util.outputs import writing
+from crasp.verify.cli import prove_equivalence, prove_option
+
+
+def _check_output(output: str, force: bool) -> bool:
+    """Refuse a place that holds anything but a program this command wrote (and that only
+    with --force); returns whether there is one to replace (perhaps behind a symbolic link)."""
+    path = Path(output)
+    if path.suffix not in crasp.PROGRAM_SUFFIXES:
+        raise CraspError(f"-o {output!r}: the program file must end in .crasp or .cr "
+                         f"(or use -o - for standard output)")
+    if not path.exists():
+        if path.is_symlink():
+            raise CraspError(f"refusing to write to {output!r}: it is a symbolic link to "
+                             f"nothing (to {os.readlink(path)!r})")
+        return False
+    try:
+        ours = path.is_file() and path.read_text(encoding="utf-8").startswith(HEADER)
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if not ours:
+        raise CraspError(f"refusing to overwrite {output!r}: it exists and is not a program "
+                         f"written by crasp decompile")
+    if not force:
+        raise CraspError(f"{output!r} exists (a program written by crasp decompile); pass "
+                         f"--force to replace it")
+    return True
+
+
+def _describe(result: VerificationResult) -> str:
+    if result.ok:
+        random = (f" and {result.random_strings} random strings of length up to "
+                  f"{result.random_length}" if result.random_strings else "")
+        return (f"the decompiled program agrees with the model ({result.layers} layers) at every "
+                f"position of {result.checked_strings} strings: all strings up to length "
+                f"{result.exhaustive_length}{random}")
+    tokens = result.counterexample or []
+    where = "at BOS (the empty input)" if result.position == -1 else f"at position {result.position}"
+    return (f"on the input {' '.join(tokens)!r} ({len(tokens)} tokens) {where}, the model "
+            f"answers {result.got} but the decompiled program answers {result.expected}")
+
+
+@click.command("decompile")
+@click.argument("model_dir", metavar="MODEL", type=click.Path())
+@click.option("-o", "--out", "--output", "output", required=True, metavar="PROG.crasp",
+              help="The program file to write (- for standard output).")
+@click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
+              show_default=True,
+              help="Stop (before enumerating) when a layer has more candidate (state, head "
+                   "output) pairs than this, or its attention tables more than 40 times as many "
+                   "(query state, key state) pairs.")
+@click.option("--force", is_flag=True,
+              help="Replace PROG.crasp if it is a program crasp decompile wrote.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print the summary as JSON: {"layers", "depth", "states", "candidates", '
+                   '"definitions", "comparisons", "depths", ...}.')
+@click.option("--verify", "verify_flag", is_flag=True,
+              help="Run the model and the program on all short and some long random strings.")
+@verification_options
+@prove_option
+def decompile_command(model_dir, output, max_states, force, as_json, verify_flag, max_length,
+                      random_length, random_count, seed, prove_length):
+    """Decompile MODEL (a crasp model directory) into a C-RASP program of the same depth.
+
+    The program answers exactly as the model at every position of every input, the empty
+    input and tokens outside the vocabulary included; it has one counting level per layer
+    (fewer only where its answer provably needs fewer). Any model in the crasp format works,
+    compiled or not; the cost grows with the number of residual states, which --max-states
+    bounds. See docs/decompile.md.
+
+    \b
+      crasp compile examples/dyck1.crasp -o dyck1.model
+      crasp decompile dyck1.model -o dyck1.decompiled.crasp --verify
+      crasp depth-check dyck1.decompiled.crasp
+      crasp decompile dyck1.model -o dyck1.decompiled.crasp --prove 20
+
+    --prove [N] proves the program equivalent, on every string of length ≤ N, to the model's
+    original program (the file config.json names, if it is still there unchanged) with crasp
+    equiv; without it, it runs the model and the program on every string of length ≤ N over
+    the vocabulary. Exit status 1 if they differ.
+    """
+    replacing = output != "-" and _check_output(output, force)
+    model = load_model(model_dir, "decompile").executable
+    result = decompile_model(model, source=model_dir, max_states=max_states)
+    summary = dict(result.summary)
+    verification = None
+    if verify_flag:
+        verification = verify(result.program, max_length, random_length, random_count, seed,
+                              model=model)
+        summary["verify"] = {"ok": verification.ok,
+                             "checked_strings": verification.checked_strings,
+                             "counterexample": verification.counterexample,
+                             "message": _describe(verification)}
+    if output == "-":
+        click.echo(result.text, nl=False)
+    else:
+        with writing(output, "program"):
+            if replacing:  # through a symbolic link, into the same file, as fmt -w
+                rewrite_in_place(output, result.text.encode("utf-8"))
+            else:
+                write_text_atomic(output, result.text)
+        summary["output"] = output
+    proved = prove_length is None or _prove(model, result.program, prove_length)
+    report = json.dumps(summary, indent=2) if as_json else format_decompile_summary(summary)
+    if verification is not None and not as_json:
+        report += ("\nverified: " if verification.ok else "\nMISMATCH: ") + _describe(verification)
+    if output != "-" and not as_json:
+        report += f"\n\nwrote {output}"
+    click.echo(report, err=output == "-")
+    sys.exit(0 if proved and (verification is None or verification.ok) else 1)
+
+
+def original_program(config: dict) -> tuple[crasp.Program | None, str]:
+    """The program the model was compiled from, if config.json names a file that still holds
+    the text it was compiled from (``program_sha256``); else None and why not."""
+    name = config.get("program_file")
+    if not name or name.startswith("<"):
+        return None, "config.json names no program file"
+    try:
+        text = crasp.read_program_text(name)
+    except CraspError:
+        return None, f"config.json names {name!r}, which cannot be read"
+    if hashlib.sha256(text.removeprefix("\ufeff").encode("utf-8")).hexdigest() \
+            != config.get("program_sha256"):
+        return None, f"{name!r} has changed since the model was compiled"
+    for dialect in crasp.DIALECTS:
+        try:
+            return crasp.parse_program(text, name, dialect=dialect), ""
+        except CraspError:
+            continue
+    return None, f"{name!r} no longer parses"
+
+
+def _prove(model, program: crasp.Program, max_length: int) -> bool:
+    """--prove: equiv with the original program, or (without one) the model run against the
+    program on every string of length <= max_length; the verdict on stderr."""
+    original, missing = original_program(model.config)
+    if original is not None:
+        return prove_equivalence(original, program, max_length, "decompile --prove")
+    result = verify(program, max_length, 1, 0, 0, model=model)
+    click.echo(f"decompile --prove: {missing}; so the model itself was run instead: "
+               + _describe(result), err=True)
+    return result.ok

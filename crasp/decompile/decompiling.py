@@ -1,0 +1,91 @@
+"""Driver: CompiledModel -> Decompilation. A fixed-precision transformer back to a C-RASP
+program of the same depth (Knee-Deep, thm:rtfr_to_TLCl), as a pipeline of three passes:
+
+    enumerate_states   the residual states after every layer, and the exact attention and
+                       feed-forward tables on them            (``enumerate_states``)
+    classify           merge the states no later layer tells apart   (``classify``)
+    write_program      one Boolean per class, one comparison per head-output threshold
+                                                                    (``write_program``)
+
+The program reads BOS-free counts, as C-RASP does, and answers at every position exactly
+what the model decides there, the empty input (BOS) and tokens outside the vocabulary
+included; its depth is at most the number of layers (or 1, for a model without layers that
+tells BOS from an outside token), and equal to it unless the simplification proves that the
+answer needs fewer nested levels of counting. ``--verify`` checks this against the executor rather than assuming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import crasp
+from crasp.decompile.classify import classify
+from crasp.decompile.write_program import write_program
+from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES, enumerate_states
+from crasp.compiler.model_format import CompiledModel
+
+
+@dataclass(frozen=True)
+class Decompilation:
+    """The program (checked), its text, and the summary (``format_decompile_summary``)."""
+
+    program: crasp.Program
+    text: str
+    summary: dict
+
+
+def decompile_model(model: CompiledModel, source: str = "a model",
+                    max_states: int = DEFAULT_MAX_STATES) -> Decompilation:
+    """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
+    at every position of every input (the passes: ``enumerate_states`` → ``classify``
+    → ``write_program``; the derivation is in their docstrings). Raises ``CraspError``
+    when more than ``max_states`` residual states would have to be enumerated.
+
+    >>> import crasp
+    >>> from crasp.compiler import compile_program
+    >>> model = compile_program(crasp.load_program(crasp.example("dyck1")))
+    >>> result = decompile_model(model)
+    >>> result.summary["depth"], crasp.depth_of(result.program)
+    (2, 2)
+    """
+    machine = enumerate_states(model, max_states)
+    classes = classify(machine)
+    written = write_program(machine, classes, list(model.config["residual_labels"]), source)
+    program = written.program
+    report = crasp.analyze(program)
+    summary = {
+        "layers": len(machine.layers),
+        "depth": report.depth,
+        "states": [{"level": level, "states": len(states), "classes": count}
+                   for level, (states, count) in enumerate(zip(machine.states, classes.count))],
+        "candidates": machine.candidates,
+        "definitions": len(program.definitions),
+        "comparisons": sum(1 for d in program.definitions
+                           for node in crasp.syntax.walk(d.expr)
+                           if isinstance(node, crasp.syntax.Compare)),
+        "depths": {d.name: d.depth for d in report.definitions},
+    }
+    return Decompilation(program, written.text, summary)
+
+
+def format_decompile_summary(summary: dict) -> str:
+    depth = f"depth        {summary['depth']}"
+    if summary["depth"] < summary["layers"]:
+        depth += (f" (less than the {summary['layers']} layer{'s' * (summary['layers'] != 1)}: the answer provably needs "
+                  f"only {summary['depth']} nested levels of counting)")
+    lines = [f"layers       {summary['layers']}",
+             depth,
+             f"definitions  {summary['definitions']} ({summary['comparisons']} comparisons)",
+             "states       " + "; ".join(
+                 ("embedding" if row["level"] == 0 else f"after layer {row['level']}")
+                 + f": {row['states']} ({row['classes']} after merging)"
+                 for row in summary["states"])]
+    if summary["candidates"]:
+        lines.append("enumerated   " + "; ".join(
+            f"layer {layer}: {count} (query state, head output) pairs"
+            for layer, count in enumerate(summary["candidates"], start=1)))
+    by_depth: dict[int, list[str]] = {}
+    for name, depth in summary["depths"].items():
+        by_depth.setdefault(depth, []).append(name)
+    lines += [f"depth {depth}      {', '.join(names)}" for depth, names in sorted(by_depth.items())]
+    return "\n".join(lines)

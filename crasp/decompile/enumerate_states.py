@@ -1,0 +1,291 @@
+"""Pass: CompiledModel -> StateMachine. The finitely many residual states of a fixed-precision
+model, layer by layer, and how each layer's attention and feed-forward map them.
+
+The derivation (Knee-Deep, thm:rtfr_to_TLCl, made exact for the arithmetic of
+``docs/model-format.md`` as ``crasp.compiler.executor`` runs it):
+
+* **States.** Every residual vector is a vector of grid values (multiples of 2^-s within p
+  bits), so the residual stream after layer l takes finitely many values. Level 0 holds the
+  rounded embedding rows of the vocabulary (every vocabulary entry alike), and of the "other
+  token" row (``other_id``, format version 2) that every token outside it reads; level l holds the
+  candidate outputs of layer l. We keep vectors as integer grid units, so equality is exact.
+* **BOS** sees only itself, so its state after every layer is one fixed vector; we take it
+  from the executor run on the empty input. It is a separate key: it is visible from every
+  position with multiplicity exactly 1, which turns its terms into constants.
+* **Attention is a function of counts.** For a query in state q and a key in state t, the score
+  q . k_t, the weight W(q, t) = R(exp(score)) and the summand S(q, t) = R(W(q, t) v_t) are
+  constants (grid units, computed with the executor's own operations). With n_t the number of
+  positions j <= i in state t (BOS included), the two exact sums are N = sum_t n_t S(q, t) and
+  D = sum_t n_t W(q, t), and the head's output in grid units is c = clamp(floor(2^s N / D)),
+  or clamp(floor(2^s * mean of v_j)) when D = 0. So c >= k is an integer linear inequality in
+  the counts (``write_program`` writes it out).
+* **Reachable** means "produced by the relaxation": c is a weighted average of the points
+  2^s S(q, t) / W(q, t) (or of 2^s v_t when D = 0), rounded down, so it lies in the box
+  [floor(min), floor(max)] per coordinate, clamped to the p-bit range. Every value the model
+  can really produce is in the box; some box values may never occur, which costs program size,
+  never exactness. A coordinate whose column of W_O is zero cannot change the result, so its
+  box shrinks to one value. The feed-forward sublayer then maps every (q, c) in the box to a
+  state of the next level: a finite table (``finish_layer`` of the executor, so the rounding
+  is the executor's). Measured before enumerating: the candidates of a layer are
+  sum_q prod(box sizes); above ``max_states`` we stop with the counts per layer, and likewise
+  before building a layer's tables, which grow with the square of its states.
+
+Precondition for exactness: the linear maps are computed exactly in float64 (integer or
+dyadic weights on grid activations: compiled models, the random test models). For arbitrary
+real weights the tables hold the same float64 formulas as the executor, which agree with it
+except where a different float64 summation order moves a value across a rounding boundary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch.nn.functional import linear
+
+from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
+from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
+from crasp.compiler.model_format import CompiledModel
+from crasp.decompile.windows import Window, window_points, window_tables
+from crasp.errors import CraspError
+
+DEFAULT_MAX_STATES = 250_000
+PAIRS_PER_STATE = 40
+"""The attention tables of a layer may hold this many (query, key) pairs per unit of
+``max_states`` (at the default, 10^7 pairs: a few hundred MB at most)."""
+CHUNK_ROWS = 1 << 15
+
+
+class StateLimitError(CraspError):
+    """The candidate states of a layer exceed ``--max-states``."""
+
+
+@dataclass
+class LayerTables:
+    """Layer l (1-based) as maps on the states of level l - 1.
+
+    Keys are the level's states, then BOS (index ``len(states)``). For head a, query q, key t:
+    ``weights[a, q, t]`` = W(q, t) and ``summands[a, q, t, e]`` = S(q, t)_e in grid units, and
+    ``values[a, t, e]`` = v_t,e as a float (the D = 0 average). Output coordinate e of the
+    concatenated heads has the box ``boxes[q, e] = (low, high)`` in grid units, and
+    ``transitions[q]`` (shape: the box sizes) is the next level's state for each c.
+    """
+
+    weights: np.ndarray
+    summands: np.ndarray
+    values: np.ndarray
+    boxes: np.ndarray
+    transitions: list[np.ndarray] = field(default_factory=list)
+    windows: dict[int, Window] = field(default_factory=dict)
+    """The heads with a positive ALiBi slope, by head (``windows``; their ``weights`` and
+    ``summands`` rows above are 0)."""
+
+
+@dataclass
+class StateMachine:
+    """``states[l]`` [n_l, d_model] grid units of level l, ``bos[l]`` BOS's state there,
+    ``token_states[v]`` the level-0 state of vocabulary entry v (and, if ``has_other``, last,
+    of a token outside the vocabulary), ``layers[l - 1]`` the tables
+    of layer l, ``decisions[n_L]`` the decision of each last-level state, ``bos_decision``
+    the answer on the empty input; ``candidates[l - 1]`` the enumerated (q, c) of layer l."""
+
+    vocab: tuple[str, ...]
+    period: int          # the lcm of the periodic tables' moduli (1 without): token_states
+                         # holds one state per (vocabulary row, position mod period)
+    d_head: int
+    frac_bits: int
+    states: list[np.ndarray]
+    bos: list[np.ndarray]
+    token_states: np.ndarray
+    has_other: bool
+    layers: list[LayerTables]
+    decisions: np.ndarray
+    bos_decision: bool
+    candidates: list[int]
+
+
+class _Model:
+    """The executor's module with its fixed-precision arithmetic, on grid-unit arrays."""
+
+    def __init__(self, model: CompiledModel):
+        self.module = FixedPrecisionTransformer(model)
+        spec = self.module.spec
+        self.arithmetic = self.module.arithmetic = _Exact(spec.precision.total_bits,
+                                                           spec.precision.frac_bits)
+        self.scale = self.arithmetic.scale
+        self.n_heads, self.d_head = spec.n_heads, spec.d_head
+
+    def values(self, units: np.ndarray) -> torch.Tensor:
+        return self.arithmetic.value(torch.tensor(np.asarray(units), dtype=torch.int64))
+
+    def units(self, values: torch.Tensor) -> np.ndarray:
+        return torch.round(values * self.scale).to(torch.int64).numpy()
+
+    def head_rows(self, name: str, layer: int, head: int) -> torch.Tensor:
+        rows = slice(head * self.d_head, (head + 1) * self.d_head)
+        return self.module.weight(attention(layer, name))[rows]
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return unique, inverse.reshape(-1)
+
+
+def _tables(model: _Model, layer: int, keys: np.ndarray) -> LayerTables:
+    """W, S and v for every (query, key) pair: the executor's ``attend`` on one pair each
+    (by distance for a head with a positive slope: ``windows``)."""
+    arithmetic = model.arithmetic
+    h = model.values(keys)
+    queries = h[:-1]
+    weights, summands, values, windows = [], [], [], {}
+    for head in range(model.n_heads):
+        q = linear(queries, model.head_rows("q", layer, head))
+        k = linear(h, model.head_rows("k", layer, head))
+        v = linear(h, model.head_rows("v", layer, head))
+        slope = model.module.slopes[layer][head]
+        w = arithmetic.units(torch.exp(q @ k.T)) * (slope == 0)
+        weights.append(w.numpy())
+        summands.append(arithmetic.units(arithmetic.value(w)[..., None] * v[None]).numpy())
+        values.append(v.numpy())
+        if slope:
+            windows[head] = window_tables(arithmetic, q, k, v, slope,
+                                          model.module.spec.precision.frac_bits)
+    return LayerTables(np.stack(weights), np.stack(summands), np.stack(values),
+                       boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64),
+                       windows=windows)
+
+
+def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> None:
+    """The range of every head output coordinate per query (see the module docstring)."""
+    low, high = model.arithmetic.low, model.arithmetic.high
+    n_queries = tables.boxes.shape[0]
+    bos = tables.weights.shape[2] - 1
+    for a in range(model.n_heads):
+        for e in range(model.d_head):
+            column = a * model.d_head + e
+            for q in range(n_queries):
+                weight = tables.weights[a, q]
+                positive = weight > 0
+                points = list(np.floor_divide(tables.summands[a, q, positive, e] * model.scale,
+                                              weight[positive]))
+                if a in tables.windows:
+                    points = window_points(tables.windows[a], tables.values[a], q, e,
+                                           model.scale)
+                elif weight[bos] == 0:  # D = 0 is possible: the plain average of the v_t
+                    zero = ~positive
+                    points += list(np.floor(tables.values[a, zero, e] * model.scale)
+                                   .astype(np.int64))
+                first, last = np.clip([min(points), max(points)], low, high)
+                if not out_projection[:, column].any():
+                    last = first  # W_O ignores this coordinate
+                tables.boxes[q, column] = (first, last)
+
+
+def _box_grid(box: np.ndarray) -> np.ndarray:
+    """Every c in the box, [count, coordinates], in C order of the box's shape. Only the
+    coordinates with more than one value are spread out (a box may have more coordinates
+    than numpy has dimensions: several wide heads, most of them fixed by W_O)."""
+    free = [i for i, (first, last) in enumerate(box) if last > first]
+    grid = np.broadcast_to(box[:, 0], (1, len(box))).astype(np.int64)
+    if not free:
+        return grid
+    axes = [np.arange(box[i, 0], box[i, 1] + 1) for i in free]
+    spread = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(free))
+    grid = np.repeat(grid, len(spread), axis=0)
+    grid[:, free] = spread
+    return grid
+
+
+def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTables
+                 ) -> np.ndarray:
+    """Fill ``tables.transitions``; returns the next level's states (grid units)."""
+    found: dict[bytes, int] = {}
+    found_rows: list[np.ndarray] = []
+    for q, box in enumerate(tables.boxes):
+        grid = _box_grid(box)
+        table = np.empty(len(grid), np.int64)
+        for start in range(0, len(grid), CHUNK_ROWS):
+            c = grid[start:start + CHUNK_ROWS]
+            h = model.values(np.broadcast_to(states[q], (len(c), states.shape[1])))
+            with torch.no_grad():
+                after = model.module.finish_layer(h, model.values(c), layer)
+            unique, inverse = _unique_rows(model.units(after))
+            ids = np.empty(len(unique), np.int64)
+            for index, row in enumerate(unique):
+                ids[index] = found.setdefault(row.tobytes(), len(found))
+                if ids[index] == len(found_rows):
+                    found_rows.append(row)
+            table[start:start + len(c)] = ids[inverse]
+        tables.transitions.append(table.reshape(tuple(box[:, 1] - box[:, 0] + 1)))
+    return np.array(found_rows, np.int64).reshape(-1, states.shape[1])
+
+
+def _embedded(model: _Model, rows: list[int], residue: int) -> torch.Tensor:
+    """The rounded input of the embedding rows ``rows`` at a position t with t mod period =
+    ``residue`` (each periodic table adds its row t mod M, ``docs/model-format.md``)."""
+    module = model.module
+    x = module.weight(EMBED)[rows]
+    for modulus in module.spec.periodic_moduli:
+        x = x + module.weight(periodic(modulus))[residue % modulus]
+    return model.arithmetic.round(x)
+
+
+def _limit_message(states: list[np.ndarray], candidates: list[int], excess: str) -> str:
+    lines = [f"embedding: {len(states[0]):,} states"]
+    lines += [f"layer {layer}: {count:,} candidate (query state, head output) pairs -> "
+              f"{len(after):,} states" for layer, (count, after)
+              in enumerate(zip(candidates, states[1:]), start=1)]
+    return (f"the model has too many states to decompile: {excess}\n  " + "\n  ".join(lines)
+            + "\n(raise --max-states to try anyway; time, memory and the program's size grow "
+            "with these counts)")
+
+
+def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
+                     ) -> StateMachine:
+    """The states and tables of every layer (raises ``StateLimitError`` above ``max_states``
+    candidates in a layer, or ``PAIRS_PER_STATE * max_states`` table entries, before
+    enumerating them)."""
+    arithmetic = _Model(model)
+    spec = arithmetic.module.spec
+    bos_id = spec.bos_id
+    with torch.no_grad():
+        bos_score, recorded = arithmetic.module(torch.tensor([[bos_id]]), record=True)
+    period = math.lcm(*spec.periodic_moduli) if spec.periodic_moduli else 1
+    bos = [arithmetic.units(_embedded(arithmetic, [bos_id], 0))[0]]
+    bos += [arithmetic.units(h[0, 0]) for h in recorded]
+    other_id = spec.other_id
+    rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
+    inputs = np.concatenate([arithmetic.units(_embedded(arithmetic, rows, residue))
+                             for residue in range(period)])       # [residue][row]
+    first, inverse = _unique_rows(inputs)
+    token_states = inverse.reshape(period, len(rows)).T            # [row, residue]
+    states, layers, candidates = [first], [], []
+    for layer in range(spec.n_layers):
+        pairs = len(states[-1]) * (len(states[-1]) + 1)
+        if pairs > PAIRS_PER_STATE * max_states:
+            raise StateLimitError(_limit_message(states, candidates, (
+                f"the attention tables of layer {layer + 1} would hold {pairs:,} (query state, "
+                f"key state) pairs > {PAIRS_PER_STATE} x --max-states {max_states:,}")))
+        keys = np.concatenate([states[-1], bos[layer][None]])
+        tables = _tables(arithmetic, layer, keys)
+        out_projection = model.tensors[attention(layer, "o")]
+        _boxes(arithmetic, tables, out_projection)
+        sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
+        count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))
+        if count > max_states:
+            raise StateLimitError(_limit_message(states, candidates, (
+                f"layer {layer + 1} would enumerate {count:,} (query state, head output) pairs "
+                f"> --max-states {max_states:,}")))
+        candidates.append(count)
+        states.append(_transitions(arithmetic, layer, states[-1], tables))
+        layers.append(tables)
+    score = lambda units: (arithmetic.values(units) @ arithmetic.module.weight(OUT_WEIGHT)  # noqa: E731
+                           + arithmetic.module.weight(OUT_BIAS))
+    return StateMachine(
+        vocab=spec.vocab, period=period, d_head=spec.d_head,
+        frac_bits=spec.precision.frac_bits, states=states, bos=bos,
+        token_states=token_states, has_other=other_id is not None, layers=layers,
+        decisions=(score(states[-1]) > 0).numpy(), bos_decision=bool(bos_score[0, 0] > 0),
+        candidates=candidates)

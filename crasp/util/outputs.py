@@ -1,0 +1,244 @@
+"""Output places: crasp writes only its own results, replaces them atomically, and never loses
+what a person made.
+
+An output place (a directory, or one file) is claimed only when it is absent, an empty
+directory, or, with ``force``, crasp's own output of the same kind. A kind is recognised by the
+marker crasp writes inside it (the ``format`` key of a model's ``config.json``, a dataset's
+manifest, a training run's config, a trace's first line), never by a file name alone, so a
+folder that merely holds a ``config.json`` (a Hugging Face model, a project) is refused with a
+message naming what is there.
+
+Replacing is atomic: the new result is written into a temporary sibling in the same parent,
+then swapped in with two renames, so a failure while writing leaves the old result whole (and
+no temporary behind). Every ``OSError`` while writing becomes an ``OutputError`` that says what
+could not be written, where and why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from crasp.util.atomic import write_bytes_atomic
+from crasp.errors import CraspError
+from crasp.util.safe_read import SafeReadError, read_json_file
+
+STAGING_SUFFIX = ".crasp-tmp"
+RETIRED_SUFFIX = ".crasp-old"
+SHOWN_ENTRIES = 5
+
+
+class OutputError(CraspError):
+    """An output place that crasp may not use, or a write that failed."""
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """What crasp writes into a place, and how to recognise it there.
+
+    ``marker`` is the file (inside a directory) whose JSON object ``recognise`` accepts; for a
+    single-file output (``marker`` is None) ``recognise`` gets the file's first bytes.
+    ``own_entries`` are entries crasp makes before the marker (a sweep's ``locks/``): a
+    directory holding only those counts as empty.
+    """
+
+    name: str
+    marker: str | None
+    recognise: Callable[[object], bool]
+    own_entries: tuple[str, ...] = ()
+
+
+def _has(*keys: str) -> Callable[[object], bool]:
+    return lambda value: isinstance(value, dict) and all(key in value for key in keys)
+
+
+COMPILED_MODEL = OutputKind(
+    "compiled model", "config.json",
+    lambda value: isinstance(value, dict) and value.get("format") == "crasp-transformer")
+DATASET = OutputKind(
+    "dataset", "manifest.json",
+    lambda value: _has("language", "splits", "bins", "format")(value)
+    and value["format"] in ("paper", "jsonl"))
+TRAINING_RUN = OutputKind(
+    "training run", "config.json", _has("language", "depth", "posenc", "preset", "seed"))
+SWEEP = OutputKind("sweep", "sweep.json", _has("version", "specs"), own_entries=("locks",))
+REPORT = OutputKind("report", "report.json", _has("sources", "threshold", "tables"))
+TRACE_MARKERS = (b"# crasp trace", b"<!DOCTYPE html><html><head><meta name='generator' "
+                                   b"content='crasp trace'>")
+TRACE = OutputKind("trace", None,
+                   lambda head: isinstance(head, bytes) and head.startswith(TRACE_MARKERS))
+FLOAT_REALIZATION = OutputKind(
+    "float realization", "model.json",
+    lambda value: isinstance(value, dict) and value.get("kind") == "crasp-float-realization")
+ANALYSIS = OutputKind("analysis", ".crasp-analyze", _has("kind"))
+DIRECTORY_KINDS = (COMPILED_MODEL, FLOAT_REALIZATION, DATASET, TRAINING_RUN, SWEEP, REPORT,
+                   ANALYSIS)
+
+
+def holds(path: Path, kind: OutputKind) -> bool:
+    """Whether ``path`` holds crasp's own output of ``kind`` (judged by its marker); a symbolic
+    link never does (replacing it would act on whatever it points to)."""
+    if path.is_symlink():
+        return False
+    if kind.marker is None:
+        if not path.is_file():
+            return False
+        try:
+            with open(path, "rb") as file:
+                return kind.recognise(file.read(256))
+        except OSError:
+            return False
+    try:
+        return kind.recognise(read_json_file(path / kind.marker))
+    except SafeReadError:
+        return False
+
+
+def describe(path: Path) -> str:
+    """What is at ``path``, for a message: a kind crasp knows, or a few of the entries."""
+    if path.is_symlink():
+        return "a symbolic link"
+    if not path.is_dir():
+        return "a file" if path.is_file() else "something that is neither file nor directory"
+    for kind in DIRECTORY_KINDS:
+        if holds(path, kind):
+            return f"a crasp {kind.name}"
+    entries = sorted(entry.name for entry in path.iterdir())
+    shown = ", ".join(entries[:SHOWN_ENTRIES])
+    more = f" and {len(entries) - SHOWN_ENTRIES} more" if len(entries) > SHOWN_ENTRIES else ""
+    return f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} ({shown}{more})"
+
+
+def _is_empty_directory(path: Path, kind: OutputKind) -> bool:
+    return (path.is_dir() and not path.is_symlink()
+            and all(entry.name in kind.own_entries for entry in path.iterdir()))
+
+
+def claim(path: str | Path, kind: OutputKind, force: bool) -> bool:
+    """Check that crasp may write ``kind`` at ``path``; returns whether an old result of that
+    kind is there to be replaced. Raises ``OutputError`` naming what is there otherwise."""
+    path = Path(path)
+    with writing(path, kind):
+        if not os.path.lexists(path):
+            return False
+        if kind.marker is not None and _is_empty_directory(path, kind):
+            return False
+        if holds(path, kind):
+            if force:
+                return True
+            raise OutputError(f"{path} already holds a crasp {kind.name}; use --force to "
+                              f"replace it, or choose another place")
+        what = describe(path) if kind.marker is not None else "a file crasp did not write"
+        raise OutputError(f"refusing to write the {kind.name} to {path}: it holds {what}, "
+                          f"which crasp does not replace (not even with --force); choose an "
+                          f"absent or empty place")
+
+
+def claim_updatable(path: str | Path, kind: OutputKind) -> None:
+    """For a result that a command updates in place by design (a sweep resumes in its
+    directory, a report is refreshed): the place must be absent, empty, or hold ``kind``."""
+    path = Path(path)
+    if os.path.lexists(path) and not _is_empty_directory(path, kind) and not holds(path, kind):
+        raise OutputError(f"refusing to write the {kind.name} to {path}: it holds "
+                          f"{describe(path)}, which crasp does not touch; choose an absent or "
+                          f"empty directory")
+
+
+@contextmanager
+def writing(path: str | Path, kind: OutputKind | str) -> Iterator[None]:
+    """Turn an ``OSError`` into an ``OutputError`` saying what, where and why."""
+    what = kind.name if isinstance(kind, OutputKind) else kind
+    try:
+        yield
+    except OSError as error:
+        reason = error.strerror or str(error)
+        if isinstance(error, (NotADirectoryError, FileExistsError)) or _under_a_file(Path(path)):
+            reason = f"{reason} (a part of the path is a file, not a directory)"
+        where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) \
+            else ""
+        raise OutputError(f"cannot write the {what} to {path}: {reason}{where}") from None
+
+
+def _under_a_file(path: Path) -> bool:
+    return any(parent.is_file() for parent in path.parents)
+
+
+def _sibling(path: Path, suffix: str) -> Path:
+    """A new hidden directory beside ``path`` (same file system, so renames are atomic)."""
+    return Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix))
+
+
+def replace_directory(path: str | Path, kind: OutputKind, force: bool,
+                      write: Callable[[Path], None]) -> None:
+    """Write a ``kind`` result at ``path`` with ``write(staging_directory)``, atomically.
+
+    The claim is checked first; the result is written into a temporary sibling and renamed
+    into place; an old result of the same kind is renamed aside first and removed only after
+    the new one is in place, so a failure at any moment leaves the old result whole."""
+    path = Path(path)
+    replacing = claim(path, kind, force)
+    with writing(path, kind):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = _sibling(path, STAGING_SUFFIX)
+        try:
+            write(staging)
+            _swap_in(staging, path, replacing or os.path.lexists(path))
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+
+def _swap_in(staging: Path, path: Path, old_present: bool) -> None:
+    if not old_present:
+        os.rename(staging, path)
+        return
+    retired = staging.with_name(staging.name[:-len(STAGING_SUFFIX)] + RETIRED_SUFFIX)
+    os.rename(path, retired)
+    try:
+        os.rename(staging, path)
+    except BaseException:
+        os.rename(retired, path)
+        raise
+    if retired.is_dir():
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        retired.unlink(missing_ok=True)
+
+
+def replace_file(path: str | Path, kind: OutputKind, force: bool, data: bytes) -> None:
+    """Write one ``kind`` file atomically (temporary sibling, fsync, rename) after the claim."""
+    claim(path, kind, force)
+    with writing(path, kind):
+        write_bytes_atomic(path, data)
+
+
+@contextmanager
+def restored_on_failure(path: str | Path, kind: OutputKind, force: bool) -> Iterator[None]:
+    """For a result built in place over a long time (a training run): the old result of
+    ``kind`` at ``path`` is moved aside while the body writes a new one there, put back if the
+    body fails, and removed once it succeeds. An interruption (Ctrl-C) keeps the new, resumable
+    result; a hard kill leaves the old one in a hidden sibling ``.NAME.*.crasp-old``."""
+    path = Path(path)
+    if not claim(path, kind, force):
+        yield
+        return
+    with writing(path, kind):
+        retired = _sibling(path, RETIRED_SUFFIX)
+        os.rename(path, retired)
+    try:
+        yield
+    except Exception:
+        with writing(path, kind):
+            if os.path.lexists(path):
+                shutil.rmtree(path)
+            os.rename(retired, path)
+        raise
+    except BaseException:  # interrupted: the new result is resumable and replaces the old
+        shutil.rmtree(retired, ignore_errors=True)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
