@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
-from crasp.inputs import can_be_input_token
+from crasp.util.inputs import can_be_input_token
 from crasp.parse import ParsedProgram, Statement
 from crasp.syntax import BOOL, COUNT, Span, Type
 

@@ -20,7 +20,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
-from crasp.inputs import can_be_input_token
+from crasp.util.inputs import can_be_input_token
 from crasp.syntax import Span
 
 StatementKind = Literal["import", "alphabet", "assign", "bare"]
