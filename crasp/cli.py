@@ -139,10 +139,17 @@ Evaluator = Callable[[list[list[str]], int], tuple[np.ndarray, np.ndarray]]
 """(a batch of token lists, the number of its first input) -> (accept, output)."""
 
 
+def _answers(evaluation: crasp.Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    """(the answer at each input's end, at each position): Booleans, or the counts of a count
+    answer (``--dialect hahn``, whose last line may be a count: Hahn prints its value)."""
+    if evaluation.program.answer.type == crasp.syntax.COUNT:
+        return evaluation.answer_at_end, evaluation.trace[evaluation.program.answer.name]
+    return evaluation.accept, evaluation.output
+
+
 def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
     def evaluate(inputs, first_number):
-        evaluation = crasp.interpret.evaluate(program, inputs, strict_alphabet, first_number)
-        return evaluation.accept, evaluation.output
+        return _answers(crasp.interpret.evaluate(program, inputs, strict_alphabet, first_number))
     return evaluate
 
 
@@ -180,7 +187,8 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
             as_json: bool, strict_alphabet: frozenset[str] | None = None) -> None:
     """Print one line per input of ``batch``, in one write (and flush). With
     ``strict_alphabet``, the inputs before the first with a token outside it are answered, and
-    that one then refused by ``evaluate``."""
+    that one then refused by ``evaluate``. A count answer (``--dialect hahn``) prints its
+    value, as Hahn's interpreter does; ``--json`` gives it as "count"."""
     if strict_alphabet is not None:
         refused = next((offset for offset, (_, tokens) in enumerate(batch)
                         if not strict_alphabet.issuperset(tokens)), None)
@@ -190,16 +198,17 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
     if not batch:
         return
     accept, output = evaluate([tokens for _, tokens in batch], first_id)
+    value, key = (bool, "accept") if accept.dtype == bool else (int, "count")
     lines = []
     for offset, (shown, tokens) in enumerate(batch):
         input_id = first_id + offset
         if as_json:
             lines.append(json.dumps({
-                "id": input_id, "tokens": tokens, "accept": bool(accept[offset]),
-                "output": [bool(v) for v in output[offset, :len(tokens)]],
+                "id": input_id, "tokens": tokens, key: value(accept[offset]),
+                "output": [value(v) for v in output[offset, :len(tokens)]],
             }))
         else:
-            lines.append(f"{input_id} {shown}: {bool(accept[offset])}")
+            lines.append(f"{input_id} {shown}: {value(accept[offset])}")
     click.echo("\n".join(lines))
 
 
@@ -234,7 +243,9 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
       printf 'ab\\naab\\n' | crasp run examples/majority.crasp --json
       crasp run --model dyck1.model "( )"
 
-    Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position).
+    Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position;
+    with --dialect hahn a last line that is a count prints its value, as Hahn's interpreter
+    does, and --json gives it as "count" instead of "accept").
     Inputs with spaces are token lists; inputs without are split into characters when every
     symbol of the alphabet is one character (with --dialect hahn, as in Hahn's interpreter,
     they are one token). An empty argument is the empty input. Standard input is answered
@@ -251,7 +262,8 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
     else:
         if not args:
             raise click.UsageError("missing PROG (a .crasp file), or --model DIR")
-        program = load_program_argument(args[0], split_tokens(extra_alphabet), dialect)
+        program = load_program_argument(args[0], split_tokens(extra_alphabet), dialect,
+                                        count_answer=True)
         evaluate, alphabet = _interpreter(program, strict_alphabet), program.alphabet
         token_args = list(args[1:])
     split_characters = dialect != "hahn"   # his interpreter splits inputs on whitespace only
@@ -270,7 +282,7 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         token_lists = [tokens for _, tokens in collected]
         evaluation = crasp.evaluate(program, token_lists, strict_alphabet)
         write_trace(trace_path, evaluation, token_lists, force)
-        _report(collected, 1, lambda *_: (evaluation.accept, evaluation.output), as_json)
+        _report(collected, 1, lambda *_: _answers(evaluation), as_json)
         click.echo(f"Trace written to {trace_path}", err=True)
         return
     known = frozenset(alphabet) if strict_alphabet else None
@@ -385,7 +397,9 @@ def fmt_command(program_path, write, prove_length, dialect):
     The output means the same under crasp's and Hahn's parsers (parentheses wherever their
     readings would differ) and is a fixed point of fmt. With --dialect hahn, PROG is read as
     Hahn's interpreter reads it and rewritten as conventional text with the same meaning (a
-    redefined name x becomes x_2 from its redefinition on).
+    redefined name x becomes x_2 from its redefinition on, a definition named mod or offset
+    mod_2 or offset_2, a token literal that no input token equals, such as "" or "a b",
+    false); a note on stderr names each such change.
 
     \b
       crasp fmt examples/anbncn.crasp
@@ -400,6 +414,8 @@ def fmt_command(program_path, write, prove_length, dialect):
         raise click.UsageError("--write needs a file, not - (stdin)")
     program = load_program_argument(program_path, dialect=dialect)
     text = crasp.format_source(program)
+    for line, rewrite in program.rewrites:   # Hahn's reading in crasp's dialect: say what changed
+        click.echo(f"{program.filename}:{line}: note: {rewrite}", err=True)
     if prove_length is not None:
         printed = crasp.parse_program(text, f"{program.filename} (formatted)")
         if not prove_equivalence(program, printed, prove_length, "fmt --prove"):
