@@ -106,6 +106,24 @@ alphabet declaration, so it can name a definition."""
 BYTE_ORDER_MARK = "\ufeff"
 
 
+def token_literal_problem(token: str) -> str | None:
+    """Why ``token`` cannot be written as the token literal ``"token"``, or None when it can.
+
+    A literal is a double quote, the token, a double quote, with no escapes (as in Hahn's
+    grammar, so a backslash is an ordinary character): the token is non-empty, holds no
+    double quote (it would end the literal) and no whitespace (``str.isspace``: inputs are split
+    on it, so no input could hold such a token). It is UTF-8 text (no lone surrogate)."""
+    if not token:
+        return "is empty"
+    if '"' in token:
+        return "holds a double quote, which would end the literal (literals have no escapes)"
+    if any(c.isspace() for c in token):
+        return "holds whitespace (inputs are split on it, so no input holds such a token)"
+    if any("\ud800" <= c <= "\udfff" for c in token):
+        return "holds a lone surrogate, which is not UTF-8 text"
+    return None
+
+
 def without_byte_order_mark(source: str) -> str:
     return source[1:] if source.startswith(BYTE_ORDER_MARK) else source
 
@@ -160,7 +178,7 @@ class _ToSyntax(Transformer_NonRecursive):
     # atoms
     def _token_text(self, token: Token) -> str:
         text = str(token)[1:-1]
-        if not text or text != text.strip() or any(c.isspace() for c in text):
+        if token_literal_problem(text):
             raise self._error("a token literal must be non-empty and contain no whitespace",
                               _span_of(token), expected='a token such as "a" or "("')
         return text

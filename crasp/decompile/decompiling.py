@@ -20,14 +20,15 @@ from dataclasses import dataclass
 
 import crasp
 from crasp.decompile.classify import classify
-from crasp.decompile.write_program import write_program
+from crasp.decompile.write_program import check_vocabulary, write_program
 from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES, enumerate_states
 from crasp.compiler.model_format import CompiledModel
 
 
 @dataclass(frozen=True)
 class Decompilation:
-    """The program (checked), its text, and the summary (``format_decompile_summary``)."""
+    """The program's text, the program read back from it (so ``--verify`` checks what was
+    written), and the summary (``format_decompile_summary``)."""
 
     program: crasp.Program
     text: str
@@ -39,7 +40,8 @@ def decompile_model(model: CompiledModel, source: str = "a model",
     """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
     at every position of every input (the passes: ``enumerate_states`` → ``classify``
     → ``write_program``; the derivation is in their docstrings). Raises ``CraspError``
-    when more than ``max_states`` residual states would have to be enumerated.
+    when more than ``max_states`` residual states would have to be enumerated, and for a
+    vocabulary token that no token literal can hold (``crasp.parse.token_literal_problem``).
 
     >>> import crasp
     >>> from crasp.compiler import compile_program
@@ -48,10 +50,11 @@ def decompile_model(model: CompiledModel, source: str = "a model",
     >>> result.summary["depth"], crasp.depth_of(result.program)
     (2, 2)
     """
+    check_vocabulary(model.spec.vocab, source)
     machine = enumerate_states(model, max_states)
     classes = classify(machine)
-    written = write_program(machine, classes, list(model.config["residual_labels"]), source)
-    program = written.program
+    text = write_program(machine, classes, list(model.config["residual_labels"]), source)
+    program = crasp.parse_program(text, source)  # what was written, read back
     report = crasp.analyze(program)
     summary = {
         "layers": len(machine.layers),
@@ -65,7 +68,7 @@ def decompile_model(model: CompiledModel, source: str = "a model",
                            if isinstance(node, crasp.syntax.Compare)),
         "depths": {d.name: d.depth for d in report.definitions},
     }
-    return Decompilation(program, written.text, summary)
+    return Decompilation(program, text, summary)
 
 
 def format_decompile_summary(summary: dict) -> str:

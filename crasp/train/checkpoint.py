@@ -108,6 +108,7 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
         raise ModelFormatError(f"{where}/{files.BEST_FILE} does not fit {files.CONFIG_FILE} "
                                f"(truncated, corrupt or from another architecture): "
                                f"{first}") from None
+    files.check_finite(weights, f"{where}/{files.BEST_FILE}")
     return Checkpoint(module, {**architecture, "vocab": vocab, "bos_id": len(vocab),
                                "n_layers": config.depth,
                                "kind": kind, "dtype": dtype, "train_config": config.to_dict()})
