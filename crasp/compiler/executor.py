@@ -34,6 +34,7 @@ from crasp import syntax
 from crasp.api_inputs import Inputs, token_batch
 from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn
 from crasp.compiler.model_format import CompiledModel
+from crasp.errors import InputError
 from crasp.interpret import BOS_ID, PAD_ID, encode
 
 MODES = ("exact", "float")
@@ -327,6 +328,20 @@ def score_ids(model, ids: np.ndarray) -> np.ndarray:
     return model.scores(ids)
 
 
+def check_lengths(model, inputs: list[list[str]], first_number: int = 1) -> None:
+    """Raise ``InputError`` naming the first input (numbered from ``first_number``) longer
+    than ``model`` reads: a checkpoint with a learned positional table (``max_tokens``) has no
+    row for a later position. Compiled models read any length."""
+    limit = getattr(model, "max_tokens", None)
+    if limit is None:
+        return
+    for number, tokens in enumerate(inputs, start=first_number):
+        if len(tokens) > limit:
+            raise InputError(f"input {number} has {len(tokens):,} tokens, more than the "
+                             f"{limit:,} the model reads: its learned positional table has rows "
+                             f"for BOS and {limit:,} tokens only")
+
+
 def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
             uniform_shortcut: bool = True) -> ModelEvaluation:
     """Run ``model`` on one input string, a list of them, or a list of token lists, read as
@@ -346,6 +361,7 @@ def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     inputs = token_batch(inputs, model.config["vocab"])
+    check_lengths(model, inputs)
     ids, lengths = _encode(model, inputs)
     if not isinstance(model, CompiledModel):  # a checkpoint (crasp.train.checkpoint)
         return _evaluation(score_ids(model, ids), lengths, model.config["dtype"])

@@ -47,6 +47,14 @@ class Checkpoint:
         return self.config["n_layers"]
 
     @property
+    def max_tokens(self) -> int | None:
+        """The longest input it reads: a learned positional table has a row for BOS and for
+        each of this many tokens, and no row beyond; None for the position encodings that
+        read any length."""
+        table = getattr(self.module.pos, "table", None)
+        return None if table is None else table.num_embeddings - 1
+
+    @property
     def params(self) -> int:
         return sum(p.numel() for p in self.module.parameters())
 
