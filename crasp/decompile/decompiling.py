@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import crasp
 from crasp.decompile.classify import classify
 from crasp.decompile.write_program import check_vocabulary, write_program
-from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES, enumerate_states
+from crasp.decompile.budget import DEFAULT_MAX_STATES, Budget
+from crasp.decompile.enumerate_states import enumerate_states
 from crasp.compiler.model_format import CompiledModel
 
 
@@ -40,7 +41,8 @@ def decompile_model(model: CompiledModel, source: str = "a model",
     """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
     at every position of every input (the passes: ``enumerate_states`` → ``classify``
     → ``write_program``; the derivation is in their docstrings). Raises ``CraspError``
-    when more than ``max_states`` residual states would have to be enumerated, and for a
+    before the work would exceed ``max_states`` units (``budget.py``: states enumerated,
+    attention-table pairs, count terms written; ``summary["work"]`` is what it spent), and for a
     vocabulary token that no token literal can hold (``crasp.parse.token_literal_problem``).
 
     >>> import crasp
@@ -51,9 +53,11 @@ def decompile_model(model: CompiledModel, source: str = "a model",
     (2, 2)
     """
     check_vocabulary(model.spec.vocab, source)
-    machine = enumerate_states(model, max_states)
+    budget = Budget(max_states)
+    machine = enumerate_states(model, budget)
     classes = classify(machine)
-    text = write_program(machine, classes, list(model.config["residual_labels"]), source)
+    text = write_program(machine, classes, list(model.config["residual_labels"]), source,
+                         budget)
     program = crasp.parse_program(text, source)  # what was written, read back
     report = crasp.analyze(program)
     summary = {
@@ -67,6 +71,7 @@ def decompile_model(model: CompiledModel, source: str = "a model",
                            for node in crasp.syntax.walk(d.expr)
                            if isinstance(node, crasp.syntax.Compare)),
         "depths": {d.name: d.depth for d in report.definitions},
+        "work": budget.spent,
     }
     return Decompilation(program, text, summary)
 
@@ -91,4 +96,6 @@ def format_decompile_summary(summary: dict) -> str:
     for name, depth in summary["depths"].items():
         by_depth.setdefault(depth, []).append(name)
     lines += [f"depth {depth}      {', '.join(names)}" for depth, names in sorted(by_depth.items())]
+    if "work" in summary:
+        lines.append(f"work         {summary['work']:,} units of --max-states")
     return "\n".join(lines)

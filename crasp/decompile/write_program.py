@@ -47,6 +47,7 @@ import numpy as np
 
 import crasp
 from crasp import syntax
+from crasp.decompile.budget import Budget
 from crasp.decompile.classify import StateClasses
 from crasp.decompile.enumerate_states import LayerTables, StateMachine
 from crasp.errors import CraspError
@@ -137,6 +138,7 @@ class _Writer:
     machine: StateMachine
     classes: StateClasses
     labels: list[str]
+    budget: Budget
     definitions: dict[str, syntax.Expr] = field(default_factory=dict)
     comparisons: dict[tuple, syntax.Ref] = field(default_factory=dict)
     layer_of: dict[str, int] = field(default_factory=dict)
@@ -188,6 +190,10 @@ class _Writer:
             grouped.setdefault(int(per_class[member]) // divisor, []).append(int(member))
         key = (layer, tuple(sorted((c, tuple(m)) for c, m in grouped.items())), bound)
         if key not in self.comparisons:
+            terms = sum(len(members) for members in grouped.values())
+            self.budget.charge(terms, f"layer {layer}: count terms written",
+                               f"comparison {len(self.comparisons) + 1} of the program (layer "
+                               f"{layer}) would count {terms:,} classes of states")
             terms = [(c, _any(self.class_formulas[layer - 1][m] for m in members))
                      for c, members in sorted(grouped.items(), key=lambda item: -item[0])]
             name = f"L{layer}_cmp{sum(1 for k in self.comparisons if k[0] == layer)}"
@@ -357,11 +363,11 @@ def check_vocabulary(vocab: tuple[str, ...], source: str) -> None:
 
 
 def write_program(machine: StateMachine, classes: StateClasses, labels: list[str],
-                  source: str) -> str:
+                  source: str, budget: Budget | None = None) -> str:
     """The decompiled program's text (``source`` names the model in the header, as Python
     writes it when it holds a character that is not printable, such as a line break).
     ``decompiling`` parses this text: the program it returns is what was written."""
-    writer = _Writer(machine, classes, labels)
+    writer = _Writer(machine, classes, labels, budget or Budget())
     definitions, answer = writer.program()
     answer = writer.at_bos(answer, _holds_at_bos(machine.vocab, definitions, answer))
     used = _used(definitions, answer)
