@@ -25,7 +25,6 @@ from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, spl
 from crasp.util.outputs import OutputError, writing
 from crasp.util.standard_output import checked_standard_output
 from crasp.util.tables import format_table
-from crasp.trace import write_trace
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
@@ -267,6 +266,8 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         collected = [item for group in groups for item in group]
         token_lists = [tokens for _, tokens in collected]
         evaluation = crasp.evaluate(program, token_lists, strict_alphabet)
+        from crasp.trace import write_trace
+
         write_trace(trace_path, evaluation, token_lists, force)
         _report(collected, 1, lambda *_: (evaluation.accept, evaluation.output), as_json)
         click.echo(f"Trace written to {trace_path}", err=True)

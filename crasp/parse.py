@@ -8,10 +8,11 @@ the tokens that would have been accepted, in words.
 
 from __future__ import annotations
 
+import io
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Literal
 
 from lark import Lark, Token, Transformer_NonRecursive, v_args
@@ -21,6 +22,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
 from crasp.syntax import Span
+from crasp.util.atomic import write_bytes_atomic
 
 StatementKind = Literal["import", "alphabet", "assign", "bare"]
 
@@ -80,10 +82,45 @@ TERMINAL_DESCRIPTIONS = {
 }
 
 
+PARSER_OPTIONS = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False}
+
+
+def parser_cache_path(grammar: str) -> Path:
+    """Where the analyzed grammar is kept between runs: ``$CRASP_CACHE_DIR`` (else
+    ``$XDG_CACHE_HOME/crasp``, else ``~/.cache/crasp``), under a name that changes with the
+    grammar, the options, and the versions of lark and Python (so a stale file is never read)."""
+    import hashlib
+    import os
+
+    import lark
+
+    key = hashlib.sha256(repr((grammar, sorted(PARSER_OPTIONS.items()), lark.__version__,
+                               sys.version_info[:2])).encode()).hexdigest()[:24]
+    base = os.environ.get("CRASP_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "crasp")
+    return Path(base) / f"grammar-{key}.lark"
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    grammar = resources.files("crasp").joinpath("grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    """The LALR parser. Analyzing the grammar takes about 0.1 s, most of the start-up of a
+    short ``crasp run``; so the analyzed parser is kept in a cache file (written atomically;
+    one that cannot be read or written is rebuilt or skipped without a word)."""
+    grammar = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
+    cache = parser_cache_path(grammar)
+    try:
+        with open(cache, "rb") as file:
+            return Lark.load(file)
+    except Exception:  # absent, unreadable or from elsewhere: rebuilt below
+        pass
+    parser = Lark(grammar, **PARSER_OPTIONS)
+    try:
+        buffer = io.BytesIO()
+        parser.save(buffer)
+        write_bytes_atomic(cache, buffer.getvalue())
+    except OSError:  # a read-only home, a full disk: parse without the cache
+        pass
+    return parser
 
 
 def _span_of(item) -> Span:
