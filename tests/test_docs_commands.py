@@ -30,6 +30,9 @@ SHRINK = {
     "crasp train --depth 3 --posenc rope --language L5": TINY_TRAINING,
     "crasp train --depth 2 --language examples/L4_predict.crasp -o runs/l4": TINY_TRAINING,
     "crasp train --preset knee-deep --depth 3 --language L5": TINY_TRAINING + ["--d-model", "16"],
+    "crasp train --preset knee-deep --language L6 --depth 3 --d-model 256 --lr 1e-4 --epochs 1 "
+    "--n-train 100 --n-test 20 --test-bins 251:300 --threads 1 --no-progress "
+    "-o runs/time-d3-w256": TINY_TRAINING + ["--d-model", "16"],
     "crasp analyze runs/hess/L3-d2-nope --hessian -o runs/hess/L3-d2-nope-hessian":
         ["--hessian-strings", "4"],
     "crasp sweep": {"--depths": "1", "--languages": "L3", "--seeds": "1", "--jobs": "1",
@@ -42,6 +45,12 @@ NOT_RUN = {
         "test_the_options_are_sweep_axes_and_train_options",
     "crasp report runs/study17 -o docs/analysis/t5-dp-free --no-compiled":
         "reports that study; crasp report runs/sweep runs here",
+    "crasp sweep --depths 3:6 --languages L6 --preset one-head --seeds 5 --search "
+    "\"d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25\" -o runs/search":
+        "a search of 20 cells (hours); tests/test_sweep_search.py runs a tiny real search sweep "
+        "through the CLI",
+    "crasp sweep --depths 4 --languages L7 --preset knee-deep --search paper -o runs/paper":
+        "the paper's grid, a day of CPU; its cells are listed in tests/test_sweep_search.py",
     "crasp report runs/knee-deep": "reports the Slurm sweep the sbatch lines above it make; "
                                    "crasp report runs/sweep runs here",
 }
