@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from lark import Lark
 
 HEAVY = ("networkx", "torch", "scipy", "pandas", "matplotlib", "safetensors", "onnx",
          "onnxruntime", "tqdm", "importlib.resources", "crasp.compiler", "crasp.decompile",
@@ -56,3 +57,33 @@ def test_the_check_sees_a_heavy_import():
     modules = loaded_after(invoking("compile", "examples/dyck1.crasp", "-o", "-", "--json")
                            .replace("assert result.exit_code == 0, result.output", ""))
     assert "crasp.compiler" in heavy_in(modules)
+
+
+def _run_with_cache(cache_dir) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "crasp", "run", "examples/dyck1.crasp", "( )"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CRASP_CACHE_DIR": str(cache_dir)})
+
+
+def test_the_grammar_cache_is_written_reused_and_never_trusted_blindly(tmp_path):
+    """Written on the first run; a corrupt or foreign file is rebuilt over; a place that
+    cannot hold it (a file where the directory should be) only costs the time."""
+    cache_dir = tmp_path / "cache"
+    first = _run_with_cache(cache_dir)
+    assert first.returncode == 0 and first.stdout == "1 ( ): True\n", first.stderr
+    (cached,) = cache_dir.iterdir()
+    good = cached.read_bytes()
+    assert good
+    for damage in (b"", good[:len(good) // 2], b"not a pickle at all"):
+        cached.write_bytes(damage)
+        again = _run_with_cache(cache_dir)
+        assert again.returncode == 0 and again.stdout == "1 ( ): True\n", again.stderr
+        assert again.stderr == "" and cached.read_bytes() != damage
+        with open(cached, "rb") as file:  # rewritten whole: it loads
+            assert Lark.load(file).options.parser == "lalr"
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a directory")
+    result = _run_with_cache(blocked / "cache")
+    assert result.returncode == 0 and result.stdout == "1 ( ): True\n" and result.stderr == ""
