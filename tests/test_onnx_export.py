@@ -143,3 +143,19 @@ def test_run_model_answers_up_to_the_learned_table_and_refuses_longer_inputs(lea
         assert f"input {before + 1} has 13 tokens" in result.output.splitlines()[-1]
     fine = runner.invoke(cli, ["run", "--model", str(learned_run), " ".join("a" * 12)])
     assert fine.exit_code == 0 and fine.output.startswith("1 ")
+
+
+def test_eval_refuses_bins_past_the_learned_table_with_one_message(learned_run):
+    from crasp.compiler.executor import score_ids
+
+    runner = CliRunner()
+    for bins in ("13:13", "9:12,20:24", "100:200"):
+        result = runner.invoke(cli, ["eval", str(learned_run), "--language", "L4", "--bins", bins,
+                                     "--n", "2"])
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "reads at most 12" in result.output
+    assert runner.invoke(cli, ["eval", str(learned_run), "--language", "L4", "--bins", "9:12",
+                               "--n", "2"]).exit_code == 0
+    model = load_model(learned_run)
+    with pytest.raises(crasp.InputError, match="inputs of 13 tokens are more than the 12"):
+        score_ids(model, np.full((1, 14), 0, np.int64))

@@ -322,9 +322,15 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
 
 def score_ids(model, ids: np.ndarray) -> np.ndarray:
     """The output scores [B, T + 1] of any model (a ``CompiledModel``, run exactly, or a
-    checkpoint) on token ids [B, T + 1] with BOS (``bos_id``) in column 0."""
+    checkpoint) on token ids [B, T + 1] with BOS (``bos_id``) in column 0; ``InputError`` when
+    T is more than a learned positional table reads (``check_lengths``)."""
     if isinstance(model, CompiledModel):
         return _scores(FixedPrecisionTransformer(model), ids)[0]
+    limit = getattr(model, "max_tokens", None)
+    if limit is not None and ids.shape[1] - 1 > limit:
+        raise InputError(f"inputs of {ids.shape[1] - 1:,} tokens are more than the {limit:,} "
+                         f"the model reads: its learned positional table has rows for BOS "
+                         f"and {limit:,} tokens only")
     return model.scores(ids)
 
 
