@@ -41,7 +41,7 @@ def startup(repeats: int) -> None:
     bare = best_of(repeats, lambda: process(sys.executable, "-c", "pass"))
     numpy = best_of(repeats, lambda: process(sys.executable, "-c", "import numpy"))
     run = best_of(repeats, lambda: process(CRASP, "run", "examples/dyck1.crasp", "( )"))
-    print(f"crasp run PROG '( )': {run:.3f} s (goal <= 0.25 s); python -c 'import numpy' "
+    print(f"start to finish, run PROG '( )': {run:.3f} s (goal <= 0.25 s); python -c 'import numpy' "
           f"{numpy:.3f} s: ratio {run / numpy:.2f}; python -c pass {bare:.3f} s: ratio "
           f"{run / bare:.2f}")
 
