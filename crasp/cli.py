@@ -25,12 +25,17 @@ from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, spl
 from crasp.util.outputs import OutputError, writing
 from crasp.util.standard_output import checked_standard_output
 from crasp.util.tables import format_table
+from crasp.verify.cli import prove_equivalence, prove_option
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
                 "Compile a program to the weights of an equivalent transformer."),
     "decompile": ("crasp.decompile.cli:decompile_command",
                   "Turn a fixed-precision transformer into a C-RASP program of the same depth."),
+    "equiv": ("crasp.verify.cli:equiv_command",
+              "Decide whether two programs answer the same on every string up to a length."),
+    "check": ("crasp.verify.cli:check_command",
+              "Decide whether a program's language is empty, universal or includes another's."),
     "languages": ("crasp.languages.cli:languages_command",
                   "List the built-in languages, their depths and reference programs."),
     "generate": ("crasp.languages.cli:generate_command",
@@ -42,7 +47,9 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
     "report": ("crasp.train.report.cli:report_command",
                "Tabulate and plot a sweep directory."),
     "export": ("crasp.export.cli:export_command",
-               "Write a compiled or trained model as an ONNX graph."),
+               "Write a model as an ONNX graph, for TransformerLens or Hugging Face."),
+    "zoo": ("crasp.zoo.cli:zoo_command",
+            "Build, check or score a collection of compiled models with ground-truth circuits."),
     "eval": ("crasp.train.evaluate:eval_command",
              "Score a compiled or trained model on a language's test bins."),
     "analyze": ("crasp.train.analysis.cli:analyze_command",
@@ -284,8 +291,11 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
 
 
 def _depth_table(report: crasp.depth.DepthReport) -> str:
-    rows = [("name", "type", "depth", "line", "")] + [
-        (d.name, d.type, str(d.depth), str(d.line or ""), "" if d.used else "unused")
+    """Every definition's depth; a column of the TL[◁#]^pos depth where it differs anywhere."""
+    local = any(d.tl_pos_depth != d.depth for d in report.definitions)
+    rows = [("name", "type", "depth", *(("TL^pos",) if local else ()), "line", "")] + [
+        (d.name, d.type, str(d.depth), *((str(d.tl_pos_depth),) if local else ()),
+         str(d.line or ""), "" if d.used else "unused")
         for d in report.definitions
     ]
     return "\n".join(format_table(rows))
@@ -328,8 +338,10 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
       crasp depth-check examples/dyck1.crasp --verify --json
 
     A token test or constant has depth 0, each count adds one level, everything else takes
-    the maximum of its operands; the program's depth is its answer's. Exit status 1 when the
-    depth exceeds --max-depth or when --verify finds a disagreement.
+    the maximum of its operands; the program's depth is its answer's (the compiled model's
+    layer count). Also printed: Knee-Deep's TL[◁#]^pos depth, where a local relation
+    (#[offset(c)] P) adds no level. Exit status 1 when the depth exceeds --max-depth or when
+    --verify finds a disagreement.
     """
     program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
     report = crasp.analyze(program)
@@ -357,6 +369,9 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
         click.echo(_depth_table(report))
         click.echo(f"\nprogram depth: {report.depth} (answer: {program.answer.name})")
         click.echo("critical path: " + " <- ".join(report.critical_path))
+        click.echo(f"TL[◁#]^pos depth: {report.tl_pos_depth} (Knee-Deep App. E/F: local relations"
+                   f" are the depth-free Y; mod adds no depth in either measure)")
+        click.echo("TL[◁#]^pos critical path: " + " <- ".join(report.tl_pos_critical_path))
         click.echo("unused: " + (", ".join(report.unused) or "none"))
         if max_depth is not None:
             verdict = "within" if result["within_budget"] else "EXCEEDS"
@@ -371,8 +386,9 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 @click.option("--write", "-w", is_flag=True,
               help="Rewrite PROG in place: through a symbolic link, into the same file (hard "
                    "links and the mode stay); a failed write puts the old text back.")
+@prove_option
 @dialect_option
-def fmt_command(program_path, write, dialect):
+def fmt_command(program_path, write, prove_length, dialect):
     """Print PROG in canonical form, keeping its comments and blank lines.
 
     The output means the same under crasp's and Hahn's parsers (parentheses wherever their
@@ -383,11 +399,20 @@ def fmt_command(program_path, write, dialect):
     \b
       crasp fmt examples/anbncn.crasp
       crasp fmt -w my_program.crasp
-      crasp fmt --dialect hahn his_program.cr
+      crasp fmt --dialect hahn his_program.cr --prove
+
+    --prove [N] reads the printed text back (in the conventional dialect) and checks with
+    crasp equiv that it answers as PROG (read in --dialect) on every string of length ≤ N;
+    exit status 1, and nothing written, if not.
     """
     if write and program_path == STDIN_NAME:
         raise click.UsageError("--write needs a file, not - (stdin)")
-    text = crasp.format_source(load_program_argument(program_path, dialect=dialect))
+    program = load_program_argument(program_path, dialect=dialect)
+    text = crasp.format_source(program)
+    if prove_length is not None:
+        printed = crasp.parse_program(text, f"{program.filename} (formatted)")
+        if not prove_equivalence(program, printed, prove_length, "fmt --prove"):
+            sys.exit(1)
     if write:  # through a symbolic link, into the same file: links and mode stay
         with writing(program_path, "formatted program"):
             rewrite_in_place(program_path, text.encode("utf-8"))

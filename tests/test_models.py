@@ -57,6 +57,11 @@ COMMAND_LINES = {
              "exact match"),
     "export --format onnx": (lambda model, out: ["export", model, "--format", "onnx", "-o",
                                                  out / "model.onnx"], "wrote "),
+    "export --format transformer-lens": (
+        lambda model, out: ["export", model, "--format", "transformer-lens", "--n-ctx", "16",
+                            "-o", out / "model.tl"], "wrote "),
+    "export --format hf": (lambda model, out: ["export", model, "--format", "hf", "--n-ctx", "16",
+                                               "-o", out / "model.hf"], "wrote "),
     "decompile": (lambda model, out: ["decompile", model, "-o", out / "program.crasp"], "wrote "),
     "analyze": (lambda model, out: ["analyze", model, "-o", out / "analysis"], "effective depth"),
     "train --init-from": (lambda model, out: ["train", "--language", "L3", "--depth", "1",

@@ -38,6 +38,7 @@ except where a different float64 summation order moves a value across a rounding
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,9 +46,10 @@ import torch
 from torch.nn.functional import linear
 
 from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
-from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention
+from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
 from crasp.compiler.model_format import CompiledModel
 from crasp.decompile.budget import DEFAULT_MAX_STATES, PAIRS_PER_STATE, Budget, StateLimitError
+from crasp.decompile.windows import Window, window_points, window_tables
 
 __all__ = ["DEFAULT_MAX_STATES", "LayerTables", "StateLimitError", "StateMachine",
            "enumerate_states"]
@@ -70,6 +72,9 @@ class LayerTables:
     values: np.ndarray
     boxes: np.ndarray
     transitions: list[np.ndarray] = field(default_factory=list)
+    windows: dict[int, Window] = field(default_factory=dict)
+    """The heads with a positive ALiBi slope, by head (``windows``; their ``weights`` and
+    ``summands`` rows above are 0)."""
 
 
 @dataclass
@@ -81,6 +86,8 @@ class StateMachine:
     the answer on the empty input; ``candidates[l - 1]`` the enumerated (q, c) of layer l."""
 
     vocab: tuple[str, ...]
+    period: int          # the lcm of the periodic tables' moduli (1 without): token_states
+                         # holds one state per (vocabulary row, position mod period)
     d_head: int
     frac_bits: int
     states: list[np.ndarray]
@@ -121,21 +128,27 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tables(model: _Model, layer: int, keys: np.ndarray) -> LayerTables:
-    """W, S and v for every (query, key) pair: the executor's ``attend`` on one pair each."""
+    """W, S and v for every (query, key) pair: the executor's ``attend`` on one pair each
+    (by distance for a head with a positive slope: ``windows``)."""
     arithmetic = model.arithmetic
     h = model.values(keys)
     queries = h[:-1]
-    weights, summands, values = [], [], []
+    weights, summands, values, windows = [], [], [], {}
     for head in range(model.n_heads):
         q = linear(queries, model.head_rows("q", layer, head))
         k = linear(h, model.head_rows("k", layer, head))
         v = linear(h, model.head_rows("v", layer, head))
-        w = arithmetic.units(torch.exp(q @ k.T))
+        slope = model.module.slopes[layer][head]
+        w = arithmetic.units(torch.exp(q @ k.T)) * (slope == 0)
         weights.append(w.numpy())
         summands.append(arithmetic.units(arithmetic.value(w)[..., None] * v[None]).numpy())
         values.append(v.numpy())
+        if slope:
+            windows[head] = window_tables(arithmetic, q, k, v, slope,
+                                          model.module.spec.precision.frac_bits)
     return LayerTables(np.stack(weights), np.stack(summands), np.stack(values),
-                       boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64))
+                       boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64),
+                       windows=windows)
 
 
 def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> None:
@@ -151,7 +164,10 @@ def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> No
                 positive = weight > 0
                 points = list(np.floor_divide(tables.summands[a, q, positive, e] * model.scale,
                                               weight[positive]))
-                if weight[bos] == 0:  # D = 0 is possible: the plain average of the v_t
+                if a in tables.windows:
+                    points = window_points(tables.windows[a], tables.values[a], q, e,
+                                           model.scale)
+                elif weight[bos] == 0:  # D = 0 is possible: the plain average of the v_t
                     zero = ~positive
                     points += list(np.floor(tables.values[a, zero, e] * model.scale)
                                    .astype(np.int64))
@@ -162,11 +178,18 @@ def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> No
 
 
 def _box_grid(box: np.ndarray) -> np.ndarray:
-    """Every c in the box, [count, coordinates], in C order of the box's shape."""
-    axes = [np.arange(first, last + 1) for first, last in box]
-    if not axes:  # heads of width 0: one empty c
-        return np.zeros((1, 0), np.int64)
-    return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
+    """Every c in the box, [count, coordinates], in C order of the box's shape. Only the
+    coordinates with more than one value are spread out (a box may have more coordinates
+    than numpy has dimensions: several wide heads, most of them fixed by W_O)."""
+    free = [i for i, (first, last) in enumerate(box) if last > first]
+    grid = np.broadcast_to(box[:, 0], (1, len(box))).astype(np.int64)
+    if not free:
+        return grid
+    axes = [np.arange(box[i, 0], box[i, 1] + 1) for i in free]
+    spread = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(free))
+    grid = np.repeat(grid, len(spread), axis=0)
+    grid[:, free] = spread
+    return grid
 
 
 def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTables
@@ -193,6 +216,16 @@ def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTab
     return np.array(found_rows, np.int64).reshape(-1, states.shape[1])
 
 
+def _embedded(model: _Model, rows: list[int], residue: int) -> torch.Tensor:
+    """The rounded input of the embedding rows ``rows`` at a position t with t mod period =
+    ``residue`` (each periodic table adds its row t mod M, ``docs/model-format.md``)."""
+    module = model.module
+    x = module.weight(EMBED)[rows]
+    for modulus in module.spec.periodic_moduli:
+        x = x + module.weight(periodic(modulus))[residue % modulus]
+    return model.arithmetic.round(x)
+
+
 def enumerate_states(model: CompiledModel, budget: Budget | None = None) -> StateMachine:
     """The states and tables of every layer, each layer's tables and candidates charged to
     ``budget`` before they are built (``StateLimitError`` when they would exceed it)."""
@@ -202,11 +235,15 @@ def enumerate_states(model: CompiledModel, budget: Budget | None = None) -> Stat
     bos_id = spec.bos_id
     with torch.no_grad():
         bos_score, recorded = arithmetic.module(torch.tensor([[bos_id]]), record=True)
-        embedded = arithmetic.arithmetic.round(arithmetic.module.weight(EMBED))
-    bos = [arithmetic.units(embedded[bos_id])] + [arithmetic.units(h[0, 0]) for h in recorded]
+    period = math.lcm(*spec.periodic_moduli) if spec.periodic_moduli else 1
+    bos = [arithmetic.units(_embedded(arithmetic, [bos_id], 0))[0]]
+    bos += [arithmetic.units(h[0, 0]) for h in recorded]
     other_id = spec.other_id
     rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
-    first, token_states = _unique_rows(arithmetic.units(embedded[rows]))
+    inputs = np.concatenate([arithmetic.units(_embedded(arithmetic, rows, residue))
+                             for residue in range(period)])       # [residue][row]
+    first, inverse = _unique_rows(inputs)
+    token_states = inverse.reshape(period, len(rows)).T            # [row, residue]
     states, layers, candidates = [first], [], []
     for layer in range(spec.n_layers):
         pairs = len(states[-1]) * (len(states[-1]) + 1) * spec.n_heads
@@ -228,7 +265,7 @@ def enumerate_states(model: CompiledModel, budget: Budget | None = None) -> Stat
     score = lambda units: (arithmetic.values(units) @ arithmetic.module.weight(OUT_WEIGHT)  # noqa: E731
                            + arithmetic.module.weight(OUT_BIAS))
     return StateMachine(
-        vocab=spec.vocab, d_head=spec.d_head,
+        vocab=spec.vocab, period=period, d_head=spec.d_head,
         frac_bits=spec.precision.frac_bits, states=states, bos=bos,
         token_states=token_states, has_other=other_id is not None, layers=layers,
         decisions=(score(states[-1]) > 0).numpy(), bos_decision=bool(bos_score[0, 0] > 0),
