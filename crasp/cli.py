@@ -148,7 +148,6 @@ def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
 def _compiled(model_dir: str, strict_alphabet: bool
               ) -> tuple[Evaluator, tuple[str, ...], int | None]:
     """The model's evaluator, its vocabulary, and the longest input it reads (None: any)."""
-    from crasp.compiler.executor import check_lengths
     from crasp.models import load_model
 
     model = load_model(model_dir, "run --model")
@@ -157,7 +156,7 @@ def _compiled(model_dir: str, strict_alphabet: bool
     def evaluate(inputs, first_number):
         if strict_alphabet:   # the interpreter's error for a token outside the vocabulary
             crasp.interpret.encode(vocabulary, inputs, True, first_number)
-        check_lengths(model.executable, inputs, first_number)
+        crasp.api_inputs.check_lengths(model.executable, inputs, first_number)
         evaluation = model.predict(inputs)
         return evaluation.accept, evaluation.output
     return evaluate, model.vocab, getattr(model.executable, "max_tokens", None)

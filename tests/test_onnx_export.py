@@ -157,5 +157,5 @@ def test_eval_refuses_bins_past_the_learned_table_with_one_message(learned_run):
     assert runner.invoke(cli, ["eval", str(learned_run), "--language", "L4", "--bins", "9:12",
                                "--n", "2"]).exit_code == 0
     model = load_model(learned_run)
-    with pytest.raises(crasp.InputError, match="inputs of 13 tokens are more than the 12"):
+    with pytest.raises(crasp.InputError, match="input 1 has 13 tokens, more than the 12"):
         score_ids(model, np.full((1, 14), 0, np.int64))

@@ -34,11 +34,10 @@ import torch
 from torch.nn.functional import linear
 
 from crasp import syntax
-from crasp.api_inputs import Inputs, token_batch
+from crasp.api_inputs import Inputs, check_lengths, token_batch
 from crasp.compiler.model_config import (EMBED, OUT_BIAS, OUT_WEIGHT, alibi, attention, ffn,
                                          periodic)
 from crasp.compiler.model_format import CompiledModel
-from crasp.errors import InputError
 from crasp.interpret import BOS_ID, PAD_ID, encode
 
 MODES = ("exact", "float")
@@ -385,30 +384,12 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
 
 def score_ids(model, ids: np.ndarray) -> np.ndarray:
     """The output scores [B, T + 1] of any model (a ``CompiledModel``, run exactly, or a
-    checkpoint) on token ids [B, T + 1] with BOS (``bos_id``) in column 0; ``InputError`` when
-    T is more than a learned positional table reads (``check_lengths``)."""
+    checkpoint) on token ids [B, T + 1] with BOS (``bos_id``) in column 0 (``InputError`` for
+    a T longer than a learned positional table, ``check_lengths``)."""
     if isinstance(model, CompiledModel):
         return _scores(FixedPrecisionTransformer(model), ids)[0]
-    limit = getattr(model, "max_tokens", None)
-    if limit is not None and ids.shape[1] - 1 > limit:
-        raise InputError(f"inputs of {ids.shape[1] - 1:,} tokens are more than the {limit:,} "
-                         f"the model reads: its learned positional table has rows for BOS "
-                         f"and {limit:,} tokens only")
+    check_lengths(model, [range(ids.shape[1] - 1)])
     return model.scores(ids)
-
-
-def check_lengths(model, inputs: list[list[str]], first_number: int = 1) -> None:
-    """Raise ``InputError`` naming the first input (numbered from ``first_number``) longer
-    than ``model`` reads: a checkpoint with a learned positional table (``max_tokens``) has no
-    row for a later position. Compiled models read any length."""
-    limit = getattr(model, "max_tokens", None)
-    if limit is None:
-        return
-    for number, tokens in enumerate(inputs, start=first_number):
-        if len(tokens) > limit:
-            raise InputError(f"input {number} has {len(tokens):,} tokens, more than the "
-                             f"{limit:,} the model reads: its learned positional table has rows "
-                             f"for BOS and {limit:,} tokens only")
 
 
 def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
