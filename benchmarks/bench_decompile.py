@@ -6,8 +6,11 @@
 2. Random small models (``crasp.compiler.random_models``, seeds 0..N-1): time, enumerated
    (query state, head output) pairs, definitions and depth against layers; models above the
    state limit are counted, not timed.
+3. ``--large-vocabulary``: instead, a one-layer random model over 300 tokens whose program would
+   be about 1.7 million count terms: the time until the budget refuses it, and its ratio to
+   the time enumerating its states alone takes (the baseline, in the same run).
 
-    python benchmarks/bench_decompile.py [--random 30] [--max-states 250000]
+    python benchmarks/bench_decompile.py [--random 30] [--max-states 250000] [--large-vocabulary]
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import crasp  # noqa: E402
 from crasp import syntax  # noqa: E402
 from crasp.compiler import compile_program  # noqa: E402
 from crasp.decompile.decompiling import decompile_model  # noqa: E402
-from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES, StateLimitError  # noqa: E402
+from crasp.decompile.budget import DEFAULT_MAX_STATES, Budget, StateLimitError  # noqa: E402
+from crasp.decompile.enumerate_states import enumerate_states  # noqa: E402
 from crasp.compiler.random_models import random_model  # noqa: E402
 from timing import best_of  # noqa: E402
 
@@ -74,12 +78,35 @@ def random_models(count: int, max_states: int) -> None:
     print(f"{refused} of {count} random models exceed --max-states {max_states:,}")
 
 
+def large_vocabulary(max_states: int) -> None:
+    model = random_model(1, tuple(f"t{i}" for i in range(300)), max_layers=1, max_d_model=8,
+                         max_weight=3)
+    enumerating = best_of(3, lambda: enumerate_states(model, Budget(max_states)))
+
+    def refused() -> StateLimitError:
+        try:
+            decompile_model(model, "large", max_states)
+        except StateLimitError as error:
+            return error
+        raise AssertionError("the 300-token model was not refused")
+
+    seconds = best_of(3, refused)
+    error = refused()
+    print(f"300-token model: refused after {error.spent:,} of {error.limit:,} units in "
+          f"{seconds:.2f} s; enumerating its states alone {enumerating:.2f} s: ratio "
+          f"{seconds / enumerating:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--random", type=int, default=30)
     parser.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES)
+    parser.add_argument("--large-vocabulary", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.large_vocabulary:
+        large_vocabulary(args.max_states)
+        return
     examples(args.max_states)
     random_models(args.random, args.max_states)
 

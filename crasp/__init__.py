@@ -13,12 +13,10 @@ The public API is documented in ``docs/api.md``::
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Sequence
 
 from crasp import interpret
-from crasp import trace as _trace
 from crasp.api_inputs import Inputs, token_batch
 from crasp.check import DIALECTS, check
 from crasp.depth import DepthReport, analyze, depth_of
@@ -40,7 +38,7 @@ __all__ = [
 
 PROGRAM_SUFFIXES = (".crasp", ".cr")
 """The usual suffixes of program files (any file name is read)."""
-PROGRAMS_DIR = Path(str(resources.files("crasp") / "programs"))
+PROGRAMS_DIR = Path(__file__).parent / "programs"  # package data (importlib.resources: 30 ms)
 """The reference programs, package data of crasp (a plain directory: crasp installs unzipped)."""
 
 
@@ -147,5 +145,7 @@ def format_trace(program: Program, inputs: Inputs, html: bool = False) -> str:
     input 1: accept = False
     """
     batch = token_batch(inputs, program.alphabet)
+    from crasp import trace  # html and the output places: only for traces
+
     evaluation = interpret.evaluate(program, batch)
-    return (_trace.format_html if html else _trace.format_text)(evaluation, batch)
+    return (trace.format_html if html else trace.format_text)(evaluation, batch)

@@ -41,3 +41,17 @@ def token_batch(inputs: Inputs, alphabet: Sequence[str]) -> list[list[str]]:
         return [item if type(item) is list else list(item) for item in batch]
     raise InputError("inputs must be one string, a list of strings, or a list of token lists "
                      "(lists of strings); this batch mixes them or holds something else")
+
+
+def check_lengths(model, inputs: Sequence[Sequence], first_number: int = 1) -> None:
+    """Raise ``InputError`` naming the first input (numbered from ``first_number``) longer
+    than ``model`` reads: a checkpoint with a learned positional table (``max_tokens``) has no
+    row for a later position. Other models (``max_tokens`` absent or None) read any length."""
+    limit = getattr(model, "max_tokens", None)
+    if limit is None:
+        return
+    for number, tokens in enumerate(inputs, start=first_number):
+        if len(tokens) > limit:
+            raise InputError(f"input {number} has {len(tokens):,} tokens, more than the "
+                             f"{limit:,} the model reads: its learned positional table has rows "
+                             f"for BOS and {limit:,} tokens only")

@@ -25,7 +25,6 @@ from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, spl
 from crasp.util.outputs import OutputError, writing
 from crasp.util.standard_output import checked_standard_output
 from crasp.util.tables import format_table
-from crasp.trace import write_trace
 from crasp.verify.cli import prove_equivalence, prove_option
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
@@ -153,7 +152,9 @@ def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
     return evaluate
 
 
-def _compiled(model_dir: str, strict_alphabet: bool) -> tuple[Evaluator, tuple[str, ...]]:
+def _compiled(model_dir: str, strict_alphabet: bool
+              ) -> tuple[Evaluator, tuple[str, ...], int | None]:
+    """The model's evaluator, its vocabulary, and the longest input it reads (None: any)."""
     from crasp.models import load_model
 
     model = load_model(model_dir, "run --model")
@@ -162,9 +163,10 @@ def _compiled(model_dir: str, strict_alphabet: bool) -> tuple[Evaluator, tuple[s
     def evaluate(inputs, first_number):
         if strict_alphabet:   # the interpreter's error for a token outside the vocabulary
             crasp.interpret.encode(vocabulary, inputs, True, first_number)
+        crasp.api_inputs.check_lengths(model.executable, inputs, first_number)
         evaluation = model.predict(inputs)
         return evaluation.accept, evaluation.output
-    return evaluate, model.vocab
+    return evaluate, model.vocab, getattr(model.executable, "max_tokens", None)
 
 
 def _batches(items: list[tuple[str, list[str]]]) -> Iterable[list[tuple[str, list[str]]]]:
@@ -184,14 +186,15 @@ def _batches(items: list[tuple[str, list[str]]]) -> Iterable[list[tuple[str, lis
 
 
 def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluator,
-            as_json: bool, strict_alphabet: frozenset[str] | None = None) -> None:
-    """Print one line per input of ``batch``, in one write (and flush). With
-    ``strict_alphabet``, the inputs before the first with a token outside it are answered, and
-    that one then refused by ``evaluate``. A count answer (``--dialect hahn``) prints its
-    value, as Hahn's interpreter does; ``--json`` gives it as "count"."""
-    if strict_alphabet is not None:
+            as_json: bool, refuses: Callable[[list[str]], bool] | None = None) -> None:
+    """Print one line per input of ``batch``, in one write (and flush). With ``refuses`` (a
+    token outside a strict alphabet, an input longer than a model reads), the inputs before
+    the first it refuses are answered, and that one then refused by ``evaluate``. A count
+    answer (``--dialect hahn``) prints its value, as Hahn's interpreter does; ``--json`` gives
+    it as "count"."""
+    if refuses is not None:
         refused = next((offset for offset, (_, tokens) in enumerate(batch)
-                        if not strict_alphabet.issuperset(tokens)), None)
+                        if refuses(tokens)), None)
         if refused is not None:
             _report(batch[:refused], first_id, evaluate, as_json)
             evaluate([batch[refused][1]], first_id + refused)  # raises the InputError
@@ -256,7 +259,7 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         if trace_path:
             raise CraspError("--trace needs a program: traces show definitions, which a "
                              "compiled model does not keep")
-        evaluate, alphabet = _compiled(model_dir, strict_alphabet)
+        evaluate, alphabet, max_tokens = _compiled(model_dir, strict_alphabet)
         token_args = list(args)
         program = None
     else:
@@ -265,6 +268,7 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         program = load_program_argument(args[0], split_tokens(extra_alphabet), dialect,
                                         count_answer=True)
         evaluate, alphabet = _interpreter(program, strict_alphabet), program.alphabet
+        max_tokens = None
         token_args = list(args[1:])
     split_characters = dialect != "hahn"   # his interpreter splits inputs on whitespace only
     if token_args:
@@ -281,15 +285,20 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         collected = [item for group in groups for item in group]
         token_lists = [tokens for _, tokens in collected]
         evaluation = crasp.evaluate(program, token_lists, strict_alphabet)
+        from crasp.trace import write_trace
+
         write_trace(trace_path, evaluation, token_lists, force)
         _report(collected, 1, lambda *_: _answers(evaluation), as_json)
         click.echo(f"Trace written to {trace_path}", err=True)
         return
     known = frozenset(alphabet) if strict_alphabet else None
+    refuses = (None if known is None and max_tokens is None else
+               lambda tokens: ((known is not None and not known.issuperset(tokens))
+                               or (max_tokens is not None and len(tokens) > max_tokens)))
     next_id = 1
     for group in groups:
         for batch in _batches(group):
-            _report(batch, next_id, evaluate, as_json, known)
+            _report(batch, next_id, evaluate, as_json, refuses)
             next_id += len(batch)
 
 

@@ -7,9 +7,9 @@ definition. The program's depth is the depth of its answer (the last definition)
 number of transformer layers the depth-preserving construction needs; definitions the answer
 does not use are reported but do not count.
 
-The definition DAG (an edge from each definition to every definition that uses it) is a
-``networkx.DiGraph``; the critical path is a chain of definitions, from the answer down, each
-reached through the use that sets its user's depth.
+The definition DAG is a dict from each definition to the names it uses (plain Python: a graph
+library would cost every command its import time at startup); the critical path is a chain of
+definitions, from the answer down, each reached through the use that sets its user's depth.
 
 A second measure, Knee-Deep's TL[◁#]^pos depth (App. E/F): there a local relation is the
 operator Y ("φ held one position back"), which adds no depth, so a guarded count
@@ -22,8 +22,6 @@ compiler builds crasp's depth in layers (a local count needs an attention layer)
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import networkx as nx
 
 from crasp import syntax
 
@@ -65,13 +63,22 @@ def references(expr: syntax.Expr, local_free: bool = False) -> list[tuple[str, i
     return found
 
 
-def dependency_graph(program: syntax.Program) -> nx.DiGraph:
-    graph = nx.DiGraph()
-    for definition in program.definitions:
-        graph.add_node(definition.name)
-        for name, _ in references(definition.expr):
-            graph.add_edge(name, definition.name)
-    return graph
+def dependency_graph(program: syntax.Program) -> dict[str, tuple[str, ...]]:
+    """Each definition -> the names it uses (each once, in order of first use)."""
+    return {definition.name: tuple(dict.fromkeys(name for name, _ in
+                                                 references(definition.expr)))
+            for definition in program.definitions}
+
+
+def _reached(graph: dict[str, tuple[str, ...]], start: str) -> set[str]:
+    """``start`` and every definition it uses, directly or not."""
+    reached, stack = {start}, [start]
+    while stack:
+        for name in graph.get(stack.pop(), ()):
+            if name not in reached:
+                reached.add(name)
+                stack.append(name)
+    return reached
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ class DepthReport:
     definitions: tuple[DefinitionDepth, ...]
     critical_path: tuple[str, ...]
     unused: tuple[str, ...]
-    graph: nx.DiGraph
+    graph: dict[str, tuple[str, ...]]
     tl_pos_depth: int = 0
     tl_pos_critical_path: tuple[str, ...] = ()
 
@@ -148,7 +155,7 @@ def analyze(program: syntax.Program) -> DepthReport:
     tl_pos = definition_depths(program, local_free=True)
     graph = dependency_graph(program)
     answer = program.answer.name
-    used = nx.ancestors(graph, answer) | {answer}
+    used = _reached(graph, answer)
     report = tuple(
         DefinitionDepth(d.name, d.type, depths[d.name], d.name in used,
                         d.span.line if d.span else None, tl_pos[d.name])

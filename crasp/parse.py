@@ -8,10 +8,11 @@ the tokens that would have been accepted, in words.
 
 from __future__ import annotations
 
+import io
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Literal
 
 from lark import Lark, Token, Transformer_NonRecursive, v_args
@@ -22,6 +23,7 @@ from crasp import predicates, syntax
 from crasp.errors import ProgramError
 from crasp.util.inputs import can_be_input_token
 from crasp.syntax import Span
+from crasp.util.atomic import write_bytes_atomic
 
 StatementKind = Literal["import", "alphabet", "assign", "bare"]
 
@@ -81,10 +83,45 @@ TERMINAL_DESCRIPTIONS = {
 }
 
 
+PARSER_OPTIONS = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False}
+
+
+def parser_cache_path(grammar: str) -> Path:
+    """Where the analyzed grammar is kept between runs: ``$CRASP_CACHE_DIR`` (else
+    ``$XDG_CACHE_HOME/crasp``, else ``~/.cache/crasp``), under a name that changes with the
+    grammar, the options, and the versions of lark and Python (so a stale file is never read)."""
+    import hashlib
+    import os
+
+    import lark
+
+    key = hashlib.sha256(repr((grammar, sorted(PARSER_OPTIONS.items()), lark.__version__,
+                               sys.version_info[:2])).encode()).hexdigest()[:24]
+    base = os.environ.get("CRASP_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "crasp")
+    return Path(base) / f"grammar-{key}.lark"
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    grammar = resources.files("crasp").joinpath("grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    """The LALR parser. Analyzing the grammar takes about 0.1 s, most of the start-up of a
+    short ``crasp run``; so the analyzed parser is kept in a cache file (written atomically;
+    one that cannot be read or written is rebuilt or skipped without a word)."""
+    grammar = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
+    cache = parser_cache_path(grammar)
+    try:
+        with open(cache, "rb") as file:
+            return Lark.load(file)
+    except Exception:  # absent, unreadable or from elsewhere: rebuilt below
+        pass
+    parser = Lark(grammar, **PARSER_OPTIONS)
+    try:
+        buffer = io.BytesIO()
+        parser.save(buffer)
+        write_bytes_atomic(cache, buffer.getvalue())
+    except OSError:  # a read-only home, a full disk: parse without the cache
+        pass
+    return parser
 
 
 def _span_of(item) -> Span:
@@ -105,6 +142,23 @@ KEYWORDS = ("if", "else", "true", "false", "min", "max")
 """Never names (in Hahn's grammar too). ``alphabet`` is a keyword only at the start of an
 alphabet declaration, so it can name a definition."""
 BYTE_ORDER_MARK = "\ufeff"
+
+
+def token_literal_problem(token: str) -> str | None:
+    """Why ``token`` cannot be written as the token literal ``"token"``, or None when it can.
+
+    A literal is a double quote, the token, a double quote, with no escapes (as in Hahn's
+    grammar, so a backslash is an ordinary character): the token is non-empty, holds no
+    double quote (it would end the literal) and no whitespace (``str.isspace``: inputs are split
+    on it, so no input could hold such a token). It is UTF-8 text (no lone surrogate)."""
+    if not can_be_input_token(token):
+        return ("is empty" if not token else
+                "holds whitespace (inputs are split on it, so no input holds such a token)")
+    if '"' in token:
+        return "holds a double quote, which would end the literal (literals have no escapes)"
+    if any("\ud800" <= c <= "\udfff" for c in token):
+        return "holds a lone surrogate, which is not UTF-8 text"
+    return None
 
 
 def without_byte_order_mark(source: str) -> str:
@@ -161,7 +215,7 @@ class _ToSyntax(Transformer_NonRecursive):
     # atoms
     def _token_text(self, token: Token) -> str:
         text = str(token)[1:-1]
-        if not can_be_input_token(text):
+        if token_literal_problem(text):
             raise self._error("a token literal must be non-empty and contain no whitespace",
                               _span_of(token), expected='a token such as "a" or "("')
         return text

@@ -194,25 +194,29 @@ def test_equal_states_are_merged_into_one_definition_each():
 
 
 def test_the_state_limit_is_measured_before_enumerating():
+    """L3: layer 1's tables (3 states, a, b and a token outside the vocabulary: 12 pairs, 1
+    unit) and 12 candidates; layer 2's tables (5 states: 30 pairs, 1 unit), then 20
+    candidates, 34 units in all."""
     model = compile_program(crasp.load_program("examples/L3.crasp"))
     with pytest.raises(StateLimitError) as error:
-        decompile_model(model, max_states=12)
+        decompile_model(model, max_states=33)
     message = str(error.value)
-    assert "layer 2 would enumerate 20 (query state, head output) pairs > --max-states 12" in message
-    assert "embedding: 3 states" in message  # a, b and a token outside the vocabulary
-    assert "layer 1: 12 candidate (query state, head output) pairs -> 5 states" in message
+    assert ("layer 2 would enumerate 20 (query state, head output) pairs from its 5 query "
+            "states, 20 units of work, 34 in all > --max-states 33") in message
+    assert "layer 1: candidate states: 12\n  layer 2: attention tables: 1" in message
+    assert error.value.spent == 14 and error.value.limit == 33
 
 
 def test_the_attention_tables_are_measured_too():
-    """50 tokens and the outside token, 51 embedding states: 51 x 52 (query, key) pairs
-    > 40 x 60, refused before any table is built."""
+    """50 tokens and the outside token, 51 embedding states: 51 x 52 (query, key) pairs,
+    67 units of 40 pairs > 60, refused before any table is built."""
     tokens = [f"t{i}" for i in range(50)]
     text = "alphabet " + " ".join(f'"{t}"' for t in tokens) + '\nanswer = #"t0" > #"t1"\n'
     model = compile_program(crasp.parse_program(text))
     with pytest.raises(StateLimitError, match=r"layer 1 would hold 2,652 \(query state, key "
-                                              r"state\) pairs > 40 x --max-states 60"):
+                                              r"state\) pairs over its 51 states, 67 units"):
         decompile_model(model, max_states=60)
-    assert crasp.depth_of(decompile_model(model, max_states=200).program) == 1
+    assert crasp.depth_of(decompile_model(model, max_states=400).program) == 1
 
 
 # ---------------------------------------------------------------- the command line
@@ -270,7 +274,7 @@ def test_cli_state_limit_exits_2_with_the_counts(tmp_path):
                                       str(output), "--max-states", "12"])
     assert result.exit_code == 2
     assert "error: the model has too many states" in result.output
-    assert "layer 1: 12 candidate (query state, head output) pairs -> 5 states" in result.output
+    assert "layer 1 would enumerate 12 (query state, head output) pairs" in result.output
     assert "Traceback" not in result.output
     assert not output.exists()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import tempfile
 from pathlib import Path
@@ -242,3 +243,24 @@ def test_a_first_level_gate_over_thresholds_is_exact_within_its_margin(dtype, is
         expected = (literal_true.all(dim=1) & bits.all(dim=1) if is_and
                     else literal_true.any(dim=1) | bits.any(dim=1))
         assert torch.equal(gate, expected.to(dtype)), (n_tests, n_bits)
+
+
+FLOAT_ONLY = {"--max-length": "12", "--dtype": "float64", "--gadgets": "minimal"}
+
+
+@pytest.mark.parametrize("target", [[], ["--target", "exact"], ["--target", "EXACT"]])
+@pytest.mark.parametrize("options", [combination for size in (1, 2, 3)
+                                     for combination in itertools.combinations(FLOAT_ONLY, size)])
+def test_float_only_options_with_the_exact_target_are_refused(tmp_path, target, options):
+    """Every non-empty set of float-only options, with the exact target named or implied: one
+    message naming them, exit 2, nothing written (a default value given explicitly too)."""
+    given = [word for option in options for word in (option, FLOAT_ONLY[option])]
+    result = CliRunner().invoke(cli, ["compile", "examples/majority.crasp", *target, *given,
+                                      "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and result.output.startswith("error: ")
+    assert all(option in result.output for option in options)
+    assert "--target float only" in result.output and not (tmp_path / "m").exists()
+    explicit_default = CliRunner().invoke(cli, ["compile", "examples/majority.crasp", *target,
+                                                "--dtype", "float32", "-o", str(tmp_path / "m")])
+    assert explicit_default.exit_code == 2 and "--dtype" in explicit_default.output

@@ -178,3 +178,51 @@ def test_the_api_names_of_docs_api_md_stay_where_they_were(models):
     checkpoint = compiler_load_model(models["trained-run"])
     assert isinstance(checkpoint, Checkpoint)
     assert execute(checkpoint, ["a b"]).accept.shape == (1,)
+
+
+NON_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+WEIGHT_FILES = {FIXED_PRECISION.name: "model.safetensors", FLOAT_REALIZATION.name:
+                "best.safetensors", TRAINED_RUN.name: "best.safetensors"}
+
+
+def _poisoned(source, target, value: float, seed: int):
+    """A copy of the model at ``source`` with one weight (a tensor and an element drawn by
+    ``seed``) replaced by ``value``."""
+    import shutil
+
+    import numpy as np
+    from safetensors.numpy import load_file, save_file
+
+    shutil.copytree(source, target)
+    weights_file = target / WEIGHT_FILES[recognize(source).name]
+    tensors = load_file(str(weights_file))
+    rng = np.random.default_rng(seed)
+    name = sorted(tensors)[rng.integers(len(tensors))]
+    flat = tensors[name].reshape(-1).copy()
+    flat[rng.integers(len(flat))] = value
+    tensors[name] = flat.reshape(tensors[name].shape)
+    save_file(tensors, str(weights_file))
+    return target, name
+
+
+@pytest.mark.parametrize("value", sorted(NON_FINITE))
+@pytest.mark.parametrize("kind", sorted(WEIGHT_FILES))
+def test_every_kind_with_a_non_finite_weight_is_refused_by_every_command(models, kind, value,
+                                                                        tmp_path):
+    """Each command that takes the kind (running, evaluating, exporting to ONNX, decompiling,
+    analyzing, training from it) exits 2 with one line naming the tensor, and writes nothing."""
+    seed = sorted(WEIGHT_FILES).index(kind) * 3 + sorted(NON_FINITE).index(value)
+    path, tensor = _poisoned(models[kind], tmp_path / "poisoned", NON_FINITE[value], seed)
+    commands = [command for command in sorted(COMMAND_LINES)
+                if kind in {accepted.name for accepted in _accepted(command)}]
+    assert "run --model" in commands and "export --format onnx" in commands
+    for command in commands:
+        out = tmp_path / command.replace(" ", "_")
+        out.mkdir()
+        result = invoke(*COMMAND_LINES[command][0](path, out))
+        assert result.exit_code == 2, (command, result.output)
+        assert result.output.count("\n") == 1 and "Traceback" not in result.output, command
+        assert f"tensor {tensor!r} has non-finite values" in result.output, command
+        assert list(out.iterdir()) == [], command
+    with pytest.raises(crasp.errors.CraspError, match="non-finite"):
+        load_model(path)

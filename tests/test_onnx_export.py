@@ -91,3 +91,71 @@ def test_export_never_overwrites_what_it_did_not_write(tmp_path):
     assert CliRunner().invoke(cli, ["export", str(model_dir), "-o", str(ours)]).exit_code == 2
     assert CliRunner().invoke(cli, ["export", str(model_dir), "-o", str(ours),
                                     "--force"]).exit_code == 0
+
+
+@pytest.fixture(scope="module")
+def learned_run(tmp_path_factory):
+    """A one-epoch run with a learned positional table: 13 rows, BOS and 12 tokens."""
+    place = tmp_path_factory.mktemp("learned") / "run"
+    config = resolve_preset("default", language="L4", depth=1, d_model=8, n_heads=1, d_ff=16,
+                            posenc="learned", train_bin=(4, 8), test_bins=[(9, 12)],
+                            n_train=32, n_test=8, epochs=1, warmup_steps=1, device="cpu")
+    train(config, place, progress=False, resume=False)
+    return place
+
+
+def test_a_learned_table_exports_its_limit_and_the_runtime_names_it(learned_run, tmp_path):
+    model = load_model(learned_run)
+    limit = model.max_tokens
+    assert limit == 12
+    write_onnx(model, tmp_path / "t.onnx")
+    meta = {p.key: p.value for p in onnx.load(str(tmp_path / "t.onnx")).metadata_props}
+    assert meta["max_tokens"] == str(limit)
+    agree(model, tmp_path / "t.onnx", random_strings(model.config["vocab"], 12, limit))
+    session = onnxruntime.InferenceSession(str(tmp_path / "t.onnx"))
+    for length in range(limit + 1, limit + 8):
+        ids, _ = _encode(model, [["a"] * length])
+        with pytest.raises(Exception, match=f"input_longer_than_{limit}_tokens_the_learned_"
+                                            f"position_table_holds"):
+            session.run(["decision", "score"], {"ids": ids})
+
+
+def test_run_model_answers_up_to_the_learned_table_and_refuses_longer_inputs(learned_run):
+    """Every length past the table, as an argument or as the k-th line of standard input: one
+    message naming the input's number, exit 2, the inputs before it answered."""
+    model = load_model(learned_run)
+    with pytest.raises(crasp.InputError, match="input 2 has 13 tokens, more than the 12"):
+        execute(model, [["a"] * 12, ["a"] * 13])
+    runner = CliRunner()
+    for length in (13, 14, 20, 100):
+        result = runner.invoke(cli, ["run", "--model", str(learned_run), " ".join("a" * length)])
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "Traceback" not in result.output
+        assert f"input 1 has {length} tokens, more than the 12 the model reads" in result.output
+    for before in (0, 1, 5):
+        lines = ["a b"] * before + ["a " * 13, "a"]
+        result = runner.invoke(cli, ["run", "--model", str(learned_run)],
+                               input="\n".join(lines) + "\n")
+        assert result.exit_code == 2, result.output
+        answered = result.output.splitlines()[:-1]
+        assert [line.split(":")[0] for line in answered] == [f"{i} a b" for i in
+                                                             range(1, before + 1)]
+        assert f"input {before + 1} has 13 tokens" in result.output.splitlines()[-1]
+    fine = runner.invoke(cli, ["run", "--model", str(learned_run), " ".join("a" * 12)])
+    assert fine.exit_code == 0 and fine.output.startswith("1 ")
+
+
+def test_eval_refuses_bins_past_the_learned_table_with_one_message(learned_run):
+    from crasp.compiler.executor import score_ids
+
+    runner = CliRunner()
+    for bins in ("13:13", "9:12,20:24", "100:200"):
+        result = runner.invoke(cli, ["eval", str(learned_run), "--language", "L4", "--bins", bins,
+                                     "--n", "2"])
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "reads at most 12" in result.output
+    assert runner.invoke(cli, ["eval", str(learned_run), "--language", "L4", "--bins", "9:12",
+                               "--n", "2"]).exit_code == 0
+    model = load_model(learned_run)
+    with pytest.raises(crasp.InputError, match="input 1 has 13 tokens, more than the 12"):
+        score_ids(model, np.full((1, 14), 0, np.int64))

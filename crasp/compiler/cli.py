@@ -20,6 +20,22 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
 from crasp.verify.cli import prove_equivalence, prove_option
 
 
+FLOAT_OPTIONS = {"max_length": "--max-length", "dtype": "--dtype", "gadgets": "--gadgets"}
+
+
+def _refuse_float_options(context: click.Context) -> None:
+    """The exact target has no float type, length or gadgets: an option for the float target
+    given with it (even at its default value) is a mistake to point out, not to ignore."""
+    given = [option for name, option in FLOAT_OPTIONS.items()
+             if context.get_parameter_source(name) not in (None,
+                                                           click.core.ParameterSource.DEFAULT)]
+    if given:
+        raise CraspError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                         f"--target float only; the exact target (the default) is the "
+                         f"fixed-precision model, exact at every length: add --target float "
+                         f"or drop {'it' if len(given) == 1 else 'them'}")
+
+
 @click.command("compile")
 @click.argument("program_path", metavar="PROG")
 @click.option("-o", "--out", "--output", "output", required=True, metavar="DIR",
@@ -74,6 +90,8 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     Positional programs (pos_even, mod, #[pred], #[offset(c)] ...) compile to a version-3
     model with a periodic positional table and, for local relations, ALiBi heads.
     """
+    if target == "exact":
+        _refuse_float_options(click.get_current_context())
     program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
     if prove_length is not None and target == "float":
         raise click.UsageError("--prove checks the exact model (decompiled); drop --target float")

@@ -34,7 +34,7 @@ import torch
 from torch.nn.functional import linear
 
 from crasp import syntax
-from crasp.api_inputs import Inputs, token_batch
+from crasp.api_inputs import Inputs, check_lengths, token_batch
 from crasp.compiler.model_config import (EMBED, OUT_BIAS, OUT_WEIGHT, alibi, attention, ffn,
                                          periodic)
 from crasp.compiler.model_format import CompiledModel
@@ -384,9 +384,11 @@ def _first_layer_apart(model: CompiledModel, ids: np.ndarray, column: int,
 
 def score_ids(model, ids: np.ndarray) -> np.ndarray:
     """The output scores [B, T + 1] of any model (a ``CompiledModel``, run exactly, or a
-    checkpoint) on token ids [B, T + 1] with BOS (``bos_id``) in column 0."""
+    checkpoint) on token ids [B, T + 1] with BOS (``bos_id``) in column 0 (``InputError`` for
+    a T longer than a learned positional table, ``check_lengths``)."""
     if isinstance(model, CompiledModel):
         return _scores(FixedPrecisionTransformer(model), ids)[0]
+    check_lengths(model, [range(ids.shape[1] - 1)])
     return model.scores(ids)
 
 
@@ -409,6 +411,7 @@ def execute(model: CompiledModel, inputs: Inputs, mode: str = "exact",
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     inputs = token_batch(inputs, model.config["vocab"])
+    check_lengths(model, inputs)
     ids, lengths = _encode(model, inputs)
     if not isinstance(model, CompiledModel):  # a checkpoint (crasp.train.checkpoint)
         return _evaluation(score_ids(model, ids), lengths, model.config["dtype"])

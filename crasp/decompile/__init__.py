@@ -9,6 +9,7 @@ it does:
     write_program     classes -> one Boolean per class, one comparison per head-output
                                  threshold                           (write_program.py)
 
+``budget.py`` is the work budget (``--max-states``) the passes charge before they work;
 ``cli.py`` is ``crasp decompile``. The decompiler imports the compiler (the model format and the
 executor) and the language core, never the trainer; ``docs/decompile.md`` has the derivation.
 """

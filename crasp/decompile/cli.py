@@ -18,7 +18,7 @@ import crasp
 from crasp.cli import verification_options
 from crasp.compiler.verification import VerificationResult, verify
 from crasp.decompile.decompiling import decompile_model, format_decompile_summary
-from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES
+from crasp.decompile.budget import DEFAULT_MAX_STATES
 from crasp.decompile.write_program import HEADER
 from crasp.errors import CraspError
 from crasp.models import load_model
@@ -71,14 +71,14 @@ def _describe(result: VerificationResult) -> str:
               help="The program file to write (- for standard output).")
 @click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
               show_default=True,
-              help="Stop (before enumerating) when a layer has more candidate (state, head "
-                   "output) pairs than this, or its attention tables more than 40 times as many "
-                   "(query state, key state) pairs.")
+              help="The work budget: stop before the work would exceed this many units (a "
+                   "unit: a (query state, head output) pair enumerated, 40 (query state, key "
+                   "state) pairs of the attention tables, or a count term written).")
 @click.option("--force", is_flag=True,
               help="Replace PROG.crasp if it is a program crasp decompile wrote.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print the summary as JSON: {"layers", "depth", "states", "candidates", '
-                   '"definitions", "comparisons", "depths", ...}.')
+                   '"definitions", "comparisons", "depths", "work", ...}.')
 @click.option("--verify", "verify_flag", is_flag=True,
               help="Run the model and the program on all short and some long random strings.")
 @verification_options

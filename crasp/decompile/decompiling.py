@@ -20,14 +20,16 @@ from dataclasses import dataclass
 
 import crasp
 from crasp.decompile.classify import classify
-from crasp.decompile.write_program import write_program
-from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES, enumerate_states
+from crasp.decompile.write_program import check_vocabulary, write_program
+from crasp.decompile.budget import DEFAULT_MAX_STATES, Budget
+from crasp.decompile.enumerate_states import enumerate_states
 from crasp.compiler.model_format import CompiledModel
 
 
 @dataclass(frozen=True)
 class Decompilation:
-    """The program (checked), its text, and the summary (``format_decompile_summary``)."""
+    """The program's text, the program read back from it (so ``--verify`` checks what was
+    written), and the summary (``format_decompile_summary``)."""
 
     program: crasp.Program
     text: str
@@ -39,7 +41,9 @@ def decompile_model(model: CompiledModel, source: str = "a model",
     """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
     at every position of every input (the passes: ``enumerate_states`` → ``classify``
     → ``write_program``; the derivation is in their docstrings). Raises ``CraspError``
-    when more than ``max_states`` residual states would have to be enumerated.
+    before the work would exceed ``max_states`` units (``budget.py``: states enumerated,
+    attention-table pairs, count terms written; ``summary["work"]`` is what it spent), and for a
+    vocabulary token that no token literal can hold (``crasp.parse.token_literal_problem``).
 
     >>> import crasp
     >>> from crasp.compiler import compile_program
@@ -48,10 +52,13 @@ def decompile_model(model: CompiledModel, source: str = "a model",
     >>> result.summary["depth"], crasp.depth_of(result.program)
     (2, 2)
     """
-    machine = enumerate_states(model, max_states)
+    check_vocabulary(model.spec.vocab, source)
+    budget = Budget(max_states)
+    machine = enumerate_states(model, budget)
     classes = classify(machine)
-    written = write_program(machine, classes, list(model.config["residual_labels"]), source)
-    program = written.program
+    text = write_program(machine, classes, list(model.config["residual_labels"]), source,
+                         budget)
+    program = crasp.parse_program(text, source)  # what was written, read back
     report = crasp.analyze(program)
     summary = {
         "layers": len(machine.layers),
@@ -64,8 +71,9 @@ def decompile_model(model: CompiledModel, source: str = "a model",
                            for node in crasp.syntax.walk(d.expr)
                            if isinstance(node, crasp.syntax.Compare)),
         "depths": {d.name: d.depth for d in report.definitions},
+        "work": budget.spent,
     }
-    return Decompilation(program, written.text, summary)
+    return Decompilation(program, text, summary)
 
 
 def format_decompile_summary(summary: dict) -> str:
@@ -88,4 +96,6 @@ def format_decompile_summary(summary: dict) -> str:
     for name, depth in summary["depths"].items():
         by_depth.setdefault(depth, []).append(name)
     lines += [f"depth {depth}      {', '.join(names)}" for depth, names in sorted(by_depth.items())]
+    if "work" in summary:
+        lines.append(f"work         {summary['work']:,} units of --max-states")
     return "\n".join(lines)

@@ -27,8 +27,8 @@ The derivation (Knee-Deep, thm:rtfr_to_TLCl, made exact for the arithmetic of
   box shrinks to one value. The feed-forward sublayer then maps every (q, c) in the box to a
   state of the next level: a finite table (``finish_layer`` of the executor, so the rounding
   is the executor's). Measured before enumerating: the candidates of a layer are
-  sum_q prod(box sizes); above ``max_states`` we stop with the counts per layer, and likewise
-  before building a layer's tables, which grow with the square of its states.
+  sum_q prod(box sizes), and a layer's tables grow with the square of its states; both are
+  charged to the ``Budget`` (``budget.py``) before the work, which stops it at ``max_states``.
 
 Precondition for exactness: the linear maps are computed exactly in float64 (integer or
 dyadic weights on grid activations: compiled models, the random test models). For arbitrary
@@ -48,18 +48,12 @@ from torch.nn.functional import linear
 from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
 from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
 from crasp.compiler.model_format import CompiledModel
+from crasp.decompile.budget import DEFAULT_MAX_STATES, PAIRS_PER_STATE, Budget, StateLimitError
 from crasp.decompile.windows import Window, window_points, window_tables
-from crasp.errors import CraspError
 
-DEFAULT_MAX_STATES = 250_000
-PAIRS_PER_STATE = 40
-"""The attention tables of a layer may hold this many (query, key) pairs per unit of
-``max_states`` (at the default, 10^7 pairs: a few hundred MB at most)."""
+__all__ = ["DEFAULT_MAX_STATES", "LayerTables", "StateLimitError", "StateMachine",
+           "enumerate_states"]
 CHUNK_ROWS = 1 << 15
-
-
-class StateLimitError(CraspError):
-    """The candidate states of a layer exceed ``--max-states``."""
 
 
 @dataclass
@@ -232,21 +226,10 @@ def _embedded(model: _Model, rows: list[int], residue: int) -> torch.Tensor:
     return model.arithmetic.round(x)
 
 
-def _limit_message(states: list[np.ndarray], candidates: list[int], excess: str) -> str:
-    lines = [f"embedding: {len(states[0]):,} states"]
-    lines += [f"layer {layer}: {count:,} candidate (query state, head output) pairs -> "
-              f"{len(after):,} states" for layer, (count, after)
-              in enumerate(zip(candidates, states[1:]), start=1)]
-    return (f"the model has too many states to decompile: {excess}\n  " + "\n  ".join(lines)
-            + "\n(raise --max-states to try anyway; time, memory and the program's size grow "
-            "with these counts)")
-
-
-def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
-                     ) -> StateMachine:
-    """The states and tables of every layer (raises ``StateLimitError`` above ``max_states``
-    candidates in a layer, or ``PAIRS_PER_STATE * max_states`` table entries, before
-    enumerating them)."""
+def enumerate_states(model: CompiledModel, budget: Budget | None = None) -> StateMachine:
+    """The states and tables of every layer, each layer's tables and candidates charged to
+    ``budget`` before they are built (``StateLimitError`` when they would exceed it)."""
+    budget = budget or Budget()
     arithmetic = _Model(model)
     spec = arithmetic.module.spec
     bos_id = spec.bos_id
@@ -263,21 +246,19 @@ def enumerate_states(model: CompiledModel, max_states: int = DEFAULT_MAX_STATES
     token_states = inverse.reshape(period, len(rows)).T            # [row, residue]
     states, layers, candidates = [first], [], []
     for layer in range(spec.n_layers):
-        pairs = len(states[-1]) * (len(states[-1]) + 1)
-        if pairs > PAIRS_PER_STATE * max_states:
-            raise StateLimitError(_limit_message(states, candidates, (
-                f"the attention tables of layer {layer + 1} would hold {pairs:,} (query state, "
-                f"key state) pairs > {PAIRS_PER_STATE} x --max-states {max_states:,}")))
+        pairs = len(states[-1]) * (len(states[-1]) + 1) * spec.n_heads
+        budget.charge(-(-pairs // PAIRS_PER_STATE), f"layer {layer + 1}: attention tables",
+                      f"the attention tables of layer {layer + 1} would hold {pairs:,} (query "
+                      f"state, key state) pairs over its {len(states[-1]):,} states")
         keys = np.concatenate([states[-1], bos[layer][None]])
         tables = _tables(arithmetic, layer, keys)
         out_projection = model.tensors[attention(layer, "o")]
         _boxes(arithmetic, tables, out_projection)
         sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
         count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))
-        if count > max_states:
-            raise StateLimitError(_limit_message(states, candidates, (
-                f"layer {layer + 1} would enumerate {count:,} (query state, head output) pairs "
-                f"> --max-states {max_states:,}")))
+        budget.charge(count, f"layer {layer + 1}: candidate states",
+                      f"layer {layer + 1} would enumerate {count:,} (query state, head output) "
+                      f"pairs from its {len(states[-1]):,} query states")
         candidates.append(count)
         states.append(_transitions(arithmetic, layer, states[-1], tables))
         layers.append(tables)

@@ -50,10 +50,13 @@ import numpy as np
 
 import crasp
 from crasp import syntax
+from crasp.decompile.budget import Budget
 from crasp.decompile.classify import StateClasses
 from crasp.decompile.enumerate_states import LayerTables, StateMachine
 from crasp.decompile.windows import offset_count, windowed_at_least
+from crasp.errors import CraspError
 from crasp.fmt import format_expr
+from crasp.parse import token_literal_problem
 
 TRUE, FALSE = syntax.BoolConst(True), syntax.BoolConst(False)
 HEADER = "// Decompiled by crasp decompile"
@@ -139,6 +142,7 @@ class _Writer:
     machine: StateMachine
     classes: StateClasses
     labels: list[str]
+    budget: Budget
     definitions: dict[str, syntax.Expr] = field(default_factory=dict)
     comparisons: dict[tuple, syntax.Ref] = field(default_factory=dict)
     layer_of: dict[str, int] = field(default_factory=dict)
@@ -190,6 +194,10 @@ class _Writer:
             grouped.setdefault(int(per_class[member]) // divisor, []).append(int(member))
         key = (layer, tuple(sorted((c, tuple(m)) for c, m in grouped.items())), bound)
         if key not in self.comparisons:
+            terms = sum(len(members) for members in grouped.values())
+            self.budget.charge(terms, f"layer {layer}: count terms written",
+                               f"comparison {len(self.comparisons) + 1} of the program (layer "
+                               f"{layer}) would count {terms:,} classes of states")
             terms = [(c, _any(self.class_formulas[layer - 1][m] for m in members))
                      for c, members in sorted(grouped.items(), key=lambda item: -item[0])]
             name = f"L{layer}_cmp{sum(1 for k in self.comparisons if k[0] == layer)}"
@@ -387,29 +395,34 @@ def _numbered(names: list[str]) -> dict[str, str]:
     return mapping
 
 
-@dataclass(frozen=True)
-class WrittenProgram:
-    """The program as text and as the checked AST it prints (``crasp.fmt`` prints a program
-    that parses back to the same one; the tests parse the text to confirm)."""
-
-    text: str
-    program: syntax.Program
+def check_vocabulary(vocab: tuple[str, ...], source: str) -> None:
+    """Refuse a vocabulary with a token no token literal can hold (``token_literal_problem``):
+    the program could not test for it, and its text would not read back."""
+    for number, token in enumerate(vocab, start=1):
+        problem = token_literal_problem(token)
+        if problem:
+            raise CraspError(f"cannot decompile {source}: token {number} of its vocabulary, "
+                             f"{token!r}, {problem}; a C-RASP token literal cannot hold it, so "
+                             f"no program can test for it")
 
 
 def write_program(machine: StateMachine, classes: StateClasses, labels: list[str],
-                  source: str) -> WrittenProgram:
-    """The decompiled program (``source`` names the model in the header)."""
-    writer = _Writer(machine, classes, labels)
+                  source: str, budget: Budget | None = None) -> str:
+    """The decompiled program's text (``source`` names the model in the header, as Python
+    writes it when it holds a character that is not printable, such as a line break).
+    ``decompiling`` parses this text: the program it returns is what was written."""
+    writer = _Writer(machine, classes, labels, budget or Budget())
     definitions, answer = writer.program()
     answer = writer.at_bos(answer, _holds_at_bos(machine.vocab, definitions, answer))
     used = _used(definitions, answer)
     layers = len(machine.layers)
-    lines = [f"{HEADER} from {source}: {layers} layer{'s' * (layers != 1)}.",
+    shown = source if source.isprintable() else repr(source)
+    lines = [f"{HEADER} from {shown}: {layers} layer{'s' * (layers != 1)}.",
              "// Each Lk_ definition reads the counts of layer k; its depth is k.",
              "alphabet " + " ".join(f'"{token}"' for token in machine.vocab)]
     names = {**_numbered([name for name in definitions
                           if name in used and name not in writer.aliases]), **writer.aliases}
-    kept, current = [], None
+    current = None
     for name, expr in [*definitions.items(), ("answer", answer)]:
         if name not in used and name != "answer":
             continue
@@ -418,8 +431,5 @@ def write_program(machine: StateMachine, classes: StateClasses, labels: list[str
             lines.append(f"// layer {layer}: counts of the states after "
                          + ("the embedding" if layer == 1 else f"layer {layer - 1}"))
         current = layer
-        kept.append(syntax.Definition(names.get(name, name), _renamed(expr, names), syntax.BOOL))
-        lines.append(f"{kept[-1].name} = {format_expr(kept[-1].expr)}")
-    text = "\n".join(lines) + "\n"
-    return WrittenProgram(text, syntax.Program(tuple(kept), machine.vocab, True, source=text,
-                                               filename=source))
+        lines.append(f"{names.get(name, name)} = {format_expr(_renamed(expr, names))}")
+    return "\n".join(lines) + "\n"

@@ -198,15 +198,46 @@ def _checkpoint_graph(checkpoint) -> onnx.ModelProto:
                                         for name in ("ids", "decision", "score")})
     model = onnx.load_from_string(buffer.getvalue())
     model.producer_name = PRODUCER
+    if checkpoint.max_tokens is not None:
+        _guard_length(model.graph, checkpoint.max_tokens)
     return model
+
+
+def _guard_length(graph: onnx.GraphProto, max_tokens: int) -> None:
+    """Make every node read ``ids`` through a check that it has at most ``max_tokens + 1``
+    columns (BOS and the tokens: a learned positional table has no row beyond). The check looks
+    up the last column's position in the table of positions 0..max_tokens and subtracts it
+    again (adding 0 to the ids): on a longer input the runtime stops at that lookup, and its
+    error names this node, whose name says why. (Without it onnxruntime failed later with a
+    broadcasting error naming no cause; a lookup whose result were unused, or always zero,
+    its optimizer would remove.)"""
+    name = f"input_longer_than_{max_tokens}_tokens_the_learned_position_table_holds"
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["guard_shape"], start=1, end=2),
+        helper.make_node("Squeeze", ["guard_shape"], ["guard_width"]),
+        helper.make_node("Sub", ["guard_width", "guard_one"], ["guard_last"]),
+        helper.make_node("Gather", ["guard_positions", "guard_last"], ["guard_found"],
+                         name=name, axis=0),
+        helper.make_node("Sub", ["guard_found", "guard_last"], ["guard_zero"]),
+        helper.make_node("Add", ["ids", "guard_zero"], ["ids_checked"])]
+    for node in graph.node:
+        node.input[:] = ["ids_checked" if value == "ids" else value for value in node.input]
+    graph.initializer.extend([
+        numpy_helper.from_array(np.arange(max_tokens + 1, dtype=np.int64), "guard_positions"),
+        numpy_helper.from_array(np.array(1, np.int64), "guard_one")])
+    nodes += list(graph.node)
+    del graph.node[:]
+    graph.node.extend(nodes)
 
 
 def onnx_model(model) -> onnx.ModelProto:
     """The ONNX graph of a ``CompiledModel`` or a checkpoint, with the vocabulary as metadata."""
     graph = _exact_graph(model) if isinstance(model, CompiledModel) else _checkpoint_graph(model)
     kind = "compiled-exact" if isinstance(model, CompiledModel) else model.config["kind"]
+    limit = getattr(model, "max_tokens", None)
     for key, value in (("vocab", json.dumps(list(model.config["vocab"]))),
-                       ("bos_id", str(len(model.config["vocab"]))), ("kind", kind)):
+                       ("bos_id", str(len(model.config["vocab"]))), ("kind", kind),
+                       *([("max_tokens", str(limit))] if limit is not None else [])):
         graph.metadata_props.append(onnx.StringStringEntryProto(key=key, value=value))
     onnx.checker.check_model(graph)
     return graph

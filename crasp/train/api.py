@@ -134,6 +134,7 @@ def load_run(run_dir: str | Path) -> TrainResult:
         raise CraspError(f"{results_path}: unreadable results ({error})") from None
     model = build_model(config, len(vocab))
     files.load_weights(run_dir / files.BEST_FILE, model)
+    files.check_finite(model.state_dict(), str(run_dir / files.BEST_FILE))
     model.eval()
     return TrainResult(model, config, vocab, metrics, run_dir)
 

@@ -47,6 +47,14 @@ class Checkpoint:
         return self.config["n_layers"]
 
     @property
+    def max_tokens(self) -> int | None:
+        """The longest input it reads: a learned positional table has a row for BOS and for
+        each of this many tokens, and no row beyond; None for the position encodings that
+        read any length."""
+        table = getattr(self.module.pos, "table", None)
+        return None if table is None else table.num_embeddings - 1
+
+    @property
     def params(self) -> int:
         return sum(p.numel() for p in self.module.parameters())
 
@@ -108,6 +116,7 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
         raise ModelFormatError(f"{where}/{files.BEST_FILE} does not fit {files.CONFIG_FILE} "
                                f"(truncated, corrupt or from another architecture): "
                                f"{first}") from None
+    files.check_finite(weights, f"{where}/{files.BEST_FILE}")
     return Checkpoint(module, {**architecture, "vocab": vocab, "bos_id": len(vocab),
                                "n_layers": config.depth,
                                "kind": kind, "dtype": dtype, "train_config": config.to_dict()})

@@ -87,6 +87,12 @@ def eval_command(model_dir, language, bins, n, seed, as_json):
       crasp eval runs/L5-d3 --language L5 --bins 401:450 --json
     """
     model = load_model(model_dir, "eval").executable
+    limit = getattr(model, "max_tokens", None)
+    longest = max(spec.hi for spec in parse_test_bins(bins))
+    if limit is not None and longest > limit:
+        raise CraspError(f"--bins {bins}: strings of up to {longest:,} tokens, but the model "
+                         f"reads at most {limit:,}: its learned positional table has rows for "
+                         f"BOS and {limit:,} tokens only")
     rows = [{"bin": name, **metrics.as_dict()}
             for name, metrics in evaluate_model(model, eval_config(model, language, bins, n,
                                                                     seed))]

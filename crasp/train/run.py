@@ -97,6 +97,18 @@ def load_weights(path: Path, model: torch.nn.Module) -> None:
                          f"another architecture): {first}") from None
 
 
+def check_finite(weights: dict[str, torch.Tensor], where: str) -> None:
+    """Every reader of a model's weights calls this: a NaN or an infinity would run (and
+    export) without a word, answering from garbage. Raises ``CraspError`` naming the tensor
+    (the fixed-precision format refuses the same, ``crasp.compiler.model_format.validate``)."""
+    from crasp.errors import CraspError
+
+    for name, tensor in weights.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CraspError(f"{where}: tensor {name!r} has non-finite values (NaN or "
+                             f"infinity); a model's weights must be finite numbers")
+
+
 def save_state(path: Path, state: dict[str, Any]) -> None:
     buffer = io.BytesIO()
     torch.save(state, buffer)

@@ -46,6 +46,7 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     vocab, _, _, _, tests = build_splits(config, language)
     model = build_model(config, len(vocab))
     files.load_weights(run_dir / files.BEST_FILE, model)
+    files.check_finite(model.state_dict(), str(run_dir / files.BEST_FILE))
     model.eval()
     return LoadedRun(config, model, tests, language)
 

@@ -1,0 +1,61 @@
+"""The work budget of a decompilation (``--max-states``), charged before the work is done.
+
+The passes' cost is the number of things they enumerate or write, so that is what is counted,
+in units of one state:
+
+    attention tables   every (query state, key state) pair of every head, 1 unit per
+                       ``PAIRS_PER_STATE`` pairs (a pair costs a few numbers, a state a table row)
+    candidates         every (query state, head output) pair a layer's feed-forward table is
+                       evaluated on: the states of the next level are among them
+    program            every count term of every comparison written (one per class of states
+                       with a non-zero coefficient): the program's size, and with it the time
+                       to simplify, print, check and read it back, grows with them
+
+A pass charges what it is about to do (``charge``); the budget refuses the charge that would
+take the total past ``limit``, so the work done never exceeds it (``spent <= limit`` always)
+and a model too large is refused after at most ``limit`` units of work, whatever its size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from crasp.errors import CraspError
+
+DEFAULT_MAX_STATES = 250_000
+PAIRS_PER_STATE = 40
+"""Attention-table pairs per unit (at the default budget, up to 10^7 pairs: a few hundred MB)."""
+
+
+class StateLimitError(CraspError):
+    """The work would exceed ``--max-states``; ``spent`` and ``limit`` say how much."""
+
+    def __init__(self, message: str, spent: int, limit: int):
+        super().__init__(message)
+        self.spent, self.limit = spent, limit
+
+
+@dataclass
+class Budget:
+    """``limit`` units; ``spent`` so far, and on what (``spent_on``: a kind of work, such as
+    "layer 1: attention tables", -> its units, for the refusal message)."""
+
+    limit: int = DEFAULT_MAX_STATES
+    spent: int = 0
+    spent_on: dict[str, int] = field(default_factory=dict)
+
+    def charge(self, units: int, kind: str, what: str) -> None:
+        """Spend ``units`` on ``what`` (words such as "layer 2 would enumerate 20 (query state,
+        head output) pairs"), a piece of the work ``kind``, or raise ``StateLimitError``
+        without spending anything when they would take the total past the limit."""
+        if self.spent + units > self.limit:
+            done = "".join(f"\n  {name}: {count:,}" for name, count in self.spent_on.items())
+            raise StateLimitError(
+                f"the model has too many states to decompile: {what}, {units:,} units of work, "
+                f"{self.spent + units:,} in all > --max-states {self.limit:,} (a unit: a state "
+                f"enumerated, {PAIRS_PER_STATE} attention-table pairs or a count term written)"
+                f"\n  units spent before:{done or ' none'}\n(raise --max-states to try anyway; "
+                f"time, memory and the program's size grow with these counts)",
+                self.spent, self.limit)
+        self.spent += units
+        self.spent_on[kind] = self.spent_on.get(kind, 0) + units

@@ -1,0 +1,98 @@
+"""``--max-states`` bounds the decompiler's work, counted in operations, never in seconds.
+
+Two counters independent of the budget's own bookkeeping watch the expensive operations: the
+rows the feed-forward tables are evaluated on (``finish_layer``) and the count terms of the
+comparisons written (``_comparison``). Whatever the model and the budget, they stay within
+it; the budget is exact (a decompilation that spends W units succeeds with W and is refused
+with W - 1); a 300-token model whose program would be millions of terms is refused after at
+most the budget's work, with one message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from crasp.cli import cli
+from crasp.compiler.executor import FixedPrecisionTransformer
+from crasp.compiler.random_models import random_model
+from crasp.decompile import write_program
+from crasp.decompile.budget import StateLimitError
+from crasp.decompile.decompiling import decompile_model
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+LARGE_VOCABULARY = tuple(f"t{i}" for i in range(300))
+
+
+@contextlib.contextmanager
+def operations():
+    """Counts the rows evaluated by feed-forward tables and the count terms written."""
+    counts = {"rows": 0, "terms": 0}
+    finish_layer, comparison = FixedPrecisionTransformer.finish_layer, write_program._comparison
+
+    def counted_finish_layer(self, h, heads, layer):
+        counts["rows"] += h.reshape(-1, h.shape[-1]).shape[0]
+        return finish_layer(self, h, heads, layer)
+
+    def counted_comparison(terms, bound):
+        counts["terms"] += len(terms)
+        return comparison(terms, bound)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FixedPrecisionTransformer, "finish_layer", counted_finish_layer)
+        patch.setattr(write_program, "_comparison", counted_comparison)
+        yield counts
+
+
+def _large_model():
+    """One layer, 300 tokens, 301 embedding states: 63,721 candidates, and a program of about
+    1.7 million count terms (76 s of writing before the budget counted them)."""
+    return random_model(1, LARGE_VOCABULARY, max_layers=1, max_d_model=8, max_weight=3)
+
+
+@pytest.mark.parametrize("budget", [1_000, 30_000, 70_000, 100_000])
+def test_a_large_vocabulary_is_refused_within_the_budget(budget):
+    with operations() as counts, pytest.raises(StateLimitError) as refused:
+        decompile_model(_large_model(), max_states=budget)
+    assert refused.value.spent <= budget == refused.value.limit
+    layer_bos_rows = 1  # the executor's run on the empty input, one row per layer
+    assert counts["rows"] + counts["terms"] <= budget + layer_bos_rows
+    if budget > 63_721:  # the candidates fit: the program's terms are what is refused
+        assert counts["rows"] > 63_721 and counts["terms"] > 0
+        assert "count terms written" in str(refused.value)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(1, 3), st.integers(1, 400))
+def test_the_work_never_exceeds_the_budget_and_the_budget_is_exact(seed, layers, budget):
+    model = random_model(seed, ("a", "b", "c"), max_layers=layers)
+    with operations() as counts:
+        try:
+            result = decompile_model(model, max_states=budget)
+        except StateLimitError as refused:
+            assert refused.spent <= budget == refused.limit
+            assert counts["rows"] + counts["terms"] <= budget + model.spec.n_layers
+            return
+    work = result.summary["work"]
+    assert work <= budget
+    assert counts["rows"] + counts["terms"] <= work + model.spec.n_layers
+    assert decompile_model(model, max_states=work).text == result.text
+    if work > 1:
+        with pytest.raises(StateLimitError):
+            decompile_model(model, max_states=work - 1)
+
+
+def test_the_command_refuses_the_large_model_with_one_message(tmp_path):
+    _large_model().save(tmp_path / "large.model")
+    output = tmp_path / "large.crasp"
+    result = CliRunner().invoke(cli, ["decompile", str(tmp_path / "large.model"), "-o",
+                                      str(output), "--max-states", "70000"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: the model has too many states to decompile: ")
+    assert "> --max-states 70,000" in result.output and "Traceback" not in result.output
+    assert not output.exists()
