@@ -312,7 +312,8 @@ def rope_dims(head_dim: int, fraction: float) -> int:
 
 
 ID_NEUTRAL_DEFAULTS: dict[str, Any] = {"t5_buckets": 32, "t5_max_distance": 128,
-                                        "attention": "softmax", "qk_rank": None}
+                                        "attention": "softmax", "qk_rank": None,
+                                        "moduli": None}
 """Fields added after sweeps had been run, each with the value that reproduces the behaviour
 from before it existed. A sweep cell's id hashes the resolved config without these fields when
 they hold that value (``identity_fields``), so the cells of earlier sweeps keep their ids and
