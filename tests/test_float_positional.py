@@ -22,8 +22,7 @@ from crasp.errors import CraspError
 from crasp.interpret import evaluate
 from crasp.languages.registry import LANGUAGES
 from crasp.realize.measure import compile_float
-from crasp.realize.realization import (LOCAL_SCORE_GAIN, largest_certifiable,
-                                       local_heads_certified, realize_float)
+from crasp.realize.realization import LOCAL_SCORE_GAIN, local_heads_certified, realize_float
 from crasp.languages import get_language
 from crasp.train import metrics
 from crasp.train.checkpoint import load_checkpoint
@@ -90,7 +89,9 @@ def test_the_architecture_hosts_tables_alibi_heads_and_the_conjunction_layer(tmp
                                 'p = #odd_a >= 1\n')
     realization = realize_float(mixed, 50, "float64")
     assert realization.mixed, "a token-and-residue conjunction"
-    summary = realize(mixed, tmp_path / "m", 50)[1]
+    model, summary = realize(mixed, tmp_path / "m", 50)
+    assert verify(mixed, max_exhaustive_length=8, max_random_length=50, n_random=4,
+                  model=model).ok
     assert summary["layers"] == 2 and summary["hidden_layer_reasons"][0].startswith(
         "conjunction layer")
 

@@ -10,7 +10,6 @@ import json
 
 import click
 
-from crasp import syntax
 from crasp.compiler.compiling import compile_program
 from crasp.compiler.encodings import POSENCS
 from crasp.compiler.summary import compile_summary, format_summary

@@ -1,4 +1,5 @@
-"""Positional encodings: RoPE, ALiBi, learned absolute and sinusoidal (NoPE needs nothing).
+"""Positional encodings: RoPE, ALiBi, learned absolute, sinusoidal and periodic tables
+(``sinusoidal-rational``: the model format's tables indexed by i mod M; NoPE needs nothing).
 
 Positions are 0-based and BOS sits at position 0. With right padding the positions of every
 real token are ``arange(T)``, whatever the batch, so no position ids are passed around.
