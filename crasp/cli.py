@@ -26,12 +26,17 @@ from crasp.util.outputs import OutputError, writing
 from crasp.util.standard_output import checked_standard_output
 from crasp.util.tables import format_table
 from crasp.trace import write_trace
+from crasp.verify.cli import prove_equivalence, prove_option
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
                 "Compile a program to the weights of an equivalent transformer."),
     "decompile": ("crasp.decompile.cli:decompile_command",
                   "Turn a fixed-precision transformer into a C-RASP program of the same depth."),
+    "equiv": ("crasp.verify.cli:equiv_command",
+              "Decide whether two programs answer the same on every string up to a length."),
+    "check": ("crasp.verify.cli:check_command",
+              "Decide whether a program's language is empty, universal or includes another's."),
     "languages": ("crasp.languages.cli:languages_command",
                   "List the built-in languages, their depths and reference programs."),
     "generate": ("crasp.languages.cli:generate_command",
@@ -372,8 +377,9 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 @click.option("--write", "-w", is_flag=True,
               help="Rewrite PROG in place: through a symbolic link, into the same file (hard "
                    "links and the mode stay); a failed write puts the old text back.")
+@prove_option
 @dialect_option
-def fmt_command(program_path, write, dialect):
+def fmt_command(program_path, write, prove_length, dialect):
     """Print PROG in canonical form, keeping its comments and blank lines.
 
     The output means the same under crasp's and Hahn's parsers (parentheses wherever their
@@ -384,11 +390,20 @@ def fmt_command(program_path, write, dialect):
     \b
       crasp fmt examples/anbncn.crasp
       crasp fmt -w my_program.crasp
-      crasp fmt --dialect hahn his_program.cr
+      crasp fmt --dialect hahn his_program.cr --prove
+
+    --prove [N] reads the printed text back (in the conventional dialect) and checks with
+    crasp equiv that it answers as PROG (read in --dialect) on every string of length ≤ N;
+    exit status 1, and nothing written, if not.
     """
     if write and program_path == STDIN_NAME:
         raise click.UsageError("--write needs a file, not - (stdin)")
-    text = crasp.format_source(load_program_argument(program_path, dialect=dialect))
+    program = load_program_argument(program_path, dialect=dialect)
+    text = crasp.format_source(program)
+    if prove_length is not None:
+        printed = crasp.parse_program(text, f"{program.filename} (formatted)")
+        if not prove_equivalence(program, printed, prove_length, "fmt --prove"):
+            sys.exit(1)
     if write:  # through a symbolic link, into the same file: links and mode stay
         with writing(program_path, "formatted program"):
             rewrite_in_place(program_path, text.encode("utf-8"))

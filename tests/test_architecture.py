@@ -7,6 +7,7 @@ Every module belongs to one layer; a layer imports only the layers below it:
     util        crasp/util/: atomic writes, safe reads, output places, inputs, tables, ...
     core        the language: crasp/*.py (parse, check, depth, interpret, fmt, trace, hahn, ...)
     languages   crasp/languages/: registry, generators, oracles, datasets
+    verify      crasp/verify/: questions about programs -> z3 terms or enumeration -> verdicts
     compiler    crasp/compiler/: program -> fixed-precision model, its format and executor
     decompile   crasp/decompile/: fixed-precision model -> program
     model class crasp/train/{model,posenc,config,run,results,checkpoint}.py: the trainer's model
@@ -36,13 +37,14 @@ import crasp
 PACKAGE = Path(crasp.__file__).parent
 MAX_LINES = 450
 
-LAYERS = ["errors", "util", "core", "languages", "compiler", "decompile", "model class",
+LAYERS = ["errors", "util", "core", "languages", "verify", "compiler", "decompile", "model class",
           "realize", "train", "models", "export", "zoo", "commands"]
 ALLOWED = {
     "errors": set(),
     "util": {"errors"},
     "core": {"errors", "util"},
     "languages": {"errors", "util", "core"},
+    "verify": {"errors", "util", "core"},
     "compiler": {"errors", "util", "core"},
     "decompile": {"errors", "util", "core", "compiler"},
     "model class": {"errors", "util", "core", "languages", "compiler"},
@@ -55,7 +57,8 @@ ALLOWED = {
 }
 MODEL_CLASS = {"crasp.train.model", "crasp.train.posenc", "crasp.train.config", "crasp.train.run",
                "crasp.train.results", "crasp.train.checkpoint"}
-PACKAGES = {"util", "languages", "compiler", "decompile", "realize", "models", "export", "zoo"}
+PACKAGES = {"util", "languages", "verify", "compiler", "decompile", "realize", "models",
+            "export", "zoo"}
 
 
 def _module_name(path: Path) -> str:
@@ -218,6 +221,7 @@ def test_the_layers_are_what_the_file_list_shows():
     assert _layer("crasp.train.loop") == "train" and _layer("crasp.train.model") == "model class"
     assert _layer("crasp.train.evaluate") == "commands"  # crasp eval
     assert _layer("crasp.export.onnx") == "export" and _layer("crasp.models.kinds") == "models"
+    assert _layer("crasp.verify.bounded") == "verify" and _layer("crasp.verify.cli") == "commands"
 
 
 def test_an_upward_import_is_caught(tmp_path):

@@ -87,17 +87,21 @@ def commands(document: Path) -> list[tuple[str, str | None]]:
     return found
 
 
-def expected_failures(document: Path) -> set[str]:
-    """Commands the document shows failing: their output (up to the next ``$`` line) has an
-    ``error:`` line. They must exit with status 2, as the document shows."""
-    failing, current = set(), None
+def expected_statuses(document: Path) -> dict[str, int]:
+    """The exit status of each command the document shows not succeeding: 2 when its output
+    (up to the next ``$`` line) has an ``error:`` line, N when it has a line ``(exit status
+    N)`` (``crasp equiv`` answering no, for example)."""
+    statuses, current = {}, None
     for line in document.read_text(encoding="utf-8").splitlines():
         text = line.strip()
+        status = re.match(r"^\(exit status (\d+)\)$", text)
         if text.startswith("$ "):
             current = _command(text[2:])[0] if re.match(r"^\$ crasp ", text) else None
+        elif current and status:
+            statuses[current] = int(status[1])
         elif current and re.match(r"^(\S+: )?error: ", text):
-            failing.add(current)
-    return failing
+            statuses[current] = 2
+    return statuses
 
 
 def _command(line: str) -> tuple[str, str | None]:
@@ -124,7 +128,8 @@ def all_commands() -> list[tuple[str, list[tuple[str, str | None]]]]:
     return [(str(d.relative_to(CHECKOUT)), commands(d)) for d in DOCUMENTS if commands(d)]
 
 
-def run_document(cwd: Path, document_commands, failing: set[str] = frozenset()) -> list[str]:
+def run_document(cwd: Path, document_commands, statuses: dict[str, int] | None = None
+                 ) -> list[str]:
     runner = CliRunner()
     ran = []
     for line, stdin in document_commands:
@@ -134,7 +139,7 @@ def run_document(cwd: Path, document_commands, failing: set[str] = frozenset()) 
             (cwd / line[2:]).write_text(stdin, encoding="utf-8")
             continue
         result = runner.invoke(cli, shrunk(line), input=stdin, catch_exceptions=False)
-        expected = 2 if line in failing else 0
+        expected = (statuses or {}).get(line, 0)
         assert result.exit_code == expected, f"{line}\n{result.output}"
         assert "Traceback" not in result.output, f"{line}\n{result.output}"
         ran.append(line)
@@ -160,7 +165,7 @@ def test_the_documents_have_the_commands_this_test_expects():
 @pytest.mark.parametrize("document,document_commands", all_commands(),
                          ids=[name for name, _ in all_commands()])
 def test_every_crasp_command_in_the_docs_runs(document, document_commands, scratch):
-    assert run_document(scratch, document_commands, expected_failures(CHECKOUT / document))
+    assert run_document(scratch, document_commands, expected_statuses(CHECKOUT / document))
 
 
 def test_the_readme_tour_writes_only_what_git_ignores(scratch):

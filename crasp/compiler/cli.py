@@ -7,6 +7,7 @@ and turns every ``CraspError`` into a message on stderr and exit status 2.
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
@@ -15,6 +16,7 @@ from crasp.compiler.encodings import POSENCS
 from crasp.compiler.summary import compile_summary, format_summary
 from crasp.errors import CraspError
 from crasp.loading import dialect_option, load_program_argument, split_tokens
+from crasp.verify.cli import prove_equivalence, prove_option
 
 
 @click.command("compile")
@@ -52,9 +54,10 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
               help="The positional encoding: auto (the least the program needs), nope (no "
                    "positions), sinusoidal (a periodic table: mod, pos_even), alibi (ALiBi "
                    "heads over a periodic table: local relations #[offset(c)], and mod).")
+@prove_option
 @dialect_option
 def compile_command(program_path, output, force, as_json, extra_alphabet, target, max_length,
-                     dtype, gadgets, posenc, dialect):
+                     dtype, gadgets, posenc, prove_length, dialect):
     """Compile PROG to the weights of an equivalent transformer in DIR.
 
     The model has one layer per counting level (exactly the program's depth), one head per
@@ -71,6 +74,8 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     model with a periodic positional table and, for local relations, ALiBi heads.
     """
     program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
+    if prove_length is not None and target == "float":
+        raise click.UsageError("--prove checks the exact model (decompiled); drop --target float")
     if target == "float":
         if max_length is None:
             raise click.UsageError("--target float needs --max-length N")
@@ -87,3 +92,9 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     else:
         click.echo(format_summary(summary))
         click.echo(f"\nwrote {output}/config.json and {output}/model.safetensors")
+    if prove_length is not None:
+        from crasp.compiler import decompile_model
+
+        decompiled = decompile_model(model, source=output).program
+        if not prove_equivalence(program, decompiled, prove_length, "compile --prove"):
+            sys.exit(1)
