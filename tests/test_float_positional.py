@@ -195,3 +195,19 @@ def test_a_deeper_alibi_run_keeps_the_compiled_slopes_and_a_shallower_one_is_ref
     with pytest.raises(CraspError, match="has depth 2, so --depth 1 is too small"):
         adopt_architecture(resolve_preset("default", **{**values, "language": str(mixed),
                                                         "depth": 1}))
+
+
+def test_train_from_scratch_with_sinusoidal_rational_tables(tmp_path):
+    result = CliRunner().invoke(cli, [
+        "train", "--language", "examples/aa_star.crasp", "--depth", "1", "--d-model", "8",
+        "--n-heads", "1", "--posenc", "sinusoidal-rational", "--moduli", "2,3",
+        "--train-bin", "1:10", "--test-bins", "11:20", "--n-train", "20", "--n-test", "10",
+        "--epochs", "1", "--device", "cpu", "--no-progress", "-o", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert (config["posenc"], config["moduli"]) == ("sinusoidal-rational", [2, 3])
+    assert load_checkpoint(tmp_path / "run").module.pos.tables["3"].shape == (3, 8)
+    refused = CliRunner().invoke(cli, ["train", "--language", "L5", "--posenc",
+                                       "sinusoidal-rational", "-o", str(tmp_path / "x")])
+    assert refused.exit_code == 2 and "needs the moduli" in refused.output
+    assert "Traceback" not in refused.output
