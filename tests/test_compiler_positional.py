@@ -391,13 +391,6 @@ def test_eval_scores_a_positional_model_on_its_language(runner, tmp_path):
     assert [row["exact_match"] for row in json.loads(result.output)] == [1.0, 1.0]
 
 
-def test_the_float_target_refuses_positional_programs_with_one_message(runner, tmp_path):
-    result = runner.invoke(cli, ["compile", "examples/aa_star.crasp", "--target", "float",
-                                 "--max-length", "10", "-o", str(tmp_path / "f")])
-    assert result.exit_code == 2 and "--target float does not take positional" in result.output
-    assert "Traceback" not in result.output and not (tmp_path / "f").exists()
-
-
 def test_the_report_scores_compiled_positional_programs():
     """crasp report's reference column compiles positional programs now (it said
     "n/a (positional)" before): the compiled model is exact on the language's test bins."""

@@ -30,7 +30,7 @@ from parity import assert_parity, encode, strings_for
 from strategies import programs
 
 EXAMPLES = sorted(path.stem for path in PROGRAMS_DIR.glob("*.crasp"))
-POSITIONAL = ("aa_star", "contains_ab")   # the compiler refuses positions (docs/compiler.md)
+POSITIONAL = ("aa_star", "contains_ab")   # encodings without a position table (docs/interop.md)
 COMPILABLE = [name for name in EXAMPLES if name not in POSITIONAL]
 PER_LENGTH = 64   # strings per length up to 8: all of them up to 64, else drawn
 N_CTX = 160
@@ -88,9 +88,14 @@ def test_both_exports_match_every_example(name, root, one_torch_thread):
 
 
 @pytest.mark.parametrize("name", POSITIONAL)
-def test_positional_examples_are_refused_by_the_compiler(name):
-    with pytest.raises(crasp.ProgramError, match="cannot compile"):
-        realize_float(crasp.load_program(crasp.example(name)), 1, "float32")
+def test_positional_realizations_are_refused_by_both_exports(name, tmp_path):
+    """Their periodic tables and ALiBi slopes (posenc sinusoidal-rational / alibi) map onto
+    neither framework's position table: one message naming the encoding."""
+    realization = realize_float(crasp.load_program(crasp.example(name)), 20, "float32")
+    save_float_realization(tmp_path / "f", realization, name, "0" * 64)
+    for convert in (to_transformer_lens, to_hugging_face):
+        with pytest.raises(CraspError, match="positional encoding '(sinusoidal-rational|alibi)'"):
+            convert(load_checkpoint(tmp_path / "f"))
 
 
 @settings(max_examples=4)

@@ -11,7 +11,6 @@ import sys
 
 import click
 
-from crasp import syntax
 from crasp.compiler.compiling import compile_program
 from crasp.compiler.encodings import POSENCS
 from crasp.compiler.summary import compile_summary, format_summary
@@ -98,10 +97,6 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     if target == "float":
         if max_length is None:
             raise click.UsageError("--target float needs --max-length N")
-        if syntax.is_positional(program):
-            raise CraspError(f"{program.filename}: --target float does not take positional "
-                             f"programs yet (the float realization has no positional "
-                             f"encoding); compile the exact model (--target exact)")
         from crasp.realize.measure import compile_float, format_float_summary  # torch
         summary = compile_float(program, output, max_length, dtype, force=force,
                                 style=gadgets.lower())

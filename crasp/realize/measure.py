@@ -19,7 +19,7 @@ from crasp.compiler.executor import execute
 from crasp.realize.realization import FloatRealization, realize_float
 from crasp.fmt import format_program
 from crasp.interpret import evaluate
-from crasp.realize.checkpoint import save_float_realization
+from crasp.realize.checkpoint import architecture_config, host_layout, save_float_realization
 from crasp.train.checkpoint import Checkpoint, load_checkpoint
 
 GROWTH = 1.25
@@ -78,13 +78,18 @@ def compile_float(program: syntax.Program, output: str, max_length: int, dtype: 
     save_float_realization(output, realization, name,
                            hashlib.sha256(source.encode("utf-8")).hexdigest(), force)
     checkpoint: Checkpoint = load_checkpoint(output)
+    host = host_layout(realization)
+    conjunctions = ([f"conjunction layer: 1 hidden layer (ReLU(2x - 1), ReLU(x) for its "
+                     f"{len(realization.mixed)} token-and-residue coordinates)"]
+                    if host.conjunctions else [])
     summary = {
         "target": "float", "dtype": dtype, "gadgets": style, "output": output,
-        "layers": len(realization.ffn_widths), "heads": 1 if realization.ffn_widths else 0,
-        "d_model": len(realization.residual_labels), "params": checkpoint.params,
-        "hidden_layers": [len(widths) for widths in realization.ffn_widths],
-        "hidden_layer_reasons": realization.hidden_layer_reasons,
-        "ffn_widths": realization.ffn_widths, "gain": realization.gain,
+        "layers": len(host.ffn_widths), "heads": host.n_heads,
+        "d_model": host.d_model, "params": checkpoint.params,
+        "posenc": architecture_config(realization, name).posenc,
+        "hidden_layers": [len(widths) for widths in host.ffn_widths],
+        "hidden_layer_reasons": conjunctions + realization.hidden_layer_reasons,
+        "ffn_widths": host.ffn_widths, "gain": realization.gain,
         "certified_length": realization.certified_length,
         "largest_certifiable": realization.largest_certifiable,
     }
@@ -99,7 +104,8 @@ def format_float_summary(summary: dict) -> str:
     hidden = ", ".join(str(n) for n in summary["hidden_layers"])
     lines = [
         f"float realization ({summary['dtype']}, {summary['gadgets']} gadgets): "
-        f"{summary['layers']} layers, one head each, "
+        f"{summary['layers']} layers, {summary['heads']} head"
+        f"{'s' if summary['heads'] != 1 else ''} each, posenc {summary['posenc']}, "
         f"d_model {summary['d_model']}, {summary['params']:,} parameters",
         f"hidden layers per feed-forward: {hidden or '-'} (widths {summary['ffn_widths']})",
         *(f"  {reason}" for reason in summary["hidden_layer_reasons"]),

@@ -76,6 +76,30 @@ rounding and a log-sum-exp softmax). **Margin**: the construction is certified f
 in a dtype when gamma_{N+9} (3 (N + 1) V + 1) <= 1/2, half the tolerance of 1, and the gate
 margin above holds.
 
+**Positional components** (version-3 programs: ``mod``, ``pos_even``, local relations). The
+exact model uses its floor rounding in two more places; the float realization replaces both
+and adds no error anywhere, so the margins above are unchanged:
+
+* *Token-and-residue conjunctions.* A mixed coordinate receives 1/2 from the embedding (the
+  token is sigma) and 1/2 from the periodic table (the residue is in S), so its input x is
+  0, 1/2 or 1 exactly (sums of 0, 1/2, 1 are exact), and the exact model's floor makes it
+  [x = 1]. The float model gets a *conjunction layer* before layer 1 (``mixed`` lists the
+  coordinates): zero attention (q = k = v = o = 0 adds exactly 0) and one hidden layer with
+  a = ReLU(2x - 1) and b = ReLU(x) per mixed coordinate, writing a - b: for x = 0, 1/2, 1 that
+  is 0 - 0, 0 - 1/2, 1 - 1 (all exact), so x + a - b = 0, 0, 1 = [x = 1] exactly. So a program
+  with such conjunctions has one more layer in float than the exact model.
+* *Local (ALiBi) heads* (``crasp.compiler.local_heads``). Their integer score sigma =
+  q.k - (t - j) is 0 at exactly one key and <= -1 at every other, and the exact model rounds
+  exp(sigma) down to 1 and 0. The float model multiplies every score by G = LOCAL_SCORE_GAIN
+  (the query by G, the slope G instead of 1): the key's score is 0 and every other one is
+  <= -G = -1024, so exp(score - max) = exp(0) = 1 there and exp(<= -1024) = 0 exactly
+  elsewhere (it underflows below the smallest subnormal in float32 and float64), the softmax
+  denominator is exactly 1 and the output exactly the key's 0/1 value, whatever the
+  summation order. Precondition: the scores are computed exactly: they are integer multiples
+  of G of magnitude <= G (N + c + 1) (c the largest offset), exact while that is below 2^p
+  (p = 24 in float32, 53 in float64: float32 certifies N <= 2^14 - c - 2).
+* *Periodic tables* hold 0, 1/2 and 1 (exact), added to the embedding exactly.
+
 Preconditions: the realization runs the attention as softmax(q k^T) v (any summation order),
 the tokens and BOS are embedded by the one-hot table, and inputs have length <= N. Beyond N
 the gain no longer separates d = -1 from d = 0: the bit of d = -1 at position i is then
@@ -85,13 +109,14 @@ i + 1 >= 2 (N + 1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from crasp import syntax
 from crasp.compiler.allocate import Layout, allocate
-from crasp.compiler.circuit import And, Not
+from crasp.compiler.circuit import And, Local, Not
+from crasp.compiler.encodings import choose_encodings
 from crasp.compiler.emit_weights import (Affine, FeedForward, Realization, TestValue, constant,
                                          emit, unit)
 from crasp.compiler.linearize import linearize
@@ -101,6 +126,18 @@ from crasp.errors import CraspError
 UNIT_ROUNDOFF = {"float32": 2.0 ** -24, "float64": 2.0 ** -53}
 SOFTMAX_SLACK = 8
 """Extra unit roundoffs allowed for the softmax weights (see the module docstring)."""
+
+
+LOCAL_SCORE_GAIN = 1024
+"""The factor of a local head's integer scores in float (module docstring): exp(-1024) is
+exactly 0 in float32 and float64."""
+EXACT_INTEGERS = {"float32": 2 ** 24, "float64": 2 ** 53}
+
+
+def local_heads_certified(max_length: int, dtype: str, largest_offset: int) -> bool:
+    """Whether every local head's score G (q.k - (t - j)) is an exactly representable
+    integer at every length <= ``max_length`` (module docstring)."""
+    return LOCAL_SCORE_GAIN * (max_length + largest_offset + 1) < EXACT_INTEGERS[dtype]
 
 
 def gain(max_length: int) -> int:
@@ -124,15 +161,19 @@ def certified(max_length: int, dtype: str, largest_value: int, fan_in: int = 0) 
     return softmax and gates
 
 
-def largest_certifiable(dtype: str, largest_value: int, fan_in: int = 0) -> int:
-    """The largest N that ``certified`` accepts (it is monotone in N)."""
+def largest_certifiable(dtype: str, largest_value: int, fan_in: int = 0,
+                        largest_offset: int | None = None) -> int:
+    """The largest N that ``certified`` (and, for a program with local heads of offsets up to
+    ``largest_offset``, ``local_heads_certified``) accepts (both are monotone in N)."""
+    def ok(n: int) -> bool:
+        return certified(n, dtype, largest_value, fan_in) and (
+            largest_offset is None or local_heads_certified(n, dtype, largest_offset))
     low, high = 0, 1
-    while certified(high, dtype, largest_value, fan_in):
+    while ok(high):
         low, high = high, high * 2
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = ((middle, high) if certified(middle, dtype, largest_value, fan_in)
-                     else (low, middle))
+        low, high = (middle, high) if ok(middle) else (low, middle)
     return low
 
 
@@ -257,6 +298,18 @@ class FloatRealization:
     largest_value: int
     hidden_layer_reasons: list[str]
     style: str
+    n_heads: int = 1
+    mixed: list[int] = field(default_factory=list)
+    """The token-and-residue coordinates the conjunction layer cleans (module docstring)."""
+
+    @property
+    def moduli(self) -> list[int]:
+        return sorted(int(name.rsplit(".", 1)[1]) for name in self.tensors
+                      if name.startswith("pos.periodic."))
+
+    @property
+    def local_heads(self) -> bool:
+        return any(name.endswith(".attn.alibi") for name in self.tensors)
 
 
 def realize_float(program: syntax.Program, max_length: int, dtype: str = "float32",
@@ -272,13 +325,17 @@ def realize_float(program: syntax.Program, max_length: int, dtype: str = "float3
         raise CraspError(f"--gadgets must be one of {', '.join(STYLES)}, got {style!r}")
     if max_length < 1:
         raise CraspError(f"--max-length must be at least 1, got {max_length}")
+    encodings = choose_encodings(program, "auto")
     plan = schedule(linearize(program))
-    layout = allocate(plan)
+    layout = allocate(plan, encodings)
     threshold = Threshold(gain(max_length))
     feed_forward, extra_stages = STYLES[style]
     weights = emit(plan, layout, Realization(threshold, feed_forward, extra_stages))
+    nodes = plan.linearized.circuit.nodes
+    offsets = [node.offset for node in nodes if isinstance(node, Local)]
     largest = largest_certifiable(dtype, max(1, threshold.largest_value),
-                                  first_level_fan_in(plan) if style == "minimal" else 0)
+                                  first_level_fan_in(plan) if style == "minimal" else 0,
+                                  max(offsets) if offsets else None)
     if max_length > largest and require_certificate:
         raise CraspError(f"cannot certify length {max_length} in {dtype} for this program: the "
                          f"largest certifiable length is {largest} (the rounding errors of the "
@@ -289,4 +346,5 @@ def realize_float(program: syntax.Program, max_length: int, dtype: str = "float3
                             weights.ffn_widths, list(layout.labels), dtype,
                             min(max_length, largest), largest,
                             threshold.gain, threshold.largest_value,
-                            hidden_layer_reasons(plan, style), style)
+                            hidden_layer_reasons(plan, style), style, max(1, weights.n_heads),
+                            sorted(layout.mixed.values()))

@@ -87,7 +87,8 @@ def _summary(results: dict, run_dir: Path) -> str:
               help="How a PROG.crasp language is read: crasp (conventional) or hahn (exactly as "
                    "Hahn's interpreter reads it; see docs/language.md).")
 @click.option("--depth", type=int, help="Number of transformer layers (>= 1).")
-@click.option("--posenc", help="Positional encoding: nope, rope, alibi, learned, sinusoidal, t5 "
+@click.option("--posenc", help="Positional encoding: nope, rope, alibi, learned, sinusoidal, "
+                              "sinusoidal-rational (periodic tables, --moduli), t5 "
                               "(T5's bucketed relative bias), rpe-log or rpe-lin (learned "
                               "log-type / linear-type relative bias).")
 @click.option("--attention", type=click.Choice(["softmax", "dp-free", "hardmax"],
@@ -111,6 +112,10 @@ def _summary(results: dict, run_dir: Path) -> str:
               help="Fraction of each head's dimensions RoPE rotates (default 1: all).")
 @click.option("--alibi-slopes", help="Comma-separated ALiBi slopes, one per head "
                                      "(default: the standard 2^(-8h/H)).")
+@click.option("--moduli", help="Comma-separated moduli M of the periodic tables (posenc "
+                               "sinusoidal-rational, or alibi): a table of M rows added at "
+                               "position i by i mod M, initialized to the sinusoid at the "
+                               "angles 2 pi k / M.")
 @click.option("--alibi-impl", help="ALiBi implementation: mask or fold (same results).")
 @click.option("--ffn-widths", metavar="W[+W...],...",
               help="Hidden widths of each layer's feed-forward network, layers separated by "

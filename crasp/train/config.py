@@ -20,7 +20,8 @@ from typing import Any, Literal
 from crasp.errors import CraspError
 from crasp.languages.datasets import UNIFORM, parse_bin, parse_test_bin, parse_test_bins
 
-POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal", "t5", "rpe-log", "rpe-lin")
+POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal", "sinusoidal-rational", "t5", "rpe-log",
+           "rpe-lin")
 RELATIVE_POSENCS = ("rpe-log", "rpe-lin")   # a learned bias per layer (crasp.train.posenc)
 ATTENTIONS = ("softmax", "dp-free", "hardmax")
 NORMS = ("pre", "post", "none")
@@ -67,8 +68,8 @@ class TrainConfig:
     dialect: Literal["crasp", "hahn"] = "crasp"  # how a PROG.crasp language is read
     # model
     depth: int = 3
-    posenc: Literal["nope", "rope", "alibi", "learned", "sinusoidal", "t5", "rpe-log",
-                    "rpe-lin"] = "nope"
+    posenc: Literal["nope", "rope", "alibi", "learned", "sinusoidal", "sinusoidal-rational",
+                    "t5", "rpe-log", "rpe-lin"] = "nope"
     d_model: int = 64
     n_heads: int = 4
     d_ff: int = 256
@@ -79,6 +80,7 @@ class TrainConfig:
     rope_fraction: float = 1.0
     alibi_slopes: list[float] | None = None
     alibi_impl: Literal["mask", "fold"] = "mask"
+    moduli: list[int] | None = None              # periodic tables (posenc.PeriodicTables)
     t5_buckets: int = 32                         # T5 bias: buckets (half of them exact)
     t5_max_distance: int = 128                   # T5 bias: distances beyond share the last bucket
     attention: Literal["softmax", "dp-free", "hardmax"] = "softmax"
@@ -246,6 +248,15 @@ class TrainConfig:
                  f"alibi_slopes must be {self.n_heads} non-negative numbers (one per head), "
                  f"got {self.alibi_slopes!r}")
             need(self.posenc == "alibi", "alibi_slopes is set but posenc is not 'alibi'")
+        if self.posenc == "sinusoidal-rational":
+            need(bool(self.moduli), "posenc sinusoidal-rational needs the moduli (--moduli 2,3)")
+        if self.moduli is not None:
+            need(isinstance(self.moduli, list) and all(is_int(m) and 1 <= m <= 1 << 16
+                                                       for m in self.moduli)
+                 and len(set(self.moduli)) == len(self.moduli),
+                 f"moduli must be distinct integers in 1..65536, got {self.moduli!r}")
+            need(self.posenc in ("sinusoidal-rational", "alibi"),
+                 "moduli are set but posenc is neither 'sinusoidal-rational' nor 'alibi'")
         if self.ffn_widths is not None:
             need(isinstance(self.ffn_widths, list) and len(self.ffn_widths) == self.depth
                  and all(isinstance(w, list) and w and all(is_int(x) and x >= 1 for x in w)
@@ -301,7 +312,8 @@ def rope_dims(head_dim: int, fraction: float) -> int:
 
 
 ID_NEUTRAL_DEFAULTS: dict[str, Any] = {"t5_buckets": 32, "t5_max_distance": 128,
-                                        "attention": "softmax", "qk_rank": None}
+                                        "attention": "softmax", "qk_rank": None,
+                                        "moduli": None}
 """Fields added after sweeps had been run, each with the value that reproduces the behaviour
 from before it existed. A sweep cell's id hashes the resolved config without these fields when
 they hold that value (``identity_fields``), so the cells of earlier sweeps keep their ids and

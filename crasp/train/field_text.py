@@ -139,10 +139,17 @@ def _parse_widths(text: str) -> list[list[int]]:
         raise CraspError(f"--ffn-widths: expected widths like 256,256+64, got {text!r}") from None
 
 
+def _parse_moduli(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.replace(" ", ",").split(",") if part]
+    except ValueError:
+        raise CraspError(f"--moduli: expected comma-separated integers, got {text!r}") from None
+
+
 # Fields whose option spelling is not the grid spelling (a comma-separated list).
 OPTION_SPELLINGS: dict[str, Callable[[str], Any]] = {
     "train_bin": parse_bin, "test_bins": parse_test_bins, "alibi_slopes": _parse_floats,
-    "ffn_widths": _parse_widths,
+    "ffn_widths": _parse_widths, "moduli": _parse_moduli,
 }
 
 

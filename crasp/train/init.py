@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 
 from crasp.errors import CraspError
-from crasp.realize.checkpoint import state_dict
+from crasp.realize.checkpoint import architecture_config, state_dict
 from crasp.realize.realization import FloatRealization, realize_float
 from crasp.train.checkpoint import load_checkpoint
 from crasp.train.config import TrainConfig
@@ -41,21 +41,24 @@ def _compiled(config: TrainConfig) -> FloatRealization:
                          f"prediction program to compile")
     realization = realize_float(language.prediction_program.load(), config.max_length(),
                                 "float32")
-    depth = len(realization.ffn_widths)
+    depth = architecture_config(realization, config.language).depth
     if depth > config.depth:
         raise CraspError(f"--init-from compiled: the reference prediction program of "
                          f"{config.language} has depth {depth}, so --depth {config.depth} is too "
-                         f"small for it (use --depth {depth} or more)")
+                         f"small for it (use --depth {depth} or more; a positional program's "
+                         f"realization has one more layer when it reads tokens at residues)")
     return realization
 
 
 def adopt_architecture(config: TrainConfig) -> TrainConfig:
     """``config`` with the architecture of its ``init_from`` checkpoint."""
     if config.init_from == COMPILED:
-        realization = _compiled(config)
-        widths = realization.ffn_widths + [[1]] * (config.depth - len(realization.ffn_widths))
-        return config.replace(d_model=len(realization.residual_labels), n_heads=1, norm="none",
-                              posenc="nope", activation="relu",
+        host = architecture_config(_compiled(config), config.language)
+        widths = host.ffn_widths + [[1]] * (config.depth - host.depth)
+        return config.replace(d_model=host.d_model, n_heads=host.n_heads, norm="none",
+                              posenc=host.posenc, moduli=host.moduli,
+                              alibi_slopes=host.alibi_slopes, qk_rank=None,
+                              attention="softmax", activation="relu",
                               d_ff=max(w for layer in widths for w in layer), ffn_widths=widths,
                               search=None)
     checkpoint = load_checkpoint(config.init_from)
@@ -64,7 +67,7 @@ def adopt_architecture(config: TrainConfig) -> TrainConfig:
         raise CraspError(f"--init-from {config.init_from}: the checkpoint has {source.depth} "
                          f"layers, the run asks for --depth {config.depth}")
     keep = ("d_model", "n_heads", "norm", "posenc", "activation", "d_ff", "rope_base",
-            "rope_fraction", "alibi_slopes", "alibi_impl")
+            "rope_fraction", "alibi_slopes", "alibi_impl", "moduli")
     return config.replace(**{name: getattr(source, name) for name in keep},
                           ffn_widths=checkpoint.module.ffn_widths, search=None)
 

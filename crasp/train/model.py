@@ -4,7 +4,8 @@ Layout (every part a plain, separately addressable module; ``crasp.train.checkpo
 compiled programs' float realizations as checkpoints of this class)::
 
     embed                      nn.Embedding(V + 2, d)      tokens, BOS = V, PAD = V + 1
-    pos                        Learned | Sinusoidal | None (absolute encodings only)
+    pos                        Learned | Sinusoidal | PeriodicTables | None (absolute encodings:
+                                                           learned, sinusoidal, moduli)
     layers[l].attn.{q,k,v,o}   nn.Linear(d, d)             per-layer attention projections
                                                            (q, k: d -> H R with qk_rank R;
                                                            none with attention "dp-free")
@@ -38,8 +39,8 @@ from torch import nn
 
 from crasp.errors import CraspError
 from crasp.train.config import RELATIVE_POSENCS, TrainConfig, rope_dims
-from crasp.train.posenc import (ALiBi, Learned, RelativeBias, Rotary, Sinusoidal, T5Bias,
-                                 alibi_slopes, causal_bias)
+from crasp.train.posenc import (ALiBi, Learned, PeriodicTables, RelativeBias, Rotary,
+                                 Sinusoidal, T5Bias, alibi_slopes, causal_bias)
 
 
 def hardmax(scores: torch.Tensor) -> torch.Tensor:
@@ -195,6 +196,8 @@ class CausalTransformer(nn.Module):
             self.pos = Learned(max_positions, d)
         elif config.posenc == "sinusoidal":
             self.pos = Sinusoidal(d)
+        elif config.moduli:  # sinusoidal-rational, or alibi with periodic tables
+            self.pos = PeriodicTables(config.moduli, d)
         self.rotary = None
         self.alibi = None
         self.t5 = None

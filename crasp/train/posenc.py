@@ -1,4 +1,5 @@
-"""Positional encodings: RoPE, ALiBi, learned absolute and sinusoidal (NoPE needs nothing).
+"""Positional encodings: RoPE, ALiBi, learned absolute, sinusoidal and periodic tables
+(``sinusoidal-rational``: the model format's tables indexed by i mod M; NoPE needs nothing).
 
 Positions are 0-based and BOS sits at position 0. With right padding the positions of every
 real token are ``arange(T)``, whatever the batch, so no position ids are passed around.
@@ -173,6 +174,40 @@ class Learned(nn.Module):
             raise ValueError(f"sequence of {length} positions exceeds the learned table "
                              f"({self.table.num_embeddings})")
         return self.table.weight[:length]
+
+
+def rational_sinusoid(modulus: int, d_model: int) -> torch.Tensor:
+    """(modulus, d_model): row r is (cos(2 pi k r / M), sin(2 pi k r / M)) for k = 1, 2, ...
+    in dimension pairs (2k - 2, 2k - 1), truncated to d_model; zeros past k = M / 2 (higher k
+    repeat lower ones). A sinusoid at these rational angles depends on a position i only
+    through i mod M, so it *is* this table indexed by i mod M."""
+    table = torch.zeros(modulus, d_model, dtype=torch.float64)
+    residue = torch.arange(modulus, dtype=torch.float64)
+    for k in range(1, modulus // 2 + 1):
+        if 2 * k > d_model:
+            break
+        angle = 2 * math.pi * k * residue / modulus
+        table[:, 2 * k - 2], table[:, 2 * k - 1] = angle.cos(), angle.sin()
+    return table.float()
+
+
+class PeriodicTables(nn.Module):
+    """The format's periodic positional tables (``docs/model-format.md``, version 3): per
+    modulus M a table of M rows, row ``i mod M`` added to the input at position i (BOS is
+    position 0). Trainable parameters ``tables.{M}``, initialized to ``rational_sinusoid``,
+    so a compiled model's tables (any function of i mod M) load into them exactly."""
+
+    def __init__(self, moduli: list[int], d_model: int):
+        super().__init__()
+        self.tables = nn.ParameterDict({str(m): nn.Parameter(rational_sinusoid(m, d_model))
+                                        for m in moduli})
+
+    def forward(self, length: int, device) -> torch.Tensor:
+        position = torch.arange(length, device=device)
+        total = 0
+        for modulus, table in self.tables.items():
+            total = total + table[position % int(modulus)]
+        return total
 
 
 # ---------------------------------------------------------------------------- relative biases
