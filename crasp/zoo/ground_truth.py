@@ -16,7 +16,8 @@ records that knowledge as data, for scoring circuit-discovery methods against it
 Feed-forward units are attributed by recording, while the emitter builds each layer
 (``FeedForward``), which node every unit it adds belongs to: a test's bit gadget, a gate's
 gadget, or the carry of a node's value to a later hidden layer. A unit is named
-``(layer, hidden layer, index)``: row ``index`` of ``layers.{layer-1}.ffn.{hidden layer-1}``.
+``(layer, hidden layer, index)``: row ``index`` of that hidden layer's weight matrix
+(``model_config`` names the tensor; layers and hidden layers count from 1 here).
 
 A **definition** maps to nodes: a Boolean definition to its node; a count definition to the
 tests that count its bodies (the nodes that first appeared in it). **Edges** are the circuit's:
