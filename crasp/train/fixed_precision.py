@@ -127,13 +127,42 @@ class _Out(nn.Module):
         self.bias = nn.Parameter(torch.zeros((), dtype=torch.float64))
 
 
+QUERY_CHUNK_ELEMENTS = 1 << 21
+"""Rough number of elements of a chunk's summand tensor [B, C, T, dh] (queries in chunks)."""
+
+
+def fixed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grid: Grid
+                    ) -> torch.Tensor:
+    """One causal head in the format's arithmetic: q, k [B, T, dq], v [B, T, dh] (unrounded,
+    as the format computes them) -> the averages c [B, T, dh] (see the module docstring;
+    the executor's ``attend``, with the straight-through gradient)."""
+    batch, width = q.shape[0], q.shape[1]
+    chunk = max(1, QUERY_CHUNK_ELEMENTS // max(1, batch * width * max(1, v.shape[-1])))
+    pieces = []
+    for start in range(0, width, chunk):
+        stop = min(width, start + chunk)
+        mask = (torch.arange(width, device=q.device)[None, :]
+                <= torch.arange(start, stop, device=q.device)[:, None])
+        scores = q[:, start:stop] @ k.transpose(1, 2)
+        weights = grid.round(torch.exp(torch.clamp(scores, max=grid.cap))) * mask
+        summands = grid.round(weights[..., None] * v[:, None, :, :]) * mask[None, :, :, None]
+        numerator, denominator = summands.sum(dim=2), weights.sum(dim=2)[..., None]
+        zero = denominator == 0
+        average = grid.ratio(numerator * grid.scale,
+                             torch.where(zero, 1.0, denominator * grid.scale))
+        if zero.any():  # every weight rounded to 0: R(plain average of the v_j)
+            visible = mask.sum(dim=1).to(q.dtype)[None, :, None]
+            mean = (mask[None, :, :, None] * v[:, None, :, :]).sum(dim=2) / visible
+            average = torch.where(zero, grid.round(mean), average)
+        pieces.append(average)
+    return torch.cat(pieces, dim=1)
+
+
 class PrecisionTransformer(nn.Module):
     """``forward(tokens (B, T) long) -> scores (B, T)`` in float64; position 0 holds BOS (id V),
     padding (id V + 1) reads the format's "other token" row and is never seen by a real
     position. Parameter names are the format's tensor names (``embed``, ``layers.{l}.attn.q``,
     ``layers.{l}.ffn.{m}.weight``, ``out.weight``, ...); the format's tensors are their R."""
-
-    query_chunk_elements = 1 << 21
 
     def __init__(self, vocab_size: int, d_model: int, n_heads: int,
                  ffn_widths: list[list[int]], total_bits: int, frac_bits: int):
@@ -148,29 +177,9 @@ class PrecisionTransformer(nn.Module):
         return self.grid.round(tensor)
 
     def _head(self, h: torch.Tensor, attn: _Attention, head: int) -> torch.Tensor:
-        grid = self.grid
         rows = slice(head * attn.d_head, (head + 1) * attn.d_head)
         q, k, v = (h @ self.rounded(weight[rows]).T for weight in (attn.q, attn.k, attn.v))
-        batch, width = h.shape[0], h.shape[1]
-        chunk = max(1, self.query_chunk_elements // max(1, batch * width * attn.d_head))
-        pieces = []
-        for start in range(0, width, chunk):
-            stop = min(width, start + chunk)
-            mask = (torch.arange(width, device=h.device)[None, :]
-                    <= torch.arange(start, stop, device=h.device)[:, None])
-            scores = q[:, start:stop] @ k.transpose(1, 2)
-            weights = grid.round(torch.exp(torch.clamp(scores, max=grid.cap))) * mask
-            summands = grid.round(weights[..., None] * v[:, None, :, :]) * mask[None, :, :, None]
-            numerator, denominator = summands.sum(dim=2), weights.sum(dim=2)[..., None]
-            zero = denominator == 0
-            average = grid.ratio(numerator * grid.scale,
-                                 torch.where(zero, 1.0, denominator * grid.scale))
-            if zero.any():  # every weight rounded to 0: R(plain average of the v_j)
-                visible = mask.sum(dim=1).to(h.dtype)[None, :, None]
-                mean = (mask[None, :, :, None] * v[:, None, :, :]).sum(dim=2) / visible
-                average = torch.where(zero, grid.round(mean), average)
-            pieces.append(average)
-        return torch.cat(pieces, dim=1)
+        return fixed_attention(q, k, v, self.grid)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         R = self.grid.round
