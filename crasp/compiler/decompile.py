@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import crasp
 from crasp.compiler.decompile_classes import classify
 from crasp.compiler.decompile_program import write_program
-from crasp.compiler.decompile_states import DEFAULT_MAX_STATES, enumerate_states
+from crasp.compiler.decompile_readable import shorter
+from crasp.compiler.decompile_states import DEFAULT_MAX_STATES, StateSource, enumerate_states
 from crasp.compiler.model_format import CompiledModel
 
 
@@ -34,12 +35,16 @@ class Decompilation:
     summary: dict
 
 
-def decompile_model(model: CompiledModel, source: str = "a model",
-                    max_states: int = DEFAULT_MAX_STATES) -> Decompilation:
+def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
+                    max_states: int = DEFAULT_MAX_STATES, readable: bool = True
+                    ) -> Decompilation:
     """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
     at every position of every input (the passes: ``decompile_states`` → ``decompile_classes``
-    → ``decompile_program``; the derivation is in their docstrings). Raises ``CraspError``
-    when more than ``max_states`` residual states would have to be enumerated.
+    → ``decompile_program``, then ``decompile_readable`` unless ``readable`` is False or its
+    program would be longer; the derivation is in their docstrings). ``model`` is a format
+    model or a ``StateSource`` (a float run read in fixed precision: ``crasp extract``).
+    Raises ``StateLimitError`` when more than ``max_states`` residual states would have to be
+    enumerated.
 
     >>> import crasp
     >>> from crasp.compiler import compile_program
@@ -48,9 +53,13 @@ def decompile_model(model: CompiledModel, source: str = "a model",
     >>> result.summary["depth"], crasp.depth_of(result.program)
     (2, 2)
     """
+    if isinstance(model, CompiledModel):
+        model = StateSource.from_model(model)
     machine = enumerate_states(model, max_states)
     classes = classify(machine)
-    written = write_program(machine, classes, list(model.config["residual_labels"]), source)
+    written = write_program(machine, classes, list(model.labels), source)
+    if readable:
+        written = shorter(written)
     program = written.program
     report = crasp.analyze(program)
     summary = {

@@ -333,18 +333,6 @@ def _recognized(expr: syntax.Expr) -> str | None:
     return f"{x}_{relation}_{y}" if x and y and relation else None
 
 
-def format_readable(expr: syntax.Expr) -> str:
-    """``format_expr``, with every && operand of || and || operand of && parenthesized."""
-    def operand(child: syntax.Expr, parent: type) -> str:
-        text = format_readable(child)
-        mixed = isinstance(child, (syntax.And, syntax.Or)) and not isinstance(child, parent)
-        return f"({text})" if mixed else text
-    if isinstance(expr, (syntax.And, syntax.Or)):
-        symbol = " && " if isinstance(expr, syntax.And) else " || "
-        return operand(expr.left, type(expr)) + symbol + operand(expr.right, type(expr))
-    return format_expr(expr)
-
-
 @dataclass(frozen=True)
 class ReadableProgram:
     definitions: tuple[syntax.Definition, ...]
@@ -368,7 +356,7 @@ def readable_program(program: syntax.Program) -> ReadableProgram:
                                                     syntax.BOOL))
     final = syntax.Definition("answer", writer.expr(reader.formulas[answer_name]), syntax.BOOL)
     kept = tuple(_by_depth(writer.definitions)) + (final,)
-    return ReadableProgram(kept, [f"{d.name} = {format_readable(d.expr)}" for d in kept])
+    return ReadableProgram(kept, [f"{d.name} = {format_expr(d.expr, group_mixed=True)}" for d in kept])
 
 
 def _by_depth(definitions: list[syntax.Definition]) -> list[syntax.Definition]:
@@ -390,3 +378,23 @@ def _by_depth(definitions: list[syntax.Definition]) -> list[syntax.Definition]:
 def _labelled(name: str) -> bool:
     """A name ``write_program`` took from the model's residual labels."""
     return not re.fullmatch(r"L\d+_(cmp|state)\d+|answer|bos|L0_other_token", name)
+
+
+def shorter(written):
+    """``written`` (``decompile_program.WrittenProgram``) rewritten by ``readable_program``,
+    unless that is longer in definition lines (or the program is not one this pass reads)."""
+    import crasp
+    from crasp.compiler.decompile_program import WrittenProgram
+
+    try:
+        rewritten = readable_program(written.program)
+    except Unreadable:
+        return written
+    if len(rewritten.lines) > len(written.program.definitions):
+        return written
+    first, _, alphabet = written.text.splitlines()[:3]
+    header = [first, "// One definition per counted formula, and the answer; "
+              "==, names and parentheses for reading (docs/decompile.md).", alphabet]
+    text = "\n".join(header + rewritten.lines) + "\n"
+    program = crasp.parse_program(text, filename=written.program.filename)
+    return WrittenProgram(text, program)

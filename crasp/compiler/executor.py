@@ -189,14 +189,28 @@ class FixedPrecisionTransformer(torch.nn.Module):
         return bool((self.weight(attention(layer, "q"))[rows] == 0).all()
                     or (self.weight(attention(layer, "k"))[rows] == 0).all())
 
-    def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
-        arithmetic, p = self.arithmetic, self.weight
+    def project(self, h: torch.Tensor, layer: int, head: int):
+        """q, k, v of ``head`` in ``layer`` for states h [..., d_model] (exact, not rounded)."""
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        v = linear(h, p(attention(layer, "v"))[rows])
+        return tuple(linear(h, self.weight(attention(layer, part))[rows]) for part in "qkv")
+
+    def embedded(self) -> torch.Tensor:
+        """R of every embedding row."""
+        precision = self.spec.precision
+        return _Exact(precision.total_bits, precision.frac_bits).round(self.weight(EMBED))
+
+    def ignored_outputs(self, layer: int) -> torch.Tensor:
+        """Per head-output coordinate: whether the output projection ignores it."""
+        return (self.weight(attention(layer, "o")) == 0).all(dim=0)
+
+    def decide(self, h: torch.Tensor) -> torch.Tensor:
+        return h @ self.weight(OUT_WEIGHT) + self.weight(OUT_BIAS)
+
+    def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
+        arithmetic = self.arithmetic
+        q, k, v = self.project(h, layer, head)
         if self.uniform[layer][head] and self.uniform_shortcut:
             return arithmetic.uniform(v)
-        q = linear(h, p(attention(layer, "q"))[rows])
-        k = linear(h, p(attention(layer, "k"))[rows])
         batch, width = h.shape[0], h.shape[1]
         chunk = max(1, CHUNK_ELEMENTS // max(1, batch * width * max(1, self.d_head)))
         pieces = []
@@ -232,7 +246,7 @@ class FixedPrecisionTransformer(torch.nn.Module):
             h = self.finish_layer(h, torch.cat(heads, dim=-1), layer)
             if record:
                 states.append(h)
-        scores = h @ p(OUT_WEIGHT) + p(OUT_BIAS)
+        scores = self.decide(h)
         return (scores, states) if record else scores
 
 
