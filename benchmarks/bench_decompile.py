@@ -24,8 +24,8 @@ import torch  # noqa: E402
 import crasp  # noqa: E402
 from crasp import syntax  # noqa: E402
 from crasp.compiler import compile_program  # noqa: E402
-from crasp.compiler.decompile import decompile_model  # noqa: E402
-from crasp.compiler.decompile_states import DEFAULT_MAX_STATES, StateLimitError  # noqa: E402
+from crasp.decompile.decompiling import decompile_model  # noqa: E402
+from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES, StateLimitError  # noqa: E402
 from crasp.compiler.random_models import random_model  # noqa: E402
 from timing import best_of  # noqa: E402
 

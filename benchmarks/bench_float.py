@@ -35,9 +35,9 @@ import torch  # noqa: E402
 
 import crasp  # noqa: E402
 from crasp.compiler import compile_program, execute, load_model  # noqa: E402
-from crasp.compiler.float_measure import first_disagreement, measure  # noqa: E402
-from crasp.compiler.float_realize import realize_float  # noqa: E402
-from crasp.train.checkpoint import save_float_realization  # noqa: E402
+from crasp.realize.measure import first_disagreement, measure  # noqa: E402
+from crasp.realize.realization import realize_float  # noqa: E402
+from crasp.realize.checkpoint import save_float_realization  # noqa: E402
 from timing import best_of  # noqa: E402
 
 POSITIONAL = {"aa_star", "contains_ab"}
@@ -129,7 +129,7 @@ def onnx_long(scratch: Path, length: int, strings: int) -> None:
     import onnxruntime
 
     from crasp.compiler.executor import _encode
-    from crasp.export import write_onnx
+    from crasp.export.onnx import write_onnx
 
     print(f"\nexact model as ONNX (onnxruntime) against the exact executor, {strings} random "
           f"strings of length {length:,}, every position compared:")
@@ -154,7 +154,7 @@ def onnx_long(scratch: Path, length: int, strings: int) -> None:
 
 
 def init(scratch: Path, seeds: int = 5) -> None:
-    from crasp.compiler.float_measure import compile_float
+    from crasp.realize.measure import compile_float
     from crasp.languages import get_language
     from crasp.train.init import adopt_architecture, load_initial_weights
     from crasp.train.loop import build_splits, train

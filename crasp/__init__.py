@@ -13,6 +13,7 @@ The public API is documented in ``docs/api.md``::
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Sequence
 
@@ -39,6 +40,8 @@ __all__ = [
 
 PROGRAM_SUFFIXES = (".crasp", ".cr")
 """The usual suffixes of program files (any file name is read)."""
+PROGRAMS_DIR = Path(str(resources.files("crasp") / "programs"))
+"""The reference programs, package data of crasp (a plain directory: crasp installs unzipped)."""
 
 
 def parse_program(text: str, filename: str = "<string>", extra_alphabet: Sequence[str] = (),
@@ -81,7 +84,7 @@ def read_program_text(path: str | Path) -> str:
     """The UTF-8 text of a program file (a byte-order mark is dropped by the parsers). Only a
     regular file is read (a FIFO or a link to a device would block or never end: read such
     input through ``-``, standard input), and only up to ``MAX_PROGRAM_BYTES``."""
-    from crasp.safe_read import SafeReadError, read_bytes_file
+    from crasp.util.safe_read import SafeReadError, read_bytes_file
 
     path = Path(path)
     try:
@@ -109,9 +112,7 @@ def example(name: str) -> Path:
     >>> example("dyck1").name
     'dyck1.crasp'
     """
-    from crasp.languages.programs import program_path
-
-    path = program_path(f"{name}.crasp")
+    path = PROGRAMS_DIR / f"{name}.crasp"
     if not path.exists():
         raise CraspError(f"no shipped program {name!r}; crasp ships "
                          f"{', '.join(sorted(p.stem for p in path.parent.glob('*.crasp')))}")

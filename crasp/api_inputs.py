@@ -1,7 +1,7 @@
 """Inputs given from Python, made into the batch of token lists every pass works on.
 
 The Python API reads inputs the way the command line reads its arguments, with the CLI's own
-tokenizer (``crasp.inputs.tokenize``):
+tokenizer (``crasp.util.inputs.tokenize``):
 
 * a ``str`` is ONE input, tokenized exactly as ``crasp run PROGRAM ARG`` tokenizes ``ARG``
   (``"(())"`` is four tokens when every symbol is one character; ``"( ( ) )"`` likewise);
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Sequence, Union
 
 from crasp.errors import InputError
-from crasp.inputs import tokenize
+from crasp.util.inputs import tokenize
 
 Inputs = Union[str, Sequence[str], Sequence[Sequence[str]]]
 """One input string, a batch of input strings, or a batch of token lists."""

@@ -11,26 +11,26 @@ import gc
 import importlib
 import json
 import sys
-from itertools import islice
 from typing import Callable, Iterable
 
 import click
 import numpy as np
 
 import crasp
-from crasp.code_fingerprint import code_fingerprint
-from crasp.atomic import write_text_atomic
+from crasp.util.code_fingerprint import code_fingerprint
+from crasp.util.atomic import rewrite_in_place
 from crasp.errors import CraspError
-from crasp.inputs import read_lines, tokenize
+from crasp.util.inputs import MAX_LINE_BYTES, line_groups, read_lines, tokenize
 from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
-from crasp.outputs import writing
-from crasp.tables import format_table
+from crasp.util.outputs import OutputError, writing
+from crasp.util.standard_output import checked_standard_output
+from crasp.util.tables import format_table
 from crasp.trace import write_trace
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
                 "Compile a program to the weights of an equivalent transformer."),
-    "decompile": ("crasp.compiler.decompile_cli:decompile_command",
+    "decompile": ("crasp.decompile.cli:decompile_command",
                   "Turn a fixed-precision transformer into a C-RASP program of the same depth."),
     "languages": ("crasp.languages.cli:languages_command",
                   "List the built-in languages, their depths and reference programs."),
@@ -42,7 +42,7 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
               "Run a grid of training runs (depth x language x encoding x seed)."),
     "report": ("crasp.train.report.cli:report_command",
                "Tabulate and plot a sweep directory."),
-    "export": ("crasp.export_cli:export_command",
+    "export": ("crasp.export.cli:export_command",
                "Write a compiled or trained model as an ONNX graph."),
     "eval": ("crasp.train.evaluate:eval_command",
              "Score a compiled or trained model on a language's test bins."),
@@ -51,6 +51,9 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
 }
 
 STDIN_BATCH = 4096
+BATCH_CELLS = 1 << 22
+"""At most this many [input x position] cells per evaluated batch: memory stays bounded when
+long and short lines arrive together."""
 GC_THRESHOLD = 100_000
 
 
@@ -74,9 +77,21 @@ class CraspGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
 
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        """Also what click prints before a command runs (--help, --version) must arrive."""
+        try:
+            with checked_standard_output():
+                return super().main(*args, standalone_mode=standalone_mode, **kwargs)
+        except OutputError as error:
+            click.echo(error.render(), err=True)
+            if standalone_mode:
+                sys.exit(error.exit_code)
+            return error.exit_code
+
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with checked_standard_output():
+                return super().invoke(ctx)
         except CraspError as error:
             click.echo(error.render(), err=True)
             ctx.exit(error.exit_code)
@@ -87,7 +102,7 @@ class CraspGroup(click.Group):
             click.echo("error: the program nests expressions too deeply for crasp to process "
                        "(Python's recursion limit); split it into more definitions", err=True)
             ctx.exit(CraspError.exit_code)
-        except OSError as error:  # a writer not yet wrapped by crasp.outputs.writing
+        except OSError as error:  # a writer not yet wrapped by crasp.util.outputs.writing
             where = f" ({error.filename})" if error.filename else ""
             click.echo(f"error: {error.strerror or error}{where}", err=True)
             ctx.exit(CraspError.exit_code)
@@ -113,53 +128,77 @@ def cli():
     gc.set_threshold(GC_THRESHOLD, 50, 100)
 
 
-Evaluator = Callable[[list[list[str]]], tuple[np.ndarray, np.ndarray]]
+Evaluator = Callable[[list[list[str]], int], tuple[np.ndarray, np.ndarray]]
+"""(a batch of token lists, the number of its first input) -> (accept, output)."""
 
 
 def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
-    def evaluate(inputs):
-        evaluation = crasp.evaluate(program, inputs, strict_alphabet)
+    def evaluate(inputs, first_number):
+        evaluation = crasp.interpret.evaluate(program, inputs, strict_alphabet, first_number)
         return evaluation.accept, evaluation.output
     return evaluate
 
 
 def _compiled(model_dir: str, strict_alphabet: bool) -> tuple[Evaluator, tuple[str, ...]]:
-    from crasp import compiler
+    from crasp.models import load_model
 
-    model = compiler.load_model(model_dir)
-    vocabulary = crasp.Program((), tuple(model.config["vocab"]))
+    model = load_model(model_dir, "run --model")
+    vocabulary = crasp.Program((), model.vocab)
 
-    def evaluate(inputs):
+    def evaluate(inputs, first_number):
         if strict_alphabet:   # the interpreter's error for a token outside the vocabulary
-            crasp.interpret.encode(vocabulary, inputs, strict_alphabet=True)
-        evaluation = compiler.execute(model, inputs)
+            crasp.interpret.encode(vocabulary, inputs, True, first_number)
+        evaluation = model.predict(inputs)
         return evaluation.accept, evaluation.output
-    return evaluate, tuple(model.config["vocab"])
+    return evaluate, model.vocab
 
 
-def _batches(items: Iterable, size: int):
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
+def _batches(items: list[tuple[str, list[str]]]) -> Iterable[list[tuple[str, list[str]]]]:
+    """``items`` in order, cut into batches of at most ``STDIN_BATCH`` inputs whose padded
+    [inputs x longest] array stays within ``BATCH_CELLS`` (one long line is a batch alone)."""
+    batch: list[tuple[str, list[str]]] = []
+    longest = 0
+    for item in items:
+        width = max(longest, len(item[1]) + 1)
+        if batch and (len(batch) == STDIN_BATCH or (len(batch) + 1) * width > BATCH_CELLS):
+            yield batch
+            batch, width = [], len(item[1]) + 1
+        batch.append(item)
+        longest = width
+    if batch:
         yield batch
 
 
 def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluator,
-            as_json: bool) -> None:
-    accept, output = evaluate([tokens for _, tokens in batch])
+            as_json: bool, strict_alphabet: frozenset[str] | None = None) -> None:
+    """Print one line per input of ``batch``, in one write (and flush). With
+    ``strict_alphabet``, the inputs before the first with a token outside it are answered, and
+    that one then refused by ``evaluate``."""
+    if strict_alphabet is not None:
+        refused = next((offset for offset, (_, tokens) in enumerate(batch)
+                        if not strict_alphabet.issuperset(tokens)), None)
+        if refused is not None:
+            _report(batch[:refused], first_id, evaluate, as_json)
+            evaluate([batch[refused][1]], first_id + refused)  # raises the InputError
+    if not batch:
+        return
+    accept, output = evaluate([tokens for _, tokens in batch], first_id)
+    lines = []
     for offset, (shown, tokens) in enumerate(batch):
         input_id = first_id + offset
         if as_json:
-            click.echo(json.dumps({
+            lines.append(json.dumps({
                 "id": input_id, "tokens": tokens, "accept": bool(accept[offset]),
                 "output": [bool(v) for v in output[offset, :len(tokens)]],
             }))
         else:
-            click.echo(f"{input_id} {shown}: {bool(accept[offset])}")
+            lines.append(f"{input_id} {shown}: {bool(accept[offset])}")
+    click.echo("\n".join(lines))
 
 
 @cli.command("run")
 @click.argument("args", nargs=-1)
-@click.option("--model", "model_dir", type=click.Path(file_okay=False),
+@click.option("--model", "model_dir", type=click.Path(),
               help="Run a compiled model directory instead of a program; then every argument "
                    "is a token.")
 @click.option("--json", "as_json", is_flag=True,
@@ -173,9 +212,13 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
 @click.option("--strict-alphabet", is_flag=True,
               help="Reject an input token outside the alphabet (by default it is read as Hahn's "
                    "interpreter does: every token test is false there).")
+@click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES,
+              show_default=True,
+              help="Refuse a line of standard input longer than this many bytes (memory grows "
+                   "with a line's length).")
 @dialect_option
 def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, strict_alphabet,
-                dialect):
+                max_line_bytes, dialect):
     """Run PROG (a program file, or - for stdin) on TOKENS, or on every line of stdin.
 
     \b
@@ -187,7 +230,9 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
     Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position).
     Inputs with spaces are token lists; inputs without are split into characters when every
     symbol of the alphabet is one character (with --dialect hahn, as in Hahn's interpreter,
-    they are one token). An empty argument is the empty input.
+    they are one token). An empty argument is the empty input. Standard input is answered
+    line by line as it arrives (a pipe filter); LF, CRLF and a lone CR end a line, and a
+    byte-order mark at the start of a line is dropped.
     """
     if model_dir is not None:
         if trace_path:
@@ -205,24 +250,28 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
     split_characters = dialect != "hahn"   # his interpreter splits inputs on whitespace only
     if token_args:
         shown = " ".join(token_args)
-        inputs = [(shown, tokenize(shown, alphabet, split_characters))]
+        groups: Iterable[list] = [[(shown, tokenize(shown, alphabet, split_characters))]]
     elif args and args[0] == STDIN_NAME and model_dir is None:
         raise click.UsageError("the program was read from stdin (-), so give the input tokens "
                                "as arguments")
     else:
-        inputs = read_lines(sys.stdin, alphabet, split_characters)
+        stdin = getattr(sys.stdin, "buffer", None)  # None: standard input is closed
+        groups = (list(read_lines(lines, alphabet, split_characters))
+                  for lines in line_groups(stdin, max_line_bytes))
     if trace_path:
-        collected = list(inputs)
+        collected = [item for group in groups for item in group]
         token_lists = [tokens for _, tokens in collected]
         evaluation = crasp.evaluate(program, token_lists, strict_alphabet)
         write_trace(trace_path, evaluation, token_lists, force)
-        _report(collected, 1, lambda _: (evaluation.accept, evaluation.output), as_json)
+        _report(collected, 1, lambda *_: (evaluation.accept, evaluation.output), as_json)
         click.echo(f"Trace written to {trace_path}", err=True)
         return
+    known = frozenset(alphabet) if strict_alphabet else None
     next_id = 1
-    for batch in _batches(inputs, STDIN_BATCH):
-        _report(batch, next_id, evaluate, as_json)
-        next_id += len(batch)
+    for group in groups:
+        for batch in _batches(group):
+            _report(batch, next_id, evaluate, as_json, known)
+            next_id += len(batch)
 
 
 def _depth_table(report: crasp.depth.DepthReport) -> str:
@@ -310,7 +359,9 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 
 @cli.command("fmt")
 @click.argument("program_path", metavar="PROG")
-@click.option("--write", "-w", is_flag=True, help="Rewrite PROG in place (atomically).")
+@click.option("--write", "-w", is_flag=True,
+              help="Rewrite PROG in place: through a symbolic link, into the same file (hard "
+                   "links and the mode stay); a failed write puts the old text back.")
 @dialect_option
 def fmt_command(program_path, write, dialect):
     """Print PROG in canonical form, keeping its comments and blank lines.
@@ -328,9 +379,9 @@ def fmt_command(program_path, write, dialect):
     if write and program_path == STDIN_NAME:
         raise click.UsageError("--write needs a file, not - (stdin)")
     text = crasp.format_source(load_program_argument(program_path, dialect=dialect))
-    if write:
+    if write:  # through a symbolic link, into the same file: links and mode stay
         with writing(program_path, "formatted program"):
-            write_text_atomic(program_path, text)
+            rewrite_in_place(program_path, text.encode("utf-8"))
     else:
         click.echo(text, nl=False)
 

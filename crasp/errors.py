@@ -6,7 +6,10 @@ Every error crasp raises on bad input derives from ``CraspError``; the command l
 
 from __future__ import annotations
 
-from crasp.syntax import Span
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for annotations only: the utilities import this module, never the syntax
+    from crasp.syntax import Span
 
 
 class CraspError(Exception):

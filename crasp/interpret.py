@@ -35,10 +35,11 @@ class EncodedBatch:
 
 
 def encode(program: syntax.Program, inputs: Sequence[Sequence[str]],
-           strict_alphabet: bool = False) -> EncodedBatch:
+           strict_alphabet: bool = False, first_number: int = 1) -> EncodedBatch:
     """Map token strings to alphabet indices. A token outside the alphabet gets the id
     ``len(alphabet)``, which no token test matches (Hahn's meaning: every token test is false
-    there); with ``strict_alphabet`` it is an ``InputError`` instead."""
+    there); with ``strict_alphabet`` it is an ``InputError`` instead, naming the input by its
+    number (``first_number`` for the first of ``inputs``: a stream is encoded batch by batch)."""
     index = {token: i for i, token in enumerate(program.alphabet)}
     other = len(program.alphabet)
     lengths = np.fromiter((len(tokens) for tokens in inputs), dtype=np.int64, count=len(inputs))
@@ -49,7 +50,7 @@ def encode(program: syntax.Program, inputs: Sequence[Sequence[str]],
         if strict_alphabet and any(token not in index for token in tokens):
             position = next(i for i, token in enumerate(tokens) if token not in index)
             raise InputError(
-                f"input {row + 1}: token {tokens[position]!r} at position {position} is not in "
+                f"input {first_number + row}: token {tokens[position]!r} at position {position} is not in "
                 f"the alphabet {{{', '.join(repr(t) for t in program.alphabet)}}}")
         ids[row, 1:len(tokens) + 1] = [index.get(token, other) for token in tokens]
     return EncodedBatch(ids, lengths)
@@ -231,6 +232,6 @@ def evaluate_encoded(program: syntax.Program, batch: EncodedBatch) -> Evaluation
 
 
 def evaluate(program: syntax.Program, inputs: Sequence[Sequence[str]],
-             strict_alphabet: bool = False) -> Evaluation:
+             strict_alphabet: bool = False, first_number: int = 1) -> Evaluation:
     """Evaluate ``program`` on a batch of token lists (see ``encode`` for other tokens)."""
-    return evaluate_encoded(program, encode(program, inputs, strict_alphabet))
+    return evaluate_encoded(program, encode(program, inputs, strict_alphabet, first_number))

@@ -14,6 +14,7 @@ import click
 
 import crasp
 from crasp.check import DIALECTS
+from crasp.errors import CraspError
 from crasp.hahn import precedence_warnings
 
 STDIN_NAME = "-"
@@ -28,13 +29,30 @@ dialect_option = click.option(
 def load_program_argument(path: str, extra_alphabet: Sequence[str] = (),
                           dialect: str = "crasp") -> crasp.Program:
     if path == STDIN_NAME:
-        program = crasp.parse_program(sys.stdin.read(), "<stdin>", extra_alphabet, dialect)
+        program = crasp.parse_program(_standard_input_text(), "<stdin>", extra_alphabet, dialect)
     else:
         program = crasp.load_program(path, extra_alphabet, dialect)
     if dialect == "crasp":
         for warning in precedence_warnings(program):
             print(warning.render(program.filename), file=sys.stderr)
     return program
+
+
+def _standard_input_text() -> str:
+    """The program on standard input, read as a program file is: UTF-8 bytes, at most
+    ``crasp.MAX_PROGRAM_BYTES`` of them (so ``- < /dev/zero`` stops), whatever the locale."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise CraspError("standard input is closed: there is no program to read from -")
+    data = stream.read(crasp.MAX_PROGRAM_BYTES + 1)
+    if len(data) > crasp.MAX_PROGRAM_BYTES:
+        raise CraspError(f"the program on standard input is longer than "
+                         f"{crasp.MAX_PROGRAM_BYTES:,} bytes, the limit on a program")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CraspError(f"the program on standard input is not UTF-8 text (byte "
+                         f"{error.start + 1})") from None
 
 
 def split_tokens(values: Sequence[str]) -> tuple[str, ...]:

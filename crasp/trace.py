@@ -12,7 +12,7 @@ from typing import Sequence
 
 from crasp.errors import CraspError
 from crasp.interpret import Evaluation
-from crasp.outputs import TRACE, replace_file
+from crasp.util.outputs import TRACE, replace_file
 
 
 def _cell(value) -> str:
@@ -64,7 +64,7 @@ def format_html(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
 def write_trace(path: str | Path, evaluation: Evaluation, inputs: Sequence[Sequence[str]],
                 force: bool = False) -> None:
     """Write the trace atomically; an existing file is replaced only if it is a crasp trace
-    (its first line says so) and ``force`` is given (``crasp.outputs``)."""
+    (its first line says so) and ``force`` is given (``crasp.util.outputs``)."""
     suffix = Path(path).suffix.lower()
     if suffix == ".txt":
         text = format_text(evaluation, inputs)

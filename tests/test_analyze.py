@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 
 from crasp.cli import cli as main
 from crasp.train.analysis import ablation, depth, hessian, outputs
@@ -283,3 +284,47 @@ def test_cli_hessian_and_refusals(tiny_run, tmp_path):
     missing = CliRunner().invoke(main, ["analyze", str(tmp_path / "nothing")])
     assert missing.exit_code == 2 and "not a finished training run" in missing.output
     assert "Traceback" not in missing.output
+
+
+BROKEN_RUNS = {
+    "weights empty": lambda run: (run / "best.safetensors").write_bytes(b""),
+    "weights random": lambda run: (run / "best.safetensors").write_bytes(bytes(range(256)) * 4),
+    "weights a directory": lambda run: ((run / "best.safetensors").unlink(),
+                                        (run / "best.safetensors").mkdir()),
+    "config truncated": lambda run: (run / "config.json").write_bytes(
+        (run / "config.json").read_bytes()[:30]),
+    "config a list": lambda run: (run / "config.json").write_text("[1, 2]"),
+}
+
+
+def broken_copy(tiny_run, tmp_path_factory, damage):
+    import shutil
+
+    run = tmp_path_factory.mktemp("broken") / "run"
+    shutil.copytree(tiny_run, run)
+    damage(run)
+    return run
+
+
+def assert_one_message(result, run):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and str(run) in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+@given(fraction=st.floats(0.0, 0.999))
+@settings(max_examples=12)
+def test_analyze_on_a_truncated_checkpoint_is_one_message(tiny_run, tmp_path_factory, fraction):
+    weights = (tiny_run / "best.safetensors").read_bytes()
+    run = broken_copy(tiny_run, tmp_path_factory, lambda run: (run / "best.safetensors")
+                      .write_bytes(weights[:int(len(weights) * fraction)]))
+    assert_one_message(CliRunner().invoke(main, ["analyze", str(run), "-o",
+                                                 str(run.parent / "out")]), run)
+    assert not (run.parent / "out").exists()
+
+
+@pytest.mark.parametrize("case", BROKEN_RUNS)
+def test_analyze_on_a_broken_run_is_one_message(tiny_run, tmp_path_factory, case):
+    run = broken_copy(tiny_run, tmp_path_factory, BROKEN_RUNS[case])
+    assert_one_message(CliRunner().invoke(main, ["analyze", str(run), "-o",
+                                                 str(run.parent / "out")]), run)

@@ -16,7 +16,8 @@ DOCTESTED_MODULES = ["crasp", "crasp.api_inputs", "crasp.depth", "crasp.compiler
                      "crasp.compiler.executor", "crasp.compiler.model_format",
                      "crasp.languages.datasets", "crasp.languages.programs",
                      "crasp.languages.registry", "crasp.languages.storage",
-                     "crasp.compiler.verification", "crasp.compiler.decompile", "crasp.fmt",
+                     "crasp.compiler.verification", "crasp.decompile.decompiling", "crasp.fmt",
+                     "crasp.models.registry",
                      "crasp.train.api"]
 
 SHOWN = {"crasp": ["parse_program", "load_program", "example", "depth_of", "analyze",

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import crasp
-from crasp.code_fingerprint import code_fingerprint
+from crasp.util.code_fingerprint import code_fingerprint
 from crasp.cli import cli
 from test_core import ERRORS
 
@@ -170,13 +170,13 @@ def test_the_code_fingerprint_follows_the_sources(tmp_path, monkeypatch):
     of the same sources is the same wherever they lie."""
     import shutil
 
-    import crasp.code_fingerprint as module
+    import crasp.util.code_fingerprint as module
 
     installed = code_fingerprint()
     copy = tmp_path / "crasp"
-    shutil.copytree(Path(module.__file__).parent, copy,
+    shutil.copytree(Path(module.__file__).parent.parent, copy,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(module, "__file__", str(copy / "code_fingerprint.py"))
+    monkeypatch.setattr(module, "__file__", str(copy / "util" / "code_fingerprint.py"))
     assert module.code_fingerprint() == installed
     (copy / "parse.py").write_text((copy / "parse.py").read_text() + "\n")
     assert module.code_fingerprint() != installed

@@ -4,6 +4,7 @@ traceback (and no hang: FIFOs and /dev/zero are refused before a byte is read)."
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -14,9 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 
 import crasp
 from crasp.cli import cli
+from crasp.errors import CraspError
 from crasp.compiler import compile_program, model_format
 from crasp.train.config import TrainConfig
 from crasp.train.loop import train
@@ -224,3 +227,42 @@ def test_a_program_that_is_not_a_regular_file_is_refused_at_once(tmp_path, monke
     result = CliRunner().invoke(cli, arguments)
     assert result.exit_code == 2, result.output
     assert "not a regular file" in result.output and "Traceback" not in result.output
+
+
+JSON_VALUES = st.sampled_from([0, -1, 1.5, None, True, "", "x", [], [1], {}, {"a": 1}])
+
+
+@st.composite
+def config_edits(draw, config: dict):
+    """A path into ``config`` (a top-level key, or an element of a list-valued key) and a
+    JSON value of any type to put there."""
+    key = draw(st.sampled_from(sorted(config)))
+    value = config[key]
+    if isinstance(value, list) and value and draw(st.booleans()):
+        return (key, draw(st.integers(0, len(value) - 1))), draw(JSON_VALUES)
+    return (key,), draw(JSON_VALUES)
+
+
+@settings(max_examples=40)
+@given(st.data())
+def test_a_config_value_of_any_type_anywhere_loads_or_is_one_message(tmp_path_factory, model_dir,
+                                                                    data):
+    from crasp.decompile import decompile_model
+
+    config = json.loads((model_dir / "config.json").read_text())
+    path, value = data.draw(config_edits(config))
+    edited = copy.deepcopy(config)
+    if len(path) == 1:
+        edited[path[0]] = value
+    else:
+        edited[path[0]][path[1]] = value
+    broken = tmp_path_factory.mktemp("edited") / "m"
+    shutil.copytree(model_dir, broken)
+    (broken / "config.json").write_text(json.dumps(edited))
+    try:
+        model = model_format.load_model(broken)
+    except CraspError as error:
+        assert str(broken) in str(error)
+        return
+    decompile_model(model, source=str(broken))  # what loads is usable: no traceback later
+    CliRunner().invoke(cli, ["run", "--model", str(broken), "a b"], catch_exceptions=False)

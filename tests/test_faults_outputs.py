@@ -250,7 +250,7 @@ def test_a_report_is_refreshed_in_place(tmp_path):
 
 
 def test_a_forced_run_restores_the_old_one_on_failure_and_replaces_it_on_interrupt(tmp_path):
-    from crasp.outputs import TRAINING_RUN, restored_on_failure
+    from crasp.util.outputs import TRAINING_RUN, restored_on_failure
 
     place = tmp_path / "run"
     make_training_run(place)

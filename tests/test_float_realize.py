@@ -15,8 +15,8 @@ from safetensors.torch import load_file
 import crasp
 from crasp.cli import cli
 from crasp.compiler import compile_program, execute, load_model, verify
-from crasp.compiler.float_measure import compile_float, first_disagreement
-from crasp.compiler.float_realize import certified, largest_certifiable, realize_float
+from crasp.realize.measure import compile_float, first_disagreement
+from crasp.realize.realization import certified, largest_certifiable, realize_float
 from crasp.errors import CraspError
 from crasp.interpret import evaluate
 from crasp.train.checkpoint import load_checkpoint
@@ -162,7 +162,7 @@ def test_execute_reports_the_dtype_it_ran_in(tmp_path):
 def test_the_one_stage_bit_is_exact_in_floats_wherever_the_certificate_holds(dtype, bits):
     """bit = ReLU(-r) - ReLU(-r - 1), computed as the model does (a linear layer, ReLU, a linear
     layer with other units beside), is exactly [r <= -1] for every float r <= -1 or >= 0 with
-    |r| < 2^(p-1), the bound the certificate implies (float_realize's module docstring)."""
+    |r| < 2^(p-1), the bound the certificate implies (realization.py's module docstring)."""
     generator = torch.Generator().manual_seed(0)
     limit = 2.0 ** (bits - 1)
     magnitudes = torch.exp(torch.rand(100_000, generator=generator, dtype=torch.float64)
@@ -208,8 +208,8 @@ def test_a_first_level_gate_over_thresholds_is_exact_within_its_margin(dtype, is
     """AND / OR of test literals (either polarity) and exact bits, computed as the realization
     computes it (stage 1: u1 = ReLU(-r), u3 = ReLU(r); stage 2: one unit over the indicators
     2 u1 / 4 u3 / x), is exactly the Boolean answer for r-hat <= -3/2 or >= 1/2 with |r-hat| up to
-    the largest bound the gate margin certifies (float_realize's module docstring)."""
-    from crasp.compiler.float_realize import _gamma
+    the largest bound the gate margin certifies (realization.py's module docstring)."""
+    from crasp.realize.realization import _gamma
 
     name = "float32" if dtype == torch.float32 else "float64"
     generator = torch.Generator().manual_seed(1)

@@ -10,7 +10,7 @@ import pytest
 
 import crasp
 from crasp.compiler import compile_program
-from crasp.compiler.float_realize import realize_float
+from crasp.realize.realization import realize_float
 from crasp.compiler.model_config import (
     EMBED, KEYS, OUT_BIAS, OUT_WEIGHT, ModelConfig, ModelFormatError, attention, expected_shapes,
     ffn,
@@ -78,7 +78,7 @@ def test_a_float_realization_names_its_tensors_by_the_schema(style):
 
 LAYER_PREFIX = re.compile(r"""f?["']layers\.""")
 FORMAT_ONLY_NAMES = re.compile(r"""\[["']embed["']\]|["']out\.(weight|bias)["']|\.ffn\.\{""")
-TRAINER_PARAMETERS = {"crasp/train/checkpoint.py", "crasp/train/analysis/hessian.py",
+TRAINER_PARAMETERS = {"crasp/realize/checkpoint.py", "crasp/train/analysis/hessian.py",
                       "crasp/train/analysis/driver.py"}
 """Modules that spell ``layers.{l}`` as the trainer's own parameter names (``CausalTransformer``'s
 state dict, ``layers.{l}.attn.q.weight``), which are not the model format's."""

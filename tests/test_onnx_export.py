@@ -15,7 +15,7 @@ import crasp
 from crasp.cli import cli
 from crasp.compiler import compile_program, execute, load_model
 from crasp.compiler.executor import _encode
-from crasp.export import write_onnx
+from crasp.export.onnx import write_onnx
 from crasp.train.loop import train
 from crasp.train.presets import resolve_preset
 

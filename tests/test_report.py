@@ -234,12 +234,16 @@ def test_compiled_results_are_cached_per_program(tmp_path, monkeypatch):
         return {**fake_compiled(language, config), "program": str(program)}
 
     monkeypatch.setattr(rep, "evaluate_compiled", counting)
-    first = rep.build_report([tmp_path / "sweep"])
-    assert calls == ["L3", "L4", "L5"] and (tmp_path / "sweep" / rep.COMPILED_CACHE).is_file()
-    second = rep.build_report([tmp_path / "sweep"])
+    out = tmp_path / "report"
+    first = rep.build_report([tmp_path / "sweep"], previous=out)
+    rep.write_report(first, out)
+    assert calls == ["L3", "L4", "L5"] and (out / rep.COMPILED_CACHE).is_file()
+    assert not list((tmp_path / "sweep").rglob(rep.COMPILED_CACHE))  # never into its input
+    second = rep.build_report([tmp_path / "sweep"], previous=out)
     assert calls == ["L3", "L4", "L5"] and second.compiled == first.compiled
+    rep.write_report(second, out)
     program.write_text("// v2\n")  # the program changed: evaluate again
-    rep.build_report([tmp_path / "sweep"])
+    rep.build_report([tmp_path / "sweep"], previous=out)
     assert calls == ["L3", "L4", "L5"] * 2
 
 

@@ -175,7 +175,7 @@ def test_distribution_bins_get_their_own_table(tmp_path):
 
 
 def test_distribution_bins_are_labelled_by_their_distribution_in_the_compiled_table():
-    from crasp.train.report.markdown import bin_label
+    from crasp.train.report.summary import bin_label
 
     assert bin_label("351:400") == "[351, 400]"
     assert bin_label("351:400@skewed") == "[351, 400] skewed"

@@ -201,3 +201,30 @@ def test_a_training_stage_archives_when_it_ends(tmp_path):
     assert [c[0] for c in calls] == ["sweep"]
     records = tmp_path / "results" / "records" / "one-head"
     assert (records / "cells" / "L3-d1-done" / "results.json").is_file()
+
+
+THIRD_EDITION = ROOT / "docs" / "results" / "run_third_edition.sh"
+
+
+def test_third_edition_runs_e_k_with_one_head_seed_by_seed(tmp_path):
+    calls = run_script(tmp_path, "ek-one-head ek-one-head-edge alibi-one-head",
+                       script=THIRD_EDITION)
+    assert [c[0] for c in calls] == ["sweep"] * 8
+    assert {option(c, "--preset") for c in calls} == {"one-head"}
+    assert [option(c, "--seeds") for c in calls[:3]] == ["0:0", "1:1", "2:2"]
+    assert {option(c, "--languages") for c in calls[:3]} == {"E3:E6"}
+    edges = {option(c, "--languages"): option(c, "--depths") for c in calls[3:7]}
+    assert edges == {"E3": "1:2", "E4": "2:3", "E5": "3:4", "E6": "4:5"}
+    assert {option(c, "--seeds") for c in calls[3:7]} == {"3:4"}
+    alibi = calls[7]
+    assert (option(alibi, "--posenc"), option(alibi, "--languages"), option(alibi, "--depths"),
+            option(alibi, "--seeds")) == ("alibi", "E4", "2:2", "0:4")
+    assert [Path(option(c, "-o")).name for c in calls] == ["ek-one-head"] * 7 + ["alibi-one-head"]
+    for call in calls:
+        assert "epochs=20" in call
+
+
+def test_third_edition_refuses_an_unknown_stage(tmp_path):
+    with pytest.raises(subprocess.CalledProcessError) as failure:
+        run_script(tmp_path, "nonsense", script=THIRD_EDITION)
+    assert failure.value.returncode == 2

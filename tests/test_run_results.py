@@ -72,7 +72,7 @@ def test_a_missing_file_is_a_crasp_error(tmp_path):
 
 
 def test_the_trainer_records_the_fingerprint_of_its_code(trained):
-    from crasp.code_fingerprint import code_fingerprint
+    from crasp.util.code_fingerprint import code_fingerprint
 
     results = RunResults.read(trained[0])
     assert results.environment["code"] == code_fingerprint()

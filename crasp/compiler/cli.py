@@ -66,7 +66,7 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     if target == "float":
         if max_length is None:
             raise click.UsageError("--target float needs --max-length N")
-        from crasp.compiler.float_measure import compile_float, format_float_summary  # torch
+        from crasp.realize.measure import compile_float, format_float_summary  # torch
         summary = compile_float(program, output, max_length, dtype, force=force,
                                 style=gadgets.lower())
         click.echo(json.dumps(summary, indent=2) if as_json else format_float_summary(summary))

@@ -293,7 +293,7 @@ class FeedForward:
 
     def add_gate(self, gate: int, stage: int) -> Affine:
         """``and_gate`` / ``or_gate`` over the operands' values one stage earlier (a
-        realization may build a gate another way: ``crasp.compiler.float_realize``)."""
+        realization may build a gate another way: ``crasp.realize.realization``)."""
         node = self.circuit.nodes[gate]
         assert isinstance(node, (And, Or))
         total = Affine()
@@ -308,7 +308,7 @@ class FeedForward:
     def add_test_bit(self, test: int, low: int, high: int) -> None:
         """``bit_of_test`` for the average r of ``test``, which lies in [low, high]: its bit at
         stage 1 and the parts of -r that clear its slot (a realization may put another gadget
-        here: ``crasp.compiler.float_realize``)."""
+        here: ``crasp.realize.realization``)."""
         gadget = bit_of_test(unit(self.slots[test]), low, high)
         outputs = self.place(1, gadget)
         self.native[test] = (1, outputs["bit"])
@@ -381,7 +381,7 @@ class FeedForward:
 
 @dataclass(frozen=True)
 class Realization:
-    """What a realization other than the exact one changes (``float_realize`` is one): how a
+    """What a realization other than the exact one changes (``realization`` is one): how a
     test's value row is transformed, which feed-forward class turns the average into bits and
     gates, and how many hidden layers that adds (every stage of ``schedule`` shifts by the
     extra)."""

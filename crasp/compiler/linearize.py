@@ -45,7 +45,7 @@ from typing import Union
 from crasp import syntax
 from crasp.compiler import circuit
 from crasp.compiler.circuit import And, Circuit, Or
-from crasp.deep_stack import call_with_deep_stack
+from crasp.util.deep_stack import call_with_deep_stack
 from crasp.errors import ProgramError
 from crasp.fmt import format_expr
 
@@ -171,7 +171,7 @@ class _Linearizer:
 
     def run(self) -> Linearized:
         """The circuit; ``term`` and ``boolean`` follow the expression tree recursively, so
-        they run with a deep stack (``crasp.deep_stack``): nesting up to tens of thousands of
+        they run with a deep stack (``crasp.util.deep_stack``): nesting up to tens of thousands of
         levels compiles, deeper nesting is refused."""
         return call_with_deep_stack(self._run)
 

@@ -138,7 +138,8 @@ class ModelConfig:
             fail(f"'ffn_widths' must hold one non-empty list of positive hidden widths per "
                  f"layer ({config['n_layers']} layers)")
         labels = config["residual_labels"]
-        if not isinstance(labels, list) or len(labels) != config["d_model"]:
+        if (not isinstance(labels, list) or len(labels) != config["d_model"]
+                or not all(isinstance(label, str) for label in labels)):
             fail(f"'residual_labels' must be a list of d_model = {config['d_model']} strings")
         precision = config["precision"]
         if (not isinstance(precision, dict) or not _is_int(precision.get("total_bits"))

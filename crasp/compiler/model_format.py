@@ -19,10 +19,12 @@ import safetensors.numpy
 from crasp.compiler.model_config import (
     CONFIG_FILE, FORMAT, VERSION, ModelConfig, ModelFormatError, expected_shapes,
 )
-from crasp.outputs import COMPILED_MODEL, replace_directory
-from crasp.safe_read import SafeReadError, parse_json, read_bytes_file
+from crasp.util.outputs import COMPILED_MODEL, replace_directory
+from crasp.util.safe_read import SafeReadError, parse_json, read_bytes_file
 
 WEIGHTS_FILE = "model.safetensors"
+CHECKPOINT_WEIGHTS_FILE = "best.safetensors"
+"""The weights of a trainer's checkpoint (``crasp.train.run.BEST_FILE``), told apart here."""
 MAX_CONFIG_BYTES = 16 << 20
 MAX_WEIGHTS_BYTES = 8 << 30
 
@@ -49,7 +51,7 @@ class CompiledModel:
         return int(sum(tensor.size for tensor in self.tensors.values()))
 
     def save(self, directory: str | Path, force: bool = False) -> None:
-        """Write the model directory atomically (``crasp.outputs``): into a temporary
+        """Write the model directory atomically (``crasp.util.outputs``): into a temporary
         directory beside it, then renamed into place. An absent or empty place is used; an
         existing crasp model is replaced only with ``force``; anything else is refused."""
         validate(self.config, self.tensors, str(directory))
@@ -97,10 +99,9 @@ def validate(config: dict, tensors: dict[str, np.ndarray], where: str) -> None:
             raise ModelFormatError(f"{name}: tensor {key!r} has non-finite values")
 
 
-def load_model(directory: str | Path):
-    """Read and check a model directory (raises ``ModelFormatError``): a compiled exact model
-    (``CompiledModel``), or a run directory of the trainer's model class (a trained run or a
-    float realization: ``crasp.train.checkpoint.Checkpoint``).
+def load_model(directory: str | Path) -> CompiledModel:
+    """Read and check a fixed-precision model directory (raises ``ModelFormatError``). Every
+    kind of model (trained runs and float realizations too) is read by ``crasp.models``.
 
     >>> import crasp, tempfile
     >>> from crasp.compiler import compile_program
@@ -111,9 +112,10 @@ def load_model(directory: str | Path):
     """
     path = Path(directory)
     where = str(path)
-    if (path / "best.safetensors").is_file():
-        from crasp.train.checkpoint import load_checkpoint  # torch: only for checkpoints
-        return load_checkpoint(path)
+    if (path / CHECKPOINT_WEIGHTS_FILE).is_file():
+        raise ModelFormatError(f"{where!r} is a checkpoint of the trainer's model class (a "
+                               f"trained run or a float realization), not a fixed-precision "
+                               f"model: read it with crasp.models.load_model")
     if not path.exists():
         raise ModelFormatError(f"model directory {where!r} does not exist")
     if not path.is_dir():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crasp.compiler.model_format import CompiledModel
-from crasp.tables import format_table
+from crasp.util.tables import format_table
 
 
 SHOWN_PER_CELL = 12

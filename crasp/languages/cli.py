@@ -18,8 +18,8 @@ from crasp.languages.language import UNIFORM
 from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
 from crasp.loading import dialect_option
-from crasp.outputs import DATASET, claim
-from crasp.tables import format_table
+from crasp.util.outputs import DATASET, claim
+from crasp.util.tables import format_table
 
 COLUMNS = ("name", "alphabet", "C-RASP-expressible", "recognition depth", "prediction depth",
            "source", "prediction program")

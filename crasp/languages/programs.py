@@ -14,15 +14,13 @@ uses B_{k-1} (depth k - 1; see ``blocks.neutral_prediction_depth``).
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
-from crasp.atomic import write_text_atomic
+from crasp import PROGRAMS_DIR
+from crasp.util.atomic import write_text_atomic
 from crasp.languages.blocks import block_letters, blocks_prediction_depth, neutral_prediction_depth
 
-PROGRAMS_DIR = Path(str(resources.files("crasp") / "programs"))
-"""The reference programs, package data of crasp (a plain directory: crasp installs unzipped)."""
 
 SHIPPED_RECOGNITION = range(1, 7)
 """k of the shipped files programs/L{k}.crasp and programs/E{k}.crasp."""

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from crasp.atomic import write_text_atomic
+from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages.datasets import Split, Task, format_bin
-from crasp.outputs import DATASET, replace_directory
-from crasp.safe_read import read_bytes_file, read_json_file
+from crasp.util.outputs import DATASET, replace_directory
+from crasp.util.safe_read import read_bytes_file, read_json_file
 
 MANIFEST = "manifest.json"
 MAX_DATA_BYTES = 8 << 30
@@ -45,9 +45,9 @@ def write_task(task: Task, directory: str | Path, fmt: str = "paper",
                command: str | None = None, force: bool = False) -> Path:
     """Write ``task`` into ``directory`` (files, then the manifest); returns the manifest path.
 
-    The directory is written as a whole (``crasp.outputs.replace_directory``): it must be absent
-    or empty, or, with ``force``, hold a crasp dataset, which is then replaced atomically (no
-    stale bins beside the new manifest; a failure leaves the old dataset whole).
+    The directory is written as a whole (``crasp.util.outputs.replace_directory``): it must be
+    absent or empty, or, with ``force``, hold a crasp dataset, which is then replaced atomically
+    (no stale bins beside the new manifest; a failure leaves the old dataset whole).
 
     >>> import tempfile
     >>> from crasp.languages import build_task

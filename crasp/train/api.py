@@ -99,7 +99,7 @@ def train(config: TrainConfig | None = None, run_dir: str | Path | None = None, 
     elif fields:
         raise CraspError(f"give a config or fields, not both (got {', '.join(sorted(fields))})")
     if run_dir is None:
-        from crasp.train.cli import default_run_dir
+        from crasp.train.run import default_run_dir
 
         run_dir = default_run_dir(config)
     if train_run(config, run_dir, progress=progress, resume=resume) is None:

@@ -8,32 +8,22 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
-from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
-from crasp.tables import format_table
+from crasp.util.tables import format_table
 from crasp.train.config import TrainConfig, config_fields
 from crasp.train.field_text import OPTION_SPELLINGS, parse_field
 from crasp.train.presets import preset_names, resolve_preset
 from crasp.train.progress import progress_option, wants_progress
+from crasp.train.run import default_run_dir
 
 # config fields that ``crasp train`` sets through an option of the same name (--d-model sets
 # d_model); ``search`` is set with --set, ``preset`` chooses the starting point
 FIELD_OPTIONS = tuple(name for name in config_fields() if name not in ("preset", "search"))
-
-
-def _slug(text: str) -> str:
-    stem = Path(text).stem if text.endswith(PROGRAM_SUFFIXES) else text
-    return re.sub(r"[^A-Za-z0-9_.]+", "_", stem).strip("_") or "run"
-
-
-def default_run_dir(config: TrainConfig) -> Path:
-    return Path("runs") / f"{_slug(config.language)}-d{config.depth}-{config.posenc}-s{config.seed}"
 
 
 def _overrides(params: dict, ctx: click.Context) -> dict:
@@ -196,17 +186,22 @@ def train_command(ctx, preset, out_dir, resume_dir, force, print_config, progres
         from crasp.train.run import TrainingInterrupted
 
         if config.init_from and not resume:
-            from crasp.train.init import adopt_architecture
+            from crasp.train.init import COMPILED, adopt_architecture
+
+            if config.init_from != COMPILED:  # a checkpoint, or one message saying what it is
+                from crasp.models import check_kind
+
+                check_kind(config.init_from, "train --init-from")
             config = adopt_architecture(config)
         check_config(config)
         if config.posenc == "alibi" and config.n_heads == 1 and config.alibi_slopes is None:
             click.echo("note: one-head ALiBi uses the standard slope 2^-8 (a bias of -1.56 at "
                        "distance 400: nearly NoPE); set --alibi-slopes to choose", err=True)
-        from crasp.outputs import TRAINING_RUN, restored_on_failure
+        from crasp.util.outputs import TRAINING_RUN, restored_on_failure
 
         try:
             # A fresh run must not touch a foreign folder; --force keeps the old run until the
-            # new one has not failed (crasp.outputs.restored_on_failure).
+            # new one has not failed (crasp.util.outputs.restored_on_failure).
             place = nullcontext() if resume else restored_on_failure(run_dir, TRAINING_RUN, force)
             with place:
                 results = train(config, run_dir, progress=wants_progress(progress), resume=resume)
@@ -249,8 +244,8 @@ for _param in train_command.params:
 
 def _plan(ctx, preset, out_dir, resume_dir, force, params) -> tuple[TrainConfig, Path, bool]:
     """The config, run directory and resume flag; every check that needs no work."""
-    from crasp.outputs import TRAINING_RUN, holds
-    from crasp.train.run import CONFIG_FILE, RESULTS_FILE
+    from crasp.util.outputs import TRAINING_RUN, holds
+    from crasp.train.run import CONFIG_FILE, RESULTS_FILE, default_run_dir
 
     if resume_dir is not None:
         extra = [name for name in _given(ctx)

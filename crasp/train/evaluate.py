@@ -15,11 +15,11 @@ import click
 import numpy as np
 import torch
 
-from crasp.compiler import load_model
 from crasp.compiler.executor import score_ids
 from crasp.errors import CraspError
 from crasp.languages.datasets import parse_test_bins
-from crasp.tables import format_table
+from crasp.models import load_model
+from crasp.util.tables import format_table
 from crasp.train.config import TrainConfig
 from crasp.train.loop import build_splits, check_config
 from crasp.train.metrics import SplitMetrics, evaluate
@@ -86,7 +86,7 @@ def eval_command(model_dir, language, bins, n, seed, as_json):
       crasp eval l5.model --language L5 --bins 251:300,301:350
       crasp eval runs/L5-d3 --language L5 --bins 401:450 --json
     """
-    model = load_model(model_dir)
+    model = load_model(model_dir, "eval").executable
     rows = [{"bin": name, **metrics.as_dict()}
             for name, metrics in evaluate_model(model, eval_config(model, language, bins, n,
                                                                     seed))]

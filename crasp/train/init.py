@@ -4,7 +4,7 @@
   heads, normalization, encoding, hidden widths) replaces the config's, and the depths must be
   equal.
 * ``compiled``: the language's reference prediction program, compiled to its float
-  realization (``float_realize``) in float32 for the longest length the run sees (the largest
+  realization (``realization``) in float32 for the longest length the run sees (the largest
   train or test bin), hence exact on every training, validation and test string before the
   first update. A run deeper than the program gets extra layers of zeros after it, which are
   the identity (each sublayer adds 0 to the residual stream); a shallower run is refused.
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import torch
 
-from crasp.compiler.float_realize import FloatRealization, realize_float
 from crasp.errors import CraspError
-from crasp.train.checkpoint import load_checkpoint, state_dict
+from crasp.realize.checkpoint import state_dict
+from crasp.realize.realization import FloatRealization, realize_float
+from crasp.train.checkpoint import load_checkpoint
 from crasp.train.config import TrainConfig
 
 COMPILED = "compiled"

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from crasp.code_fingerprint import code_fingerprint
+from crasp.util.code_fingerprint import code_fingerprint
 from crasp.errors import CraspError
 from crasp.train import run as files
 from crasp.train.batching import EncodedSplit, encode_split

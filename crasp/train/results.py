@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from crasp.atomic import write_text_atomic
+from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
 
@@ -106,7 +106,7 @@ class RunResults:
     @classmethod
     def read(cls, run_dir: str | Path) -> RunResults:
         """A run's results; a ``CraspError`` saying why when missing, unreadable or malformed."""
-        from crasp.safe_read import read_json_file
+        from crasp.util.safe_read import read_json_file
 
         path = Path(run_dir) / RESULTS_FILE
         return cls.from_json(read_json_file(path), str(path))

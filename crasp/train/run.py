@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import warnings
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save
+from safetensors.torch import load, save
 
-from crasp.atomic import write_bytes_atomic, write_text_atomic
+from crasp import PROGRAM_SUFFIXES
+from crasp.train.config import TrainConfig
 from crasp.train.results import RESULTS_FILE
+from crasp.util.atomic import write_bytes_atomic, write_text_atomic
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -46,13 +49,24 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.epoch = epoch
 
 
+def _slug(text: str) -> str:
+    stem = Path(text).stem if text.endswith(PROGRAM_SUFFIXES) else text
+    return re.sub(r"[^A-Za-z0-9_.]+", "_", stem).strip("_") or "run"
+
+
+def default_run_dir(config: TrainConfig) -> Path:
+    """Where ``crasp train`` (and ``crasp.train.train``) write a run not given a directory."""
+    return Path("runs") / f"{_slug(config.language)}-d{config.depth}-{config.posenc}-s{config.seed}"
+
+
 def write_json(path: Path, value: Any) -> None:
     write_text_atomic(path, json.dumps(value, indent=2) + "\n")
 
 
 def read_json(path: Path) -> Any:
-    """A run file's JSON, read by ``crasp.safe_read`` (regular file, bounded size and depth)."""
-    from crasp.safe_read import read_json_file
+    """A run file's JSON, read by ``crasp.util.safe_read`` (a regular file, bounded size and
+    depth)."""
+    from crasp.util.safe_read import read_json_file
 
     return read_json_file(path)
 
@@ -64,8 +78,23 @@ def save_weights(path: Path, model: torch.nn.Module, metadata: dict[str, Any]) -
     write_bytes_atomic(path, save(tensors, metadata={k: json.dumps(v) for k, v in metadata.items()}))
 
 
+MAX_WEIGHTS_BYTES = 8 << 30
+
+
 def load_weights(path: Path, model: torch.nn.Module) -> None:
-    model.load_state_dict(load_file(str(path)), strict=True)
+    """Load the safetensors file ``path`` into ``model`` (every tensor, exact shapes). A file
+    that is missing, not a regular file, too large, truncated, corrupt or made for another
+    architecture is a ``CraspError`` naming it."""
+    from crasp.errors import CraspError
+    from crasp.util.safe_read import read_bytes_file
+
+    data = read_bytes_file(path, MAX_WEIGHTS_BYTES)
+    try:
+        model.load_state_dict(load(data), strict=True)
+    except Exception as error:  # safetensors' own error type, or load_state_dict's RuntimeError
+        first = " ".join(str(error).split())[:300] or type(error).__name__
+        raise CraspError(f"{path}: not the weights of this run (truncated, corrupt or from "
+                         f"another architecture): {first}") from None
 
 
 def save_state(path: Path, state: dict[str, Any]) -> None:
@@ -87,7 +116,7 @@ def load_state(path: Path) -> dict[str, Any]:
     ``weights_only=True`` (no code runs), holding every key of ``STATE_SCHEMA`` with exactly
     that type; anything else is a ``CraspError`` naming the file."""
     from crasp.errors import CraspError
-    from crasp.safe_read import read_bytes_file
+    from crasp.util.safe_read import read_bytes_file
 
     data = read_bytes_file(path, MAX_STATE_BYTES)
     try:

@@ -11,7 +11,7 @@ from crasp.train.progress import progress_option, wants_progress
 
 
 @click.command("analyze")
-@click.argument("run_dir", metavar="RUN", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Output directory (default RUN/analysis, or RUN/hessian with --hessian).")
 @click.option("--hessian", "with_hessian", is_flag=True,
@@ -32,9 +32,11 @@ def analyze_command(run_dir, out, with_hessian, max_params, hessian_strings, for
     Writes RUN/analysis/ (ablations.csv, pruning.csv/.png, paths.csv/.png) or, with --hessian,
     RUN/hessian/ (hessian.json, hessian_blocks.csv/.png); docs/analysis.md explains them.
     """
+    from crasp.models import check_kind
     from crasp.train.analysis import driver, outputs
     from crasp.train.analysis.loading import load_run
 
+    check_kind(run_dir, "analyze")  # a trained run, or one message saying what it is instead
     out = out or run_dir / ("hessian" if with_hessian else "analysis")
     loaded = load_run(run_dir)
     if with_hessian:

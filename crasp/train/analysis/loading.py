@@ -37,18 +37,15 @@ def load_run(run_dir: str | Path) -> LoadedRun:
             raise CraspError(f"{run_dir}: not a finished training run (no {name}); "
                              f"expected the directory written by `crasp train`")
     try:
-        config = TrainConfig.from_json((run_dir / files.CONFIG_FILE).read_text(encoding="utf-8"))
-    except (ValueError, TypeError) as error:
-        raise CraspError(f"{run_dir / files.CONFIG_FILE}: not a training config: {error}")
+        config = TrainConfig.from_dict(files.read_json(run_dir / files.CONFIG_FILE))
+    except (ValueError, TypeError, AttributeError) as error:
+        raise CraspError(f"{run_dir / files.CONFIG_FILE}: not a training config: {error}"
+                         ) from None
     config = config.replace(device="cpu")
     language = check_config(config)
     vocab, _, _, _, tests = build_splits(config, language)
     model = build_model(config, len(vocab))
-    try:
-        files.load_weights(run_dir / files.BEST_FILE, model)
-    except (RuntimeError, OSError) as error:
-        raise CraspError(f"{run_dir / files.BEST_FILE}: weights do not fit the run's config: "
-                         f"{error}")
+    files.load_weights(run_dir / files.BEST_FILE, model)
     model.eval()
     return LoadedRun(config, model, tests, language)
 

@@ -1,6 +1,6 @@
 """The output directory of ``crasp analyze`` and its files.
 
-The directory is written as a whole through ``crasp.outputs.replace_directory``: a missing or
+The directory is written as a whole through ``crasp.util.outputs.replace_directory``: a missing or
 empty place is taken, an earlier analysis (recognised by its marker ``MARKER``) is replaced with
 ``--force``, anything else is refused, naming what is there.
 """
@@ -13,14 +13,14 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from crasp.atomic import write_bytes_atomic, write_text_atomic
-from crasp.outputs import ANALYSIS, replace_directory
+from crasp.util.atomic import write_bytes_atomic, write_text_atomic
+from crasp.util.outputs import ANALYSIS, replace_directory
 
 MARKER = ANALYSIS.marker
 
 
 def write_directory(out: Path, force: bool, write: Callable[[Path], dict]) -> dict:
-    """Run ``write(staging)`` and put its directory at ``out`` (``crasp.outputs``: a new or
+    """Run ``write(staging)`` and put its directory at ``out`` (``crasp.util.outputs``: a new or
     empty place, or with ``force`` an earlier analysis, replaced whole and atomically); returns
     what ``write`` returned."""
     result: dict = {}

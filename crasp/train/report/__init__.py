@@ -25,13 +25,16 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
   against the budget for every budget the runs can answer for.
 
 ``write_report(report, out)`` writes ``cells.csv``, ``report.md``, ``report.json``,
-``heatmap_<posenc>.png`` (and one per distribution bin) and ``budget_<posenc>.png`` atomically.
+``heatmap_<posenc>.png`` (and one per distribution bin), ``budget_<posenc>.png`` and the compiled
+references' cache ``compiled_cache.json``, as a whole: an earlier report is replaced entirely or
+not at all.
 
 The pipeline, one module per pass: ``loading`` (directories -> cells), ``reference`` (the theory's
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
 checks, budget curves), ``distributions`` (the distribution checks), ``budget_losses`` (the
-successes a larger budget loses), ``contents`` (the ``Report`` and its CSV rows), ``markdown``
-and ``plots`` (the files); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
+successes a larger budget loses), ``summary`` (each summary line's sentence), ``contents`` (the
+``Report`` and its CSV rows), ``markdown`` and ``plots`` (the files), ``replacing`` (the files take
+an earlier report's place); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from crasp.atomic import write_bytes_atomic, write_text_atomic
+from crasp.util.atomic import write_bytes_atomic, write_text_atomic
 from crasp.errors import CraspError
 from crasp.train.report.aggregate import (
     DEFAULT_THRESHOLD, Aggregate, aggregate, budget_curves, summarize, theory_checks,
@@ -51,13 +54,15 @@ from crasp.train.report.budget_losses import budget_losses
 from crasp.train.report.contents import Report, csv_rows
 from crasp.train.report.distributions import distribution_checks, distribution_tables
 from crasp.train.report.loading import CellResult, SweepData, at_budget, commands, load_sweeps
-from crasp.train.report.markdown import (distribution_file_stem, markdown_report, seeds_text,
-                                         summary_text)
+from crasp.train.report.markdown import distribution_file_stem, markdown_report, seeds_text
 from crasp.train.report.ordering import language_sort_key
 from crasp.train.report.plots import budget_png, heatmap_png
+from crasp.train.report.replacing import replace_report
 from crasp.train.report.reference import (
-    COMPILED_CACHE, CompiledFn, evaluate_compiled, score_references, theory_depth, theory_depths,
+    COMPILED_CACHE, CompiledFn, evaluate_compiled, read_cache, score_references, theory_depth,
+    theory_depths,
 )
+from crasp.train.report.summary import summary_text
 
 __all__ = [
     "Aggregate", "COMPILED_CACHE", "CellResult", "DEFAULT_THRESHOLD", "Report", "SweepData",
@@ -70,11 +75,13 @@ __all__ = [
 def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOLD,
                  select: str = "val", compiled: bool = True,
                  compiled_fn: CompiledFn | None = None, budget: int | None = None,
-                 progress: bool = False) -> Report:
+                 progress: bool = False, previous: str | Path | None = None) -> Report:
     """Load and aggregate sweep directories (see the module docstring).
 
     ``compiled_fn`` replaces the compiled-reference evaluation (tests); only the default one is
-    cached, in the first directory. ``progress`` shows a bar while the references compile."""
+    cached: the results go into the report's ``compiled_cache`` (written with the report), and
+    those of the earlier report in the directory ``previous`` are reused. Nothing is written
+    into ``dirs``. ``progress`` shows a bar while the references compile."""
     if not 0.0 < threshold <= 1.0:
         raise CraspError(f"threshold must be in (0, 1], not {threshold}")
     data = load_sweeps(dirs)
@@ -83,50 +90,66 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
     if budget is not None:
         data = at_budget(data, budget)
     table = aggregate(data.cells, threshold, select)
-    references = {}
+    references, cache = {}, {}
     if compiled:
-        cache = Path(dirs[0]) / COMPILED_CACHE if compiled_fn is None else None
-        references = score_references(data.cells, compiled_fn or evaluate_compiled, cache,
-                                      progress)
+        if compiled_fn is None and previous is not None:
+            cache = read_cache(Path(previous) / COMPILED_CACHE)
+        references = score_references(data.cells, compiled_fn or evaluate_compiled,
+                                      cache if compiled_fn is None else None, progress)
     rows, columns = csv_rows(data.cells)
     return Report(data, threshold, select, table, summarize(table, references, threshold),
                   references, rows, columns, theory_depths(data.cells),
                   theory_checks(data.cells, threshold), curves,
                   distribution_checks(data.cells, threshold),
                   {posenc: distribution_tables(posenc, languages, data.cells, threshold)
-                   for posenc, languages in table.items()}, losses)
+                   for posenc, languages in table.items()}, losses, cache)
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
-    """Write cells.csv, report.md, report.json and one heatmap per encoding (atomically)."""
+    """Write cells.csv, report.md, report.json, the heatmaps and budget plots, and the compiled
+    references' cache into ``out_dir`` (absent, empty or an earlier report), as a whole: an
+    earlier report's files are replaced all together or not at all, and nothing else there is
+    touched (``replacing``)."""
     out = Path(out_dir)
-    paths = {"csv": out / "cells.csv", "markdown": out / "report.md", "json": out / "report.json"}
+    names: dict[str, str] = {}
+    replace_report(out, lambda staging: names.update(_write_files(report, staging)))
+    return {key: out / name for key, name in names.items()}
+
+
+def _write_files(report: Report, out: Path) -> dict[str, str]:
+    names = {"csv": "cells.csv", "markdown": "report.md", "json": "report.json"}
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=report.columns, extrasaction="ignore",
                             lineterminator="\n")
     writer.writeheader()
     for row in report.rows:
         writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    write_text_atomic(paths["csv"], buffer.getvalue())
+    write_text_atomic(out / names["csv"], buffer.getvalue())
     depths = sorted({d for langs in report.table.values() for ds in langs.values() for d in ds})
     for posenc, languages in report.table.items():
-        path = out / f"heatmap_{posenc}.png"
-        write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled,
-                                               report.threshold))
-        paths[f"heatmap_{posenc}"] = path
+        names[f"heatmap_{posenc}"] = f"heatmap_{posenc}.png"
+        write_bytes_atomic(out / names[f"heatmap_{posenc}"],
+                           heatmap_png(posenc, languages, depths, report.compiled,
+                                       report.threshold))
     for posenc, tables in report.distribution_tables.items():
         for name, languages in tables.items():
-            path = out / f"heatmap_{distribution_file_stem(posenc, name)}.png"
-            write_bytes_atomic(path, heatmap_png(posenc, languages, depths, report.compiled,
-                                                 report.threshold))
-            paths[f"heatmap_{distribution_file_stem(posenc, name)}"] = path
+            stem = distribution_file_stem(posenc, name)
+            names[f"heatmap_{stem}"] = f"heatmap_{stem}.png"
+            write_bytes_atomic(out / names[f"heatmap_{stem}"],
+                               heatmap_png(posenc, languages, depths, report.compiled,
+                                           report.threshold))
     for posenc, curve in report.curves.items():
-        path = out / f"budget_{posenc}.png"
-        write_bytes_atomic(path, budget_png(posenc, curve, depths, report.threshold))
-        paths[f"budget_{posenc}"] = path
-    write_text_atomic(paths["markdown"], markdown_report(report))
-    write_text_atomic(paths["json"], json.dumps(report.as_dict(), indent=2, default=str) + "\n")
-    return paths
+        names[f"budget_{posenc}"] = f"budget_{posenc}.png"
+        write_bytes_atomic(out / names[f"budget_{posenc}"],
+                           budget_png(posenc, curve, depths, report.threshold))
+    if report.compiled_cache:
+        names["compiled_cache"] = COMPILED_CACHE
+        write_text_atomic(out / COMPILED_CACHE,
+                          json.dumps(report.compiled_cache, indent=1, default=str) + "\n")
+    write_text_atomic(out / names["markdown"], markdown_report(report))
+    write_text_atomic(out / names["json"],
+                      json.dumps(report.as_dict(), indent=2, default=str) + "\n")
+    return names
 
 
 def report_lines(report: Report) -> Iterable[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
-from crasp.outputs import REPORT, claim_updatable
+from crasp.util.outputs import REPORT, claim_updatable
 from crasp.train.progress import progress_option, wants_progress
 
 
@@ -37,7 +37,9 @@ def report_command(dirs, out_dir, threshold, select, budget, compiled, progress)
       crasp report runs/shard-0 runs/shard-1 -o runs/report --select val
 
     Writes cells.csv, report.md (a table per encoding: language x depth, mean ± std over seeds,
-    with the compiled reference program), heatmap_<encoding>.png and report.json, and prints
+    with the compiled reference program), heatmap_<encoding>.png, report.json and
+    compiled_cache.json (reused by the next report in the same place), replacing an earlier
+    report there as a whole (never a file of one beside a file of the other), and prints
     one line per language and encoding: the smallest depth that length-generalizes against the
     theory's depth and the compiled program's depth. Hyperparameters are chosen on validation
     unless --select long; with runs that recorded per-epoch test scores, --budget reads every
@@ -50,13 +52,13 @@ def report_command(dirs, out_dir, threshold, select, budget, compiled, progress)
     """
     from crasp.train import report as report_module
 
-    report = report_module.build_report(list(dirs), threshold=threshold, select=select,
-                                        compiled=compiled, budget=budget,
-                                        progress=wants_progress(progress))
-    if not report.data.cells:
-        raise CraspError(f"report: no finished cells in {', '.join(dirs)}")
     out = Path(out_dir) if out_dir else Path(dirs[0]) / "report"
     claim_updatable(out, REPORT)
+    report = report_module.build_report(list(dirs), threshold=threshold, select=select,
+                                        compiled=compiled, budget=budget,
+                                        progress=wants_progress(progress), previous=out)
+    if not report.data.cells:
+        raise CraspError(f"report: no finished cells in {', '.join(dirs)}")
     paths = report_module.write_report(report, out)
     for line in report_module.report_lines(report):
         click.echo(line)

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from crasp.train.sweep import parse_bin
 from crasp.train.report.loading import CellResult, SweepData, code_versions, commands, wall_time
-from crasp.train.report.markdown import summary_text
+from crasp.train.report.summary import summary_text
 
 @dataclass
 class Report:
@@ -28,6 +28,7 @@ class Report:
     distributions: list[dict] = field(default_factory=list)
     distribution_tables: dict[str, dict] = field(default_factory=dict)
     budget_losses: list[dict] = field(default_factory=list)
+    compiled_cache: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         depths = sorted({d for langs in self.table.values() for ds in langs.values() for d in ds})

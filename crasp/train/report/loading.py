@@ -231,7 +231,7 @@ UNRECORDED_CODE = "unrecorded"
 
 def code_versions(data: SweepData) -> dict[str, int]:
     """Cells per fingerprint of the code that trained them (``environment["code"]``,
-    ``crasp.code_fingerprint``); ``UNRECORDED_CODE`` for runs older than the fingerprint."""
+    ``crasp.util.code_fingerprint``); ``UNRECORDED_CODE`` for runs older than the fingerprint."""
     counts: dict[str, int] = {}
     for cell in data.cells:
         code = (cell.results.environment or {}).get("code") or UNRECORDED_CODE

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Mapping, Sequence, TYPE_CHECKING
+from typing import Mapping, Sequence
 
-from crasp.errors import CraspError
 from crasp.languages.datasets import parse_test_bin
 from crasp.train.sweep import canonical_json, parse_bin
 from crasp.train.theory_bounds import DepthBound, bounded_architecture, depth_bound
 from crasp.train.report.aggregate import Aggregate, mean_std
+from crasp.train.report.contents import Report
 from crasp.train.report.distributions import totals
 from crasp.train.report.loading import UNRECORDED_CODE, code_versions, commands, wall_time
 from crasp.train.report.ordering import architecture_name
-
-if TYPE_CHECKING:  # the Report holds the summary text this module writes: no import cycle
-    from crasp.train.report.contents import Report
+from crasp.train.report.summary import bin_label, summary_text
 
 def pct(value: float | None, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -38,45 +36,10 @@ def seeds_text(values: Sequence[float], threshold: float | None = None) -> str:
     return f"{pct(mean)} ± {pct(std)} ({count})"
 
 
-def bin_label(name: str | None) -> str:
-    """``351:400`` -> ``[351, 400]``, ``351:400@skewed`` -> ``[351, 400] skewed``."""
-    if name and "@" in name:
-        try:
-            lo, hi, distribution = parse_test_bin(name)
-        except CraspError:  # not a bin name: say so rather than guess
-            return name
-        return f"[{lo}, {hi}] {distribution}"
-    bounds = parse_bin(name) if name else None
-    return f"[{bounds[0]}, {bounds[1]}]" if bounds else "the longest bin"
-
-
-def _bound_text(bound: Mapping | None) -> str:
-    if not bound:
-        return "no proved bound"
-    if bound["lower"] == bound["upper"]:
-        return f"depth {bound['upper']} (proved)"
-    return f"depth {bound['lower']}–{bound['upper']} (proved range; {bound['upper']} conjectured)"
-
-
 def bound_cell(bound: DepthBound | None) -> str:
     if bound is None:
         return "–"
     return str(bound.upper) if bound.exact else f"{bound.lower}–{bound.upper}"
-
-
-def _compiled_text(line: Mapping) -> str:
-    status = line.get("compiled_status")
-    if status is None:  # the report was asked not to compile (--no-compiled)
-        return "not scored"
-    if status == "no program":
-        return "none"
-    if status == "ok":
-        verdict = ("exact fixed-precision model: " + ("100% on every bin"
-                   if line.get("compiled_all_perfect") else "NOT 100% on every bin"))
-        return f"depth {line['compiled_depth']} ({verdict})"
-    if line.get("compiled_depth") is not None:
-        return f"depth {line['compiled_depth']}, {status}"
-    return status
 
 
 def _compiled_cell(reference: Mapping | None, bin_name: str | None) -> str:
@@ -91,30 +54,6 @@ def _compiled_cell(reference: Mapping | None, bin_name: str | None) -> str:
         value = bins[max(bins, key=lambda n: (parse_bin(n) or (0, 0))[::-1])]
     score = pct(value["exact_match"]) if value else "–"
     return f"{score} (d{reference['depth']})"
-
-
-def summary_text(line: Mapping) -> str:
-    pct = f"{100 * line['threshold']:g}%"
-    tried = line["depths_tried"]
-    span = f"depths {min(tried)}–{max(tried)}" if tried else "no depths"
-
-    def depth(value):
-        return f"depth {value}" if value is not None else f"none of {span}"
-
-    fewest = line.get("seeds_min", line["seeds"])
-    if fewest != line["seeds"]:
-        seeds = f"every seed ({fewest} to {line['seeds']} per depth) reaches"
-    else:
-        seeds = f"all {line['seeds']} seeds reach" if line["seeds"] != 1 else "the one seed reaches"
-    text = (f"{line['language']} [{architecture_name(line['posenc'])}]: "
-            f"smallest depth where {seeds} ≥ {pct} exact match on "
-            f"{bin_label(line['bin'])}: {depth(line['smallest_depth_all_seeds'])}; "
-            f"majority of seeds: {depth(line['smallest_depth_majority'])}; "
-            f"theory: {_bound_text(line.get('theory_bound'))}; "
-            f"compiled program: {_compiled_text(line)}")
-    if line["fails_above_smallest"]:
-        text += f"; not monotone (fails again at depth {', '.join(map(str, line['fails_above_smallest']))})"
-    return text
 
 
 def theory_check_lines(checks: Sequence[Mapping]) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 
 from crasp.train.theory_bounds import depth_bound
 from crasp.train.report.aggregate import Aggregate
-from crasp.train.report.markdown import bin_label
+from crasp.train.report.summary import bin_label
 from crasp.train.report.ordering import architecture_name
 
 def mean_label(mean: float) -> str:

@@ -1,5 +1,6 @@
 """Report pass 2: the theory's depths and each language's compiled reference program, scored on
-the cells' own test bins (compiled once per language and data settings, cached by program hash).
+the cells' own test bins (compiled once per language and data settings, cached by program hash
+in the report's own directory: a report never writes into the sweeps it reads).
 
 Every failure a user's languages or programs can cause (an unknown name, a program that does not
 parse or compile, data settings the generator refuses, an unreadable file) is a ``CraspError`` or
@@ -10,7 +11,6 @@ bug in crasp and is raised.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -18,7 +18,6 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from crasp import depth_of, syntax
-from crasp.atomic import write_text_atomic
 from crasp.compiler import compile_program, execute
 from crasp.errors import CraspError
 from crasp.languages import Language, build_task, get_language
@@ -170,8 +169,10 @@ def _bin_tuple(value: Any) -> tuple[int, int]:
     return int(lo), int(hi)
 
 
-def _read_cache(path: Path | None) -> dict:
-    if path is None or not path.is_file():
+def read_cache(path: Path) -> dict:
+    """The compiled references cached by an earlier report at ``path`` ({} when there is
+    none or it is unreadable: the cache only saves time)."""
+    if not path.is_file():
         return {}
     try:
         data = read_json(path)
@@ -201,14 +202,12 @@ def _compiled_configs(cells: Sequence[CellResult]) -> dict[str, dict]:
 
 
 def score_references(cells: Sequence[CellResult], evaluate: CompiledFn,
-                     cache_path: Path | None, progress: bool = False) -> dict[str, dict]:
+                     cache: dict | None, progress: bool = False) -> dict[str, dict]:
     """language -> ``evaluate(language, data settings)`` for every language of ``cells``.
 
-    With ``cache_path``, results are cached there, keyed by language and data settings and
-    checked against the program file's hash, so a report re-run does not recompile; a cache
-    that cannot be written (a read-only sweep directory) only costs the time."""
-    cache = _read_cache(cache_path)
-    changed = False
+    With a ``cache`` (a dict, as ``read_cache`` gives), a result found there under the
+    language and data settings, for a program file with the same hash, is reused, and every
+    new result that is not an error is added to it (the report writes it with the report)."""
     results: dict[str, dict] = {}
     languages = sorted(_compiled_configs(cells).items(),
                        key=lambda item: language_sort_key(item[0]))
@@ -219,22 +218,16 @@ def score_references(cells: Sequence[CellResult], evaluate: CompiledFn,
             bar.set_postfix_str(language, refresh=False)
             bar.update(1)
         key = canonical_json({"language": language, "data": config})
-        entry = cache.get(key)
-        if entry is not None and entry.get("program_sha") == _file_sha(
-                entry["result"].get("program")):
+        entry = (cache or {}).get(key)
+        if isinstance(entry, dict) and isinstance(entry.get("result"), dict) and \
+                entry.get("program_sha") == _file_sha(entry["result"].get("program")):
             results[language] = entry["result"]
             continue
         result = evaluate(language, config)
         result.setdefault("data", config)
         results[language] = result
-        if cache_path is not None and not str(result.get("status")).startswith("error"):
+        if cache is not None and not str(result.get("status")).startswith("error"):
             cache[key] = {"result": result, "program_sha": _file_sha(result.get("program"))}
-            changed = True
     if bar is not None:
         bar.close()
-    if changed:
-        try:
-            write_text_atomic(cache_path, json.dumps(cache, indent=1, default=str) + "\n")
-        except OSError:
-            pass
     return results

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
-from crasp.outputs import SWEEP, claim_updatable
+from crasp.util.outputs import SWEEP, claim_updatable
 from crasp.train.sweep.lock import SweepLock
 from crasp.train.progress import progress_option, wants_progress
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from crasp.atomic import write_text_atomic
+from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.train.results import RESULTS_FILE
 from crasp.train.sweep.cells import Cell, SweepSpec, canonical_json, jsonable

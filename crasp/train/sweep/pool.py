@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from crasp.atomic import write_text_atomic
+from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.train.progress import progress_bar
 from crasp.train.results import RESULTS_FILE, RunResults

@@ -28,9 +28,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn
 from crasp.compiler.model_format import CompiledModel
-from crasp.atomic import write_bytes_atomic
+from crasp.util.atomic import write_bytes_atomic
 from crasp.errors import CraspError
-from crasp.outputs import writing
+from crasp.util.outputs import writing
 
 OPSET = 17
 PRODUCER = "crasp"
@@ -166,8 +166,10 @@ def _ours(path: Path) -> bool:
 
 
 def write_onnx(model, path: str | Path, force: bool = False) -> None:
-    """Write the graph to ``path`` atomically. An existing file is refused unless ``force`` and
-    it is an ONNX file crasp wrote."""
+    """Write the graph of ``model`` (a type of ``crasp.models``, or the ``CompiledModel`` or
+    checkpoint it wraps) to ``path`` atomically. An existing file is refused unless ``force``
+    and it is an ONNX file crasp wrote."""
+    model = getattr(model, "executable", model)
     target = Path(path)
     if target.exists() and not (force and target.is_file() and _ours(target)):
         raise CraspError(f"refusing to overwrite {str(target)!r}: it exists" +

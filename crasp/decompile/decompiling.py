@@ -2,10 +2,10 @@
 program of the same depth (Knee-Deep, thm:rtfr_to_TLCl), as a pipeline of three passes:
 
     enumerate_states   the residual states after every layer, and the exact attention and
-                       feed-forward tables on them            (``decompile_states``)
-    classify           merge the states no later layer tells apart   (``decompile_classes``)
+                       feed-forward tables on them            (``enumerate_states``)
+    classify           merge the states no later layer tells apart   (``classify``)
     write_program      one Boolean per class, one comparison per head-output threshold
-                                                                    (``decompile_program``)
+                                                                    (``write_program``)
 
 The program reads BOS-free counts, as C-RASP does, and answers at every position exactly
 what the model decides there, the empty input (BOS) and tokens outside the vocabulary
@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import crasp
-from crasp.compiler.decompile_classes import classify
-from crasp.compiler.decompile_program import write_program
-from crasp.compiler.decompile_readable import shorter
-from crasp.compiler.decompile_states import DEFAULT_MAX_STATES, StateSource, enumerate_states
+from crasp.decompile.classify import classify
+from crasp.decompile.write_program import write_program
+from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES, StateSource, enumerate_states
+from crasp.decompile.readable import shorter
 from crasp.compiler.model_format import CompiledModel
 
 
@@ -39,11 +39,11 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
                     max_states: int = DEFAULT_MAX_STATES, readable: bool = True
                     ) -> Decompilation:
     """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
-    at every position of every input (the passes: ``decompile_states`` → ``decompile_classes``
-    → ``decompile_program``, then ``decompile_readable`` unless ``readable`` is False or its
-    program would be longer; the derivation is in their docstrings). ``model`` is a format
-    model or a ``StateSource`` (a float run read in fixed precision: ``crasp extract``).
-    Raises ``StateLimitError`` when more than ``max_states`` residual states would have to be
+    at every position of every input (the passes: ``enumerate_states`` → ``classify``
+    → ``write_program``, then ``readable`` unless ``readable`` is False or its program would
+    be longer; the derivation is in their docstrings). ``model`` is a format model or a
+    ``StateSource`` (a float run read in fixed precision: ``crasp extract``). Raises
+    ``StateLimitError`` when more than ``max_states`` residual states would have to be
     enumerated.
 
     >>> import crasp

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from crasp.atomic import write_bytes_atomic
+from crasp.util.atomic import write_bytes_atomic
 from crasp.errors import CraspError
-from crasp.safe_read import SafeReadError, read_json_file
+from crasp.util.safe_read import SafeReadError, read_json_file
 
 STAGING_SUFFIX = ".crasp-tmp"
 RETIRED_SUFFIX = ".crasp-old"

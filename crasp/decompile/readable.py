@@ -381,10 +381,10 @@ def _labelled(name: str) -> bool:
 
 
 def shorter(written):
-    """``written`` (``decompile_program.WrittenProgram``) rewritten by ``readable_program``,
+    """``written`` (``write_program.WrittenProgram``) rewritten by ``readable_program``,
     unless that is longer in definition lines (or the program is not one this pass reads)."""
     import crasp
-    from crasp.compiler.decompile_program import WrittenProgram
+    from crasp.decompile.write_program import WrittenProgram
 
     try:
         rewritten = readable_program(written.program)

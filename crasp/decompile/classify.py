@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crasp.compiler.decompile_states import StateMachine
+from crasp.decompile.enumerate_states import StateMachine
 
 
 @dataclass

@@ -7,31 +7,36 @@ and exit status 2. Exit status 1 when ``--verify`` finds a disagreement.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import click
 
 import crasp
-from crasp.atomic import write_text_atomic
 from crasp.cli import verification_options
-from crasp.compiler.decompile import decompile_model, format_decompile_summary
-from crasp.compiler.decompile_program import HEADER
-from crasp.compiler.decompile_states import DEFAULT_MAX_STATES
-from crasp.compiler.model_format import load_model
 from crasp.compiler.verification import VerificationResult, verify
+from crasp.decompile.decompiling import decompile_model, format_decompile_summary
+from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES
+from crasp.decompile.write_program import HEADER
 from crasp.errors import CraspError
+from crasp.models import load_model
+from crasp.util.atomic import rewrite_in_place, write_text_atomic
+from crasp.util.outputs import writing
 
 
-def _check_output(output: str, force: bool) -> None:
+def _check_output(output: str, force: bool) -> bool:
     """Refuse a place that holds anything but a program this command wrote (and that only
-    with --force)."""
+    with --force); returns whether there is one to replace (perhaps behind a symbolic link)."""
     path = Path(output)
     if path.suffix not in crasp.PROGRAM_SUFFIXES:
         raise CraspError(f"-o {output!r}: the program file must end in .crasp or .cr "
                          f"(or use -o - for standard output)")
     if not path.exists():
-        return
+        if path.is_symlink():
+            raise CraspError(f"refusing to write to {output!r}: it is a symbolic link to "
+                             f"nothing (to {os.readlink(path)!r})")
+        return False
     try:
         ours = path.is_file() and path.read_text(encoding="utf-8").startswith(HEADER)
     except (OSError, UnicodeDecodeError):
@@ -42,6 +47,7 @@ def _check_output(output: str, force: bool) -> None:
     if not force:
         raise CraspError(f"{output!r} exists (a program written by crasp decompile); pass "
                          f"--force to replace it")
+    return True
 
 
 def _describe(result: VerificationResult) -> str:
@@ -58,7 +64,7 @@ def _describe(result: VerificationResult) -> str:
 
 
 @click.command("decompile")
-@click.argument("model_dir", metavar="MODEL", type=click.Path(file_okay=False))
+@click.argument("model_dir", metavar="MODEL", type=click.Path())
 @click.option("-o", "--out", "--output", "output", required=True, metavar="PROG.crasp",
               help="The program file to write (- for standard output).")
 @click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
@@ -89,9 +95,8 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
       crasp decompile dyck1.model -o dyck1.decompiled.crasp --verify
       crasp depth-check dyck1.decompiled.crasp
     """
-    if output != "-":
-        _check_output(output, force)
-    model = load_model(model_dir)
+    replacing = output != "-" and _check_output(output, force)
+    model = load_model(model_dir, "decompile").executable
     result = decompile_model(model, source=model_dir, max_states=max_states)
     summary = dict(result.summary)
     verification = None
@@ -105,7 +110,11 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     if output == "-":
         click.echo(result.text, nl=False)
     else:
-        write_text_atomic(output, result.text)
+        with writing(output, "program"):
+            if replacing:  # through a symbolic link, into the same file, as fmt -w
+                rewrite_in_place(output, result.text.encode("utf-8"))
+            else:
+                write_text_atomic(output, result.text)
         summary["output"] = output
     report = json.dumps(summary, indent=2) if as_json else format_decompile_summary(summary)
     if verification is not None and not as_json:

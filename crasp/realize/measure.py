@@ -1,6 +1,6 @@
 """``crasp compile --target float``: write the float realization, certify it, measure it.
 
-The certificate (``float_realize``) covers every input of length <= N. Beyond N the compiler
+The certificate (``realization``) covers every input of length <= N. Beyond N the compiler
 *measures*: random strings of growing lengths run through the checkpoint and the interpreter,
 and the first position where their decisions differ gives the measured first failing length.
 """
@@ -16,10 +16,11 @@ import numpy as np
 
 from crasp import syntax
 from crasp.compiler.executor import execute
-from crasp.compiler.float_realize import FloatRealization, realize_float
+from crasp.realize.realization import FloatRealization, realize_float
 from crasp.fmt import format_program
 from crasp.interpret import evaluate
-from crasp.train.checkpoint import Checkpoint, load_checkpoint, save_float_realization
+from crasp.realize.checkpoint import save_float_realization
+from crasp.train.checkpoint import Checkpoint, load_checkpoint
 
 GROWTH = 1.25
 MEASURE_UP_TO = 4          # times the certified length

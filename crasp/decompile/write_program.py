@@ -1,7 +1,7 @@
 """Pass: (StateMachine, StateClasses) -> program text. Each state class becomes a Boolean
 definition, each head-output threshold a comparison of counts.
 
-The derivation (continuing ``decompile_states``):
+The derivation (continuing ``enumerate_states``):
 
 * **Level 0.** A position's embedding state is a function of its token: the class formula is
   the disjunction of the token tests of the vocabulary entries in that class (a single token
@@ -16,7 +16,7 @@ The derivation (continuing ``decompile_states``):
 * **Counts.** C-RASP's ``#P`` at token position i counts the token positions j <= i where P
   holds; BOS is not among them. So the number of visible positions in state t is
   ``#class(t)`` for the classes of the previous level, plus 1 for BOS's key; all states of
-  a class have the same coefficient (``decompile_classes``), so states are summed per class.
+  a class have the same coefficient (``classify``), so states are summed per class.
 * **Thresholds are exact.** For query state q, head output coordinate e and threshold k, with
   D > 0: floor(2^s N / D) >= k iff 2^s N >= k D (D > 0, integers), i.e.
   sum_t (2^s S(q, t)_e - k W(q, t)) n_t >= 0: integer coefficients, no rounding anywhere.
@@ -47,8 +47,8 @@ import numpy as np
 
 import crasp
 from crasp import syntax
-from crasp.compiler.decompile_classes import StateClasses
-from crasp.compiler.decompile_states import LayerTables, StateMachine
+from crasp.decompile.classify import StateClasses
+from crasp.decompile.enumerate_states import LayerTables, StateMachine
 from crasp.fmt import format_expr
 
 TRUE, FALSE = syntax.BoolConst(True), syntax.BoolConst(False)

@@ -18,7 +18,7 @@ The derivation (Knee-Deep, thm:rtfr_to_TLCl, made exact for the arithmetic of
   positions j <= i in state t (BOS included), the two exact sums are N = sum_t n_t S(q, t) and
   D = sum_t n_t W(q, t), and the head's output in grid units is c = clamp(floor(2^s N / D)),
   or clamp(floor(2^s * mean of v_j)) when D = 0. So c >= k is an integer linear inequality in
-  the counts (``decompile_program`` writes it out).
+  the counts (``write_program`` writes it out).
 * **Reachable** means "produced by the relaxation": c is a weighted average of the points
   2^s S(q, t) / W(q, t) (or of 2^s v_t when D = 0), rounded down, so it lies in the box
   [floor(min), floor(max)] per coordinate, clamped to the p-bit range. Every value the model

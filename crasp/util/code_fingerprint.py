@@ -16,7 +16,7 @@ from pathlib import Path
 def code_fingerprint() -> str:
     """The first 12 hex digits of the SHA-256 of crasp's Python sources (path and bytes, in path
     order), as installed: equal for a source checkout and the wheel built from it."""
-    root = Path(__file__).parent
+    root = Path(__file__).parent.parent  # crasp/, this module being crasp/util/code_fingerprint.py
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")

@@ -1,0 +1,106 @@
+"""What a path holds: the kinds of model crasp reads, and which of them each command takes.
+
+Recognizing a kind looks only at which files a path holds, never at their contents (nor
+torch), so a command refuses a wrong kind before it reads anything. A new kind of model is a
+``Kind`` here (and a module of this package with its type and loader, listed in
+``registry.TYPES``); a new command that takes a model lists the kinds it accepts in
+``ACCEPTS``; a command that turns one kind into another goes in ``CONVERSIONS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from crasp.compiler.model_format import CHECKPOINT_WEIGHTS_FILE as CHECKPOINT_WEIGHTS
+from crasp.compiler.model_format import WEIGHTS_FILE as FIXED_PRECISION_WEIGHTS
+from crasp.errors import CraspError
+
+# The other files that tell the kinds apart (docs/model-format.md; crasp.train.checkpoint holds
+# the same name, which a test checks: importing it here would import torch).
+REALIZATION_ARCHITECTURE = "model.json"
+ONNX_SUFFIX = ".onnx"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of model: its name, what it is in words, the command that writes it, and whether
+    a path holds one (from file names alone)."""
+
+    name: str
+    noun: str
+    writer: str
+    holds: Callable[[Path], bool]
+
+    @property
+    def what(self) -> str:
+        return f"{self.noun} (written by {self.writer})"
+
+
+FIXED_PRECISION = Kind(
+    "fixed-precision", "a fixed-precision model", "crasp compile",
+    lambda path: path.is_dir() and (path / FIXED_PRECISION_WEIGHTS).is_file()
+    and not (path / CHECKPOINT_WEIGHTS).exists())
+FLOAT_REALIZATION = Kind(
+    "float-realization", "a float realization", "crasp compile --target float",
+    lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
+    and (path / REALIZATION_ARCHITECTURE).is_file())
+TRAINED_RUN = Kind(
+    "trained-run", "a trained run", "crasp train",
+    lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
+    and not (path / REALIZATION_ARCHITECTURE).exists())
+ONNX_GRAPH = Kind(
+    "onnx", "an ONNX graph", "crasp export",
+    lambda path: path.is_file() and path.suffix.lower() == ONNX_SUFFIX)
+
+KINDS = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN, ONNX_GRAPH)
+
+RUNNABLE = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN)
+ACCEPTS: dict[str, tuple[Kind, ...]] = {
+    "run --model": RUNNABLE,
+    "eval": RUNNABLE,
+    "decompile": (FIXED_PRECISION,),
+    "analyze": (TRAINED_RUN,),
+    "train --init-from": (TRAINED_RUN, FLOAT_REALIZATION),
+}
+"""Every command that takes a model, and the kinds it accepts (the first is what it expects when
+a path is none of them: its reader then says what is missing). ``crasp export`` declares its
+kinds per format, in ``crasp.export.FORMATS``."""
+
+CONVERSIONS: dict[tuple[str, str], str] = {
+    (FLOAT_REALIZATION.name, FIXED_PRECISION.name):
+        "compile the program it realizes instead: crasp compile PROG -o DIR",
+    (FIXED_PRECISION.name, FLOAT_REALIZATION.name):
+        "realize its program in float instead: crasp compile PROG --target float "
+        "--max-length N -o DIR (or crasp train --init-from compiled)",
+    **{(ONNX_GRAPH.name, target.name): "give the model directory it was exported from"
+       for target in RUNNABLE},
+}
+"""(from kind, to kind) -> how a person gets the latter from the former."""
+
+
+def recognize(path: str | Path) -> Kind | None:
+    """The kind of model at ``path``, or None when it holds none (absent, empty, other files)."""
+    place = Path(path)
+    return next((kind for kind in KINDS if kind.holds(place)), None)
+
+
+class WrongKindError(CraspError):
+    """A command was given a kind of model it does not take."""
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def wrong_kind(path: str | Path, kind: Kind, reader: str,
+               accepts: tuple[Kind, ...]) -> WrongKindError:
+    """One message: what ``path`` is, which kinds ``reader`` (``crasp decompile``, say) takes,
+    and how to convert."""
+    ways = [CONVERSIONS[kind.name, target.name] for target in accepts
+            if (kind.name, target.name) in CONVERSIONS]
+    convert = ways[0] if ways else (f"no crasp command turns {kind.noun} into "
+                                    f"{_listed([target.noun for target in accepts])} yet")
+    return WrongKindError(f"{path} is {kind.what}; {reader} takes "
+                          f"{_listed([target.what for target in accepts])}; {convert}")

@@ -1,0 +1,78 @@
+"""Atomic file writes: a reader (or a crash) never sees a half-written result file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def rewrite_in_place(path: str | Path, data: bytes) -> None:
+    """Replace the contents of the existing regular file ``path`` by ``data``, keeping the
+    file's identity: through symbolic links (the target is rewritten, the link stays), into
+    the same inode (hard links stay joined; mode, owner and ACLs stay as they were).
+
+    Why not ``write_bytes_atomic``: a rename puts a new file at the name, so a symbolic link
+    becomes a plain file (its target untouched), a hard link is split off and the mode is the
+    umask's. Writing into the inode gives up the rename's atomicity, so the old bytes are
+    first saved, fsynced, in a hidden sibling of the target; if overwriting fails (a full
+    disk), the old bytes are written back, and only if that fails too does the sibling stay,
+    named in the error. Unchanged contents are not written at all."""
+    target = Path(os.path.realpath(path))
+    with open(target, "r+b") as file:
+        old = file.read()
+        if old == data:
+            return
+        handle, backup = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                          suffix=".crasp-backup")
+        try:
+            with os.fdopen(handle, "wb") as saved:
+                saved.write(old)
+                saved.flush()
+                os.fsync(saved.fileno())
+        except BaseException:
+            os.unlink(backup)
+            raise
+        try:
+            overwrite(file, data)
+        except BaseException:
+            try:
+                overwrite(file, old)
+            except OSError as error:
+                raise OSError(error.errno, f"{error.strerror}; the original is kept in "
+                                           f"{backup}") from None
+            os.unlink(backup)
+            raise
+        os.unlink(backup)
+
+
+def overwrite(file, data: bytes) -> None:
+    """Make the open ``file`` hold exactly ``data``, in place, on disk."""
+    file.seek(0)
+    file.write(data)
+    file.truncate()
+    file.flush()
+    os.fsync(file.fileno())

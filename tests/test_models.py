@@ -1,0 +1,175 @@
+"""crasp.models: one type per kind of model, one loader, and the kinds every command takes.
+
+The walk runs every command that takes a model (``ACCEPTS`` and every export format) on every
+kind of model (built here: a compiled program, its float realization, a one-epoch training run,
+an ONNX export) and on paths that hold none; each answers normally or exits 2 with one line.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import crasp
+from crasp.cli import cli
+from crasp.export import FORMATS
+from crasp.models import (ACCEPTS, KINDS, FixedPrecisionModel, FloatRealizationModel,
+                          TrainedRun, WrongKindError, check_kind, load_model, recognize)
+from crasp.models.kinds import FIXED_PRECISION, FLOAT_REALIZATION, ONNX_GRAPH, TRAINED_RUN
+from crasp.train.loop import train
+from crasp.train.presets import resolve_preset
+
+torch.set_num_threads(1)
+
+TINY = ["--train-bin", "4:8", "--test-bins", "9:12", "--n-train", "32", "--n-test", "8",
+        "--epochs", "1", "--d-model", "8", "--n-heads", "1", "--d-ff", "16",
+        "--warmup-steps", "1"]
+"""A one-epoch L3 run at depth 1 (the depth of L3's prediction program)."""
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, object]:
+    """One model of every kind, over L3's vocabulary: kind name -> its path."""
+    place = tmp_path_factory.mktemp("models")
+    paths = {FIXED_PRECISION.name: place / "l3.model", FLOAT_REALIZATION.name: place / "l3.float",
+             TRAINED_RUN.name: place / "l3.run", ONNX_GRAPH.name: place / "l3.onnx"}
+    program = crasp.example("L3_predict")
+    assert invoke("compile", program, "-o", paths["fixed-precision"]).exit_code == 0
+    assert invoke("compile", program, "--target", "float", "--max-length", "24", "-o",
+                  paths["float-realization"]).exit_code == 0
+    train(resolve_preset("default", language="L3", depth=1, d_model=8, n_heads=1, d_ff=16,
+                         train_bin=(4, 8), test_bins=[(9, 12)], n_train=32, n_test=8, epochs=1,
+                         warmup_steps=1, device="cpu"),
+          paths["trained-run"], progress=False, resume=False)
+    assert invoke("export", paths["fixed-precision"], "-o", paths["onnx"]).exit_code == 0
+    return paths
+
+
+# command -> (its arguments for MODEL and an output place, what its normal output shows)
+COMMAND_LINES = {
+    "run --model": (lambda model, out: ["run", "--model", model, "a b a"], "1 a b a: "),
+    "eval": (lambda model, out: ["eval", model, "--language", "L3", "--bins", "9:12", "--n", "4"],
+             "exact match"),
+    "export --format onnx": (lambda model, out: ["export", model, "--format", "onnx", "-o",
+                                                 out / "model.onnx"], "wrote "),
+    "decompile": (lambda model, out: ["decompile", model, "-o", out / "program.crasp"], "wrote "),
+    "analyze": (lambda model, out: ["analyze", model, "-o", out / "analysis"], "effective depth"),
+    "train --init-from": (lambda model, out: ["train", "--language", "L3", "--depth", "1",
+                                              "--init-from", model, *TINY, "-o", out / "run"],
+                          "exact match"),
+}
+
+
+def test_the_walk_covers_every_command_that_takes_a_model():
+    assert set(COMMAND_LINES) == set(ACCEPTS) | {f"export --format {name}" for name in FORMATS}
+
+
+def _accepted(command: str):
+    if command.startswith("export --format "):
+        return FORMATS[command.removeprefix("export --format ")].accepts
+    return ACCEPTS[command]
+
+
+@pytest.mark.parametrize("kind", [kind.name for kind in KINDS])
+@pytest.mark.parametrize("command", sorted(COMMAND_LINES))
+def test_every_command_on_every_kind_answers_or_says_what_it_got(models, command, kind,
+                                                                  tmp_path):
+    arguments, shown = COMMAND_LINES[command]
+    path = models[kind]
+    result = invoke(*arguments(path, tmp_path))
+    assert "Traceback" not in result.output
+    if kind in {accepted.name for accepted in _accepted(command)}:
+        assert result.exit_code == 0, result.output
+        assert shown in result.output
+        return
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1, result.output
+    what = next(k for k in KINDS if k.name == kind).what
+    assert lines[0].startswith(f"error: {path} is {what}; crasp {command} takes ")
+    assert all(accepted.what in lines[0] for accepted in _accepted(command))
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_LINES))
+@pytest.mark.parametrize("holds", ["nothing", "an empty directory", "a text file",
+                                   "a config without weights"])
+def test_a_path_that_holds_no_model_exits_2_without_a_traceback(command, holds, tmp_path):
+    path = tmp_path / "given"
+    if holds == "an empty directory":
+        path.mkdir()
+    elif holds == "a text file":
+        path.write_text("not a model\n")
+    elif holds == "a config without weights":
+        path.mkdir()
+        (path / "config.json").write_text('{"depth": 1}\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    result = invoke(*COMMAND_LINES[command][0](path, out))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and result.output.startswith("error: ")
+
+
+def test_each_kind_is_recognized_from_its_files_and_loaded_as_its_type(models):
+    assert {kind: recognize(path).name for kind, path in models.items()} == {
+        kind: kind for kind in models}
+    types = {"fixed-precision": FixedPrecisionModel, "float-realization": FloatRealizationModel,
+             "trained-run": TrainedRun}
+    strings = ["", "a", "a b b a", "b a a b a b"]
+    for kind, model_type in types.items():
+        model = load_model(models[kind])
+        assert type(model) is model_type and model.kind.name == kind
+        assert model.vocab == ("a", "b") and model.n_layers == 1
+        assert model.describe().startswith(f"{models[kind]}: {model.kind.what}")
+        evaluation = model.predict(strings)
+        expected = crasp.compiler.execute(model.executable, strings)
+        assert evaluation.accept.tolist() == expected.accept.tolist()
+        if kind != "trained-run":  # both compiled kinds answer as the program does
+            program = crasp.load_program(crasp.example("L3_predict"))
+            assert (evaluation.output == crasp.evaluate(program, strings).output).all()
+
+
+def test_the_kinds_are_told_apart_by_the_file_names_their_writers_use():
+    from crasp.compiler.model_format import WEIGHTS_FILE
+    from crasp.models import kinds
+    from crasp.train.checkpoint import ARCHITECTURE_FILE
+    from crasp.train.run import BEST_FILE
+
+    assert kinds.FIXED_PRECISION_WEIGHTS == WEIGHTS_FILE
+    assert kinds.CHECKPOINT_WEIGHTS == BEST_FILE
+    assert kinds.REALIZATION_ARCHITECTURE == ARCHITECTURE_FILE
+
+
+def test_an_onnx_graph_is_recognized_but_read_by_no_command(models):
+    with pytest.raises(WrongKindError, match="is an ONNX graph .*crasp.models.load_model takes"):
+        load_model(models["onnx"])
+
+
+def test_check_kind_names_the_kind_or_refuses_it(models, tmp_path):
+    assert check_kind(models["trained-run"], "analyze") is TRAINED_RUN
+    assert check_kind(tmp_path / "nothing", "analyze") is TRAINED_RUN  # its reader says more
+    with pytest.raises(WrongKindError) as refused:
+        check_kind(models["float-realization"], "decompile")
+    assert str(refused.value) == (
+        f"{models['float-realization']} is a float realization (written by crasp compile "
+        f"--target float); crasp decompile takes a fixed-precision model (written by crasp "
+        f"compile); compile the program it realizes instead: crasp compile PROG -o DIR")
+
+
+def test_the_api_names_of_docs_api_md_stay_where_they_were(models):
+    """``crasp.compiler.load_model`` still reads checkpoints too, and ``decompile_model`` is the
+    decompiler's."""
+    from crasp import compiler, decompile
+    from crasp.compiler import decompile_model, execute, load_model as compiler_load_model
+    from crasp.train.checkpoint import Checkpoint
+    from crasp.train.loop import train as loop_train
+
+    assert decompile_model is decompile.decompile_model and callable(loop_train)
+    assert isinstance(compiler_load_model(models["fixed-precision"]), compiler.CompiledModel)
+    checkpoint = compiler_load_model(models["trained-run"])
+    assert isinstance(checkpoint, Checkpoint)
+    assert execute(checkpoint, ["a b"]).accept.shape == (1,)
