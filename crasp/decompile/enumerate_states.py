@@ -228,7 +228,9 @@ def _limit_message(states: list[np.ndarray], candidates: list[int], excess: str)
               in enumerate(zip(candidates, states[1:]), start=1)]
     return (f"the model has too many states to decompile: {excess}\n  " + "\n  ".join(lines)
             + "\n(raise --max-states to try anyway; time, memory and the program's size grow "
-            "with these counts)")
+            "with these counts. A head's output ranges over up to 2^p values per coordinate, "
+            "so a narrower model (fewer head dimensions: --d-model, --n-heads) or fewer bits "
+            "(--precision P.S, crasp extract --precision) has fewer states)")
 
 
 def enumerate_states(source: CompiledModel | StateSource,

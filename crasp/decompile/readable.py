@@ -19,8 +19,9 @@ every answer at every position (and at BOS) and the depth:
   answers are unchanged; atoms only disappear, so no depth grows. Beyond ``MAX_ATOMS`` atoms
   exact minimization is exponential: such a formula keeps its own definition (its users read
   it as one atom), as SymPy builds it (constants and duplicates folded).
-* **Writing.** Only the count bodies and the answer get definitions; every other formula is
-  inlined where it is used. A definition is named after what it computes where that is
+* **Writing.** Only the count bodies and the answer get definitions (and, in a formula too
+  wide to minimize, each comparison: ``cmpN``); every other formula is inlined where it is
+  used. A definition is named after what it computes where that is
   recognizable: ``x_after_y`` for "x" && #"y" >= 1, ``x_before_y`` for "x" && #"y" == 0, the
   name ``write_program`` took from the model's residual labels when the body equals that
   definition, ``Lk_pN`` otherwise. A conjunction of sum >= b and sum <= b is written
@@ -210,6 +211,8 @@ class _Writer:
     definitions: list[syntax.Definition] = field(default_factory=list)
     taken: set[str] = field(default_factory=set)
     original_names: dict[str, str] = field(default_factory=dict)  # body key -> writer's name
+    name_inequalities: bool = False   # while writing a formula too wide to minimize
+    inequality_names: dict = field(default_factory=dict)          # atom symbol -> name
 
     def sum(self, terms: list[tuple[str, int]]) -> syntax.Expr:
         parts = []
@@ -247,6 +250,12 @@ class _Writer:
         if kind == "token":
             test = syntax.TokenTest(value)
             return test if positive else syntax.Not(test)
+        if kind == "at_least" and self.name_inequalities:
+            if symbol not in self.inequality_names:
+                self.inequality_names[symbol] = self.fresh("cmp")
+                self.definitions.append(syntax.Definition(
+                    self.inequality_names[symbol], self.inequality(value), syntax.BOOL))
+            kind, value = "ref", self.inequality_names[symbol]
         if kind == "at_least":
             if not positive and all(c > 0 for _, c in value.terms) and value.bound == 1:
                 return syntax.Compare("==", self.sum(list(value.terms)), syntax.IntConst(0))
@@ -306,11 +315,14 @@ class _Writer:
             if candidate and candidate not in self.taken:
                 self.taken.add(candidate)
                 return candidate
+        return self.fresh("p")
+
+    def fresh(self, prefix: str) -> str:
         number = len(self.definitions)
-        while f"p{number}" in self.taken:
+        while f"{prefix}{number}" in self.taken:
             number += 1
-        self.taken.add(f"p{number}")
-        return f"p{number}"
+        self.taken.add(f"{prefix}{number}")
+        return f"{prefix}{number}"
 
 
 def _order(formula) -> tuple:
@@ -352,11 +364,23 @@ def readable_program(program: syntax.Program) -> ReadableProgram:
         if name in reader.formulas and name not in reader.kept and _labelled(name):
             writer.original_names.setdefault(sympy.srepr(reader.formulas[name]), name)
     for name in sorted(reader.kept - {answer_name}, key=list(definitions).index):
-        writer.definitions.append(syntax.Definition(name, writer.expr(reader.formulas[name]),
+        writer.definitions.append(syntax.Definition(name, wide(writer, reader.formulas[name]),
                                                     syntax.BOOL))
-    final = syntax.Definition("answer", writer.expr(reader.formulas[answer_name]), syntax.BOOL)
+    formula = reader.formulas[answer_name]
+    final = syntax.Definition("answer", wide(writer, formula) if answer_name in reader.kept
+                              else writer.expr(formula), syntax.BOOL)
     kept = tuple(_by_depth(writer.definitions)) + (final,)
     return ReadableProgram(kept, [f"{d.name} = {format_expr(d.expr, group_mixed=True)}" for d in kept])
+
+
+def wide(writer: _Writer, formula: boolalg.Boolean) -> syntax.Expr:
+    """A formula with more than ``MAX_ATOMS`` atoms, unminimized: each of its comparisons
+    gets a definition of its own (``cmpN``), so that it reads as a formula of names."""
+    writer.name_inequalities = True
+    try:
+        return writer.expr(formula)
+    finally:
+        writer.name_inequalities = False
 
 
 def _by_depth(definitions: list[syntax.Definition]) -> list[syntax.Definition]:

@@ -160,5 +160,70 @@ def run_depths(run_dir: Path, config: TrainConfig) -> dict:
             "theory": result["theory_depth"], "theory_bound": result["theory_bound"]}
 
 
-def refuse(message: str) -> None:
-    raise CraspError(message)
+@dataclass(frozen=True)
+class Extraction:
+    """The program (checked), its text, and the report (``format_extraction``)."""
+
+    program: crasp.Program
+    text: str
+    summary: dict
+
+
+def extract_run(run_dir: str | Path, max_states: int, precision: str | None = None,
+                source: str | None = None) -> Extraction:
+    """Quantize, decompile and measure the trained (float) run in ``run_dir`` (module
+    docstring). ``precision`` ("P.S") skips the choice. Raises ``StateLimitError`` when the
+    quantized model has more states than ``max_states``."""
+    from crasp.decompile import decompile_model
+    from crasp.decompile.enumerate_states import StateSource
+    from crasp.train.checkpoint import load_checkpoint
+    from crasp.train.fixed_precision import parse_precision
+    from crasp.train.loop import build_splits, check_config
+
+    run_dir = Path(run_dir)
+    checkpoint = load_checkpoint(run_dir)
+    config = TrainConfig.from_dict(checkpoint.config["train_config"])
+    module = checkpoint.module.to(torch.float64)
+    language = check_config(config)
+    vocab, _, _, validation, _ = build_splits(config, language)
+    if tuple(vocab) != tuple(checkpoint.config["vocab"]):
+        raise CraspError(f"{run_dir}: the language's vocabulary {list(vocab)} is not the run's "
+                         f"{checkpoint.config['vocab']}")
+    choice = (choose_precision(module, validation) if precision is None else
+              choose_precision(module, validation, [parse_precision(precision)]))
+    quantized = QuantizedRun(module, choice.total_bits, choice.frac_bits)
+    state_source = StateSource(quantized, tuple(vocab), len(vocab), None, quantized.n_layers,
+                               quantized.n_heads, quantized.d_head, choice.total_bits,
+                               choice.frac_bits, tuple(f"h{i}" for i in
+                                                       range(config.d_model)))
+    name = source or str(run_dir)
+    decompiled = decompile_model(state_source, f"{name} read at precision "
+                                 f"{choice.total_bits}.{choice.frac_bits}", max_states)
+    report = fidelity(decompiled.program, module, quantized,
+                      fidelity_splits(config, language, vocab), vocab)
+    summary = {"run": name, "precision": choice.as_dict(), "fidelity": report,
+               "depth": {"program": decompiled.summary["depth"],
+                         **run_depths(run_dir, config)},
+               "decompile": decompiled.summary}
+    return Extraction(decompiled.program, decompiled.text, summary)
+
+
+def format_extraction(summary: dict) -> str:
+    precision = summary["precision"]
+    lines = [f"precision    {precision['total_bits']}.{precision['frac_bits']} (chosen by "
+             f"validation token accuracy; the float model's is "
+             f"{precision['float_validation_token_accuracy']:.4f})"]
+    lines += [f"  {row['total_bits']}.{row['frac_bits']}: token accuracy "
+              f"{row['token_accuracy']:.4f}, exact match {row['exact_match']:.4f}"
+              for row in precision["candidates"]]
+    depth = summary["depth"]
+    lines.append(f"depth        program {depth['program']}, run {depth['nominal']} (nominal), "
+                 f"{depth['effective']} (effective, crasp analyze), theory {depth['theory']}")
+    lines.append("fidelity     agreement of the program with the float model at every position "
+                 "(and with the quantized model)")
+    lines += [f"  {name}: {row['float']['agree']:.4f} of {row['float']['positions']:,} "
+              f"positions, {row['float']['strings_agree']:.4f} of {row['float']['strings']} "
+              f"strings (quantized: {row['quantized']['agree']:.4f})"
+              for name, row in summary["fidelity"].items()]
+    lines.append(f"definitions  {summary['decompile']['definitions']}")
+    return "\n".join(lines)

@@ -171,6 +171,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     else:
         for name in files.RUN_FILES:
             (run_dir / name).unlink(missing_ok=True)
+        remove_format_model(run_dir)
         files.write_json(config_path, config.to_dict())
 
     device = resolve_device(config.device)
@@ -183,6 +184,18 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     if not finished:
         return None
     return trainer.finish(language, data)
+
+
+def remove_format_model(run_dir: Path) -> None:
+    """Remove the format model an earlier ``--precision`` run left in ``run_dir`` (only a
+    compiled model crasp wrote there; anything else stays)."""
+    import shutil
+
+    from crasp.util.outputs import COMPILED_MODEL, holds
+
+    place = run_dir / files.FORMAT_MODEL_DIR
+    if holds(place, COMPILED_MODEL):
+        shutil.rmtree(place)
 
 
 class _Trainer:
@@ -444,5 +457,10 @@ class _Trainer:
             config=self.config.to_dict(),
         )
         results.write(self.run_dir)
+        if config.precision is not None:  # the run is a format model: write it as one too
+            from crasp.train.fixed_precision import format_model
+
+            format_model(model, self.vocab, config).save(self.run_dir / files.FORMAT_MODEL_DIR,
+                                                         force=True)
         (self.run_dir / files.STATE_FILE).unlink(missing_ok=True)
         return results.to_json()
