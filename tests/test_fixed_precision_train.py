@@ -7,8 +7,8 @@ random ones (generated widths, heads, depths, precisions) and trained ones.
 
 from __future__ import annotations
 
+import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import crasp
 from crasp.compiler.executor import _encode, execute
 from crasp.train import resolve_preset
 from crasp.train.cli import train_command
@@ -134,3 +135,29 @@ def test_train_cli_precision_option(tmp_path):
         refused = runner.invoke(train_command, [*args, "--print-config"])
         assert refused.exit_code == 2 and "Traceback" not in refused.output
         assert "precision" in refused.output
+
+
+def test_a_trained_run_of_the_class_decompiles_to_a_program_that_agrees_everywhere(tmp_path):
+    """``crasp decompile RUN`` on a --precision run: the program against the executor at every
+    position of every string up to length 8 (511) and of 1,000 random ones up to length 60."""
+    from crasp.cli import cli
+    from crasp.models import load_model
+    from crasp.train.api import train
+
+    run = tmp_path / "run"
+    train(_config(precision="5.2", d_model=3, depth=1, d_ff=4, epochs=3), run_dir=run)
+    runner = CliRunner()
+    answered = runner.invoke(cli, ["run", "--model", str(run), "a b b a"])
+    assert answered.exit_code == 0 and answered.output.startswith("1 a b b a: ")
+    result = runner.invoke(cli, ["decompile", str(run), "-o", str(tmp_path / "p.crasp"),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    program = crasp.load_program(tmp_path / "p.crasp")
+    model = load_model(run, "decompile").executable
+    inputs = [list(w) for n in range(9) for w in itertools.product(VOCAB, repeat=n)]
+    inputs += _random_inputs(7, 1000, 60)
+    expected, got = execute(model, inputs), crasp.evaluate(program, inputs)
+    assert len(inputs) >= 1000
+    assert np.array_equal(expected.output, got.output)
+    assert np.array_equal(expected.accept, got.accept)
+    assert crasp.depth_of(program) <= 1
