@@ -17,12 +17,15 @@ every answer at every position (and at BOS) and the depth:
   at once, and sum c #B >= b1 true with sum c #B >= b2 false for b1 > b2. The minimized
   formula is equal to the original on every assignment that can occur, so the program's
   answers are unchanged; atoms only disappear, so no depth grows. Beyond ``MAX_ATOMS`` atoms
-  exact minimization is exponential: such a formula keeps its own definition (its users read
-  it as one atom), as SymPy builds it (constants and duplicates folded).
+  exact minimization is exponential, so the literals the formula implies are taken out first
+  (F = l && F[l := true] where F && !l is unsatisfiable, SymPy's ``satisfiable``), and the
+  rest is minimized if it is small enough. A formula of more than ``WIDE_ATOMS`` atoms keeps
+  its own definition (its users read it as one atom), as SymPy builds it.
 * **Writing.** Only the count bodies and the answer get definitions (and, in a formula too
   wide to minimize, each comparison: ``cmpN``); every other formula is inlined where it is
   used. A definition is named after what it computes where that is
-  recognizable: ``x_after_y`` for "x" && #"y" >= 1, ``x_before_y`` for "x" && #"y" == 0, the
+  recognizable: ``x_after_y`` for "x" && #y >= 1, ``x_before_y`` for "x" && #y == 0 (y a
+  token or an earlier definition), ``x_or_y`` for "x" || "y", the
   name ``write_program`` took from the model's residual labels when the body equals that
   definition, ``Lk_pN`` otherwise. A conjunction of sum >= b and sum <= b is written
   sum == b, a disjunction of sum > b and sum < b is written sum != b, and every operand of
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 
 import sympy
 from sympy.logic import boolalg
+from sympy.logic.inference import satisfiable
 
 from crasp import syntax
 from crasp.fmt import format_expr
@@ -47,6 +51,10 @@ from crasp.fmt import format_expr
 MAX_ATOMS = 6
 """Exact two-level minimization above this many atoms costs more than it saves (SymPy stops at 8;
 at 8 one random trained model took minutes)."""
+WIDE_ATOMS = 16
+"""A formula of more atoms is not expanded into its users (it keeps its definition)."""
+LONGEST_NAME = 40
+"""A recognized name longer than this gives way to the label's or a number."""
 
 
 class Unreadable(Exception):
@@ -142,7 +150,7 @@ class _Reader:
     def reference(self, name: str) -> boolalg.Boolean:
         if name not in self.formulas:
             formula = self.minimized(self.formula(self.definitions[name]))
-            if len(formula.free_symbols) > MAX_ATOMS:
+            if len(formula.free_symbols) > WIDE_ATOMS:
                 self.kept.add(name)
             self.formulas[name] = formula
         if name in self.kept:
@@ -187,9 +195,19 @@ class _Reader:
 
     def minimized(self, formula: boolalg.Boolean) -> boolalg.Boolean:
         symbols = sorted(formula.free_symbols, key=str)
-        if not symbols or len(symbols) > MAX_ATOMS:
+        if not symbols or len(symbols) > WIDE_ATOMS:
             return formula
-        return boolalg.simplify_logic(formula, dontcare=self.impossible(symbols))
+        impossible = self.impossible(symbols)
+        if len(symbols) <= MAX_ATOMS:
+            return boolalg.simplify_logic(formula, dontcare=impossible)
+        possible = sympy.Not(impossible)
+        implied = [literal for symbol in symbols for literal in (symbol, sympy.Not(symbol))
+                   if not satisfiable(sympy.And(formula, possible, sympy.Not(literal)))]
+        if not implied:
+            return formula
+        rest = formula.xreplace({(s.args[0] if isinstance(s, boolalg.Not) else s):
+                                 not isinstance(s, boolalg.Not) for s in implied})
+        return sympy.And(*implied, self.minimized(rest))
 
 
 def _chain(node: type, operands: list[syntax.Expr]) -> syntax.Expr:
@@ -312,7 +330,7 @@ class _Writer:
     def name(self, key: str, expr: syntax.Expr) -> str:
         candidates = [_recognized(expr), self.original_names.get(key)]
         for candidate in candidates:
-            if candidate and candidate not in self.taken:
+            if candidate and len(candidate) <= LONGEST_NAME and candidate not in self.taken:
                 self.taken.add(candidate)
                 return candidate
         return self.fresh("p")
@@ -332,14 +350,21 @@ def _order(formula) -> tuple:
 
 
 def _recognized(expr: syntax.Expr) -> str | None:
-    """``x_after_y`` for "x" && #"y" >= 1, ``x_before_y`` for "x" && #"y" == 0."""
+    """``x_after_y`` for "x" && #y >= 1, ``x_before_y`` for "x" && #y == 0 (y a token or a
+    definition), ``x_or_y`` for "x" || "y"."""
+    if (isinstance(expr, syntax.Or) and isinstance(expr.left, syntax.TokenTest)
+            and isinstance(expr.right, syntax.TokenTest)):
+        x, y = _identifier(expr.left.token), _identifier(expr.right.token)
+        return f"{x}_or_{y}" if x and y else None
     if not (isinstance(expr, syntax.And) and isinstance(expr.left, syntax.TokenTest)
             and isinstance(expr.right, syntax.Compare)
             and isinstance(expr.right.left, syntax.Count)
-            and isinstance(expr.right.left.body, syntax.TokenTest)
             and isinstance(expr.right.right, syntax.IntConst)):
         return None
-    x, y = _identifier(expr.left.token), _identifier(expr.right.left.body.token)
+    counted = expr.right.left.body
+    y = (_identifier(counted.token) if isinstance(counted, syntax.TokenTest) else
+         counted.name if isinstance(counted, syntax.Ref) else None)
+    x = _identifier(expr.left.token)
     relation = {(">=", 1): "after", ("==", 0): "before"}.get(
         (expr.right.op, expr.right.right.value))
     return f"{x}_{relation}_{y}" if x and y and relation else None
