@@ -442,8 +442,7 @@ def shorter(written):
     if len(rewritten.lines) > len(written.program.definitions):
         return written
     first, _, alphabet = written.text.splitlines()[:3]
-    header = [first, "// One definition per counted formula, and the answer; "
-              "==, names and parentheses for reading (docs/decompile.md).", alphabet]
+    header = [first, "// A definition per counted formula, and the answer.", alphabet]
     text = "\n".join(header + rewritten.lines) + "\n"
     program = crasp.parse_program(text, filename=written.program.filename)
     return WrittenProgram(text, program)

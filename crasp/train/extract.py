@@ -175,7 +175,7 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     docstring). ``precision`` ("P.S") skips the choice. Raises ``StateLimitError`` when the
     quantized model has more states than ``max_states``."""
     from crasp.decompile import decompile_model
-    from crasp.decompile.enumerate_states import StateSource
+    from crasp.decompile.enumerate_states import StateLimitError, StateSource
     from crasp.train.checkpoint import load_checkpoint
     from crasp.train.fixed_precision import parse_precision
     from crasp.train.loop import build_splits, check_config
@@ -197,8 +197,13 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
                                choice.frac_bits, tuple(f"h{i}" for i in
                                                        range(config.d_model)))
     name = source or str(run_dir)
-    decompiled = decompile_model(state_source, f"{name} read at precision "
-                                 f"{choice.total_bits}.{choice.frac_bits}", max_states)
+    read_as = f"{name} read at precision {choice.total_bits}.{choice.frac_bits}"
+    try:
+        decompiled = decompile_model(state_source, read_as, max_states)
+    except StateLimitError as error:
+        raise StateLimitError(f"{read_as} (chosen by validation accuracy, "
+                              f"{choice.candidates[-1]['token_accuracy']:.4f}; "
+                              f"--precision sets it): {error}") from None
     report = fidelity(decompiled.program, module, quantized,
                       fidelity_splits(config, language, vocab), vocab)
     summary = {"run": name, "precision": choice.as_dict(), "fidelity": report,
