@@ -18,7 +18,7 @@ every answer at every position (and at BOS) and the depth:
   formula is equal to the original on every assignment that can occur, so the program's
   answers are unchanged; atoms only disappear, so no depth grows. Beyond ``MAX_ATOMS`` atoms
   exact minimization is exponential, so the literals the formula implies are taken out first
-  (F = l && F[l := true] where F && !l is unsatisfiable, SymPy's ``satisfiable``), and the
+  (F = l && F[l := true] where F && !l holds on no possible assignment: a truth table), and the
   rest is minimized if it is small enough. A formula of more than ``WIDE_ATOMS`` atoms keeps
   its own definition (its users read it as one atom), as SymPy builds it.
 * **Writing.** Only the count bodies and the answer get definitions (and, in a formula too
@@ -41,9 +41,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy
 from sympy.logic import boolalg
-from sympy.logic.inference import satisfiable
 
 from crasp import syntax
 from crasp.fmt import format_expr
@@ -51,7 +51,7 @@ from crasp.fmt import format_expr
 MAX_ATOMS = 6
 """Exact two-level minimization above this many atoms costs more than it saves (SymPy stops at 8;
 at 8 one random trained model took minutes)."""
-WIDE_ATOMS = 16
+WIDE_ATOMS = 14
 """A formula of more atoms is not expanded into its users (it keeps its definition)."""
 LONGEST_NAME = 40
 """A recognized name longer than this gives way to the label's or a number."""
@@ -200,14 +200,22 @@ class _Reader:
         impossible = self.impossible(symbols)
         if len(symbols) <= MAX_ATOMS:
             return boolalg.simplify_logic(formula, dontcare=impossible)
-        possible = sympy.Not(impossible)
-        implied = [literal for symbol in symbols for literal in (symbol, sympy.Not(symbol))
-                   if not satisfiable(sympy.And(formula, possible, sympy.Not(literal)))]
+        rows = (np.arange(2 ** len(symbols))[:, None] >> np.arange(len(symbols))) & 1 == 1
+        holds = _table(formula, symbols, rows) & ~_table(impossible, symbols, rows)
+        implied = [symbol if value else sympy.Not(symbol)
+                   for column, symbol in enumerate(symbols) for value in (True, False)
+                   if not (holds & (rows[:, column] != value)).any()]
         if not implied:
             return formula
         rest = formula.xreplace({(s.args[0] if isinstance(s, boolalg.Not) else s):
                                  not isinstance(s, boolalg.Not) for s in implied})
         return sympy.And(*implied, self.minimized(rest))
+
+
+def _table(formula: boolalg.Boolean, symbols: list, rows: np.ndarray) -> np.ndarray:
+    """``formula``'s value on every assignment (``rows``: [2^n, n] booleans)."""
+    values = sympy.lambdify(symbols, formula, "numpy")(*rows.T)
+    return np.broadcast_to(np.asarray(values, dtype=bool), (len(rows),))
 
 
 def _chain(node: type, operands: list[syntax.Expr]) -> syntax.Expr:
