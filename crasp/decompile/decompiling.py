@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import crasp
 from crasp.decompile.classify import classify
-from crasp.decompile.write_program import write_program
+from crasp.decompile.write_program import WrittenProgram, write_program
 from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES, StateSource, enumerate_states
-from crasp.decompile.readable import shorter
+from crasp.decompile.readable import Unreadable, readable_program
 from crasp.compiler.model_format import CompiledModel
 
 
@@ -75,6 +75,22 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
         "depths": {d.name: d.depth for d in report.definitions},
     }
     return Decompilation(program, written.text, summary)
+
+
+def shorter(written: WrittenProgram) -> WrittenProgram:
+    """``written`` rewritten by ``readable.readable_program``, unless that is longer in
+    definition lines (or the program is not one the pass reads)."""
+    try:
+        rewritten = readable_program(written.program)
+    except Unreadable:
+        return written
+    if len(rewritten.lines) > len(written.program.definitions):
+        return written
+    first, _, alphabet = written.text.splitlines()[:3]
+    header = [first, "// A definition per counted formula, and the answer.", alphabet]
+    text = "\n".join(header + rewritten.lines) + "\n"
+    program = crasp.parse_program(text, filename=written.program.filename)
+    return WrittenProgram(text, program)
 
 
 def format_decompile_summary(summary: dict) -> str:

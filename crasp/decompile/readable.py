@@ -381,7 +381,7 @@ def _recognized(expr: syntax.Expr) -> str | None:
 @dataclass(frozen=True)
 class ReadableProgram:
     definitions: tuple[syntax.Definition, ...]
-    lines: list[str]
+    lines: list[str]   # "name = formula", one per definition
 
 
 def readable_program(program: syntax.Program) -> ReadableProgram:
@@ -436,21 +436,3 @@ def _labelled(name: str) -> bool:
     """A name ``write_program`` took from the model's residual labels."""
     return not re.fullmatch(r"L\d+_(cmp|state)\d+|answer|bos|L0_other_token", name)
 
-
-def shorter(written):
-    """``written`` (``write_program.WrittenProgram``) rewritten by ``readable_program``,
-    unless that is longer in definition lines (or the program is not one this pass reads)."""
-    import crasp
-    from crasp.decompile.write_program import WrittenProgram
-
-    try:
-        rewritten = readable_program(written.program)
-    except Unreadable:
-        return written
-    if len(rewritten.lines) > len(written.program.definitions):
-        return written
-    first, _, alphabet = written.text.splitlines()[:3]
-    header = [first, "// A definition per counted formula, and the answer.", alphabet]
-    text = "\n".join(header + rewritten.lines) + "\n"
-    program = crasp.parse_program(text, filename=written.program.filename)
-    return WrittenProgram(text, program)

@@ -29,6 +29,7 @@ refuses wider settings. The only remaining float operation is exp, identical in 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -223,3 +224,25 @@ def format_model(module: PrecisionTransformer, vocab, config):
         "depth": n_layers, "residual_labels": [f"h{i}" for i in range(d_model)],
         "program_sha256": "", "trained": {"language": config.language, "seed": config.seed,
                                           "precision": config.precision}}, tensors)
+
+
+def write_format_model(module, vocab, config, run_dir) -> None:
+    """A finished ``--precision`` run's best weights as a format model, ``RUN/model``
+    (``crasp.train.run.FORMAT_MODEL_DIR``); nothing for other runs."""
+    from crasp.train.run import FORMAT_MODEL_DIR
+
+    if config.precision is not None:
+        format_model(module, vocab, config).save(Path(run_dir) / FORMAT_MODEL_DIR, force=True)
+
+
+def remove_format_model(run_dir) -> None:
+    """Remove the format model an earlier ``--precision`` run left in ``run_dir`` (only a
+    compiled model crasp wrote there; anything else stays)."""
+    import shutil
+
+    from crasp.train.run import FORMAT_MODEL_DIR
+    from crasp.util.outputs import COMPILED_MODEL, holds
+
+    place = Path(run_dir) / FORMAT_MODEL_DIR
+    if holds(place, COMPILED_MODEL):
+        shutil.rmtree(place)
