@@ -11,26 +11,21 @@ from __future__ import annotations
 import itertools
 import re
 import statistics
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
 import crasp
-from crasp import syntax
 from crasp.compiler import compile_program
 from crasp.compiler.random_models import random_model
 from crasp.decompile import decompile_model
 from strategies import programs
+from test_decompile import COMPILABLE
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-EXAMPLES = [path for path in sorted(Path("examples").glob("*.crasp"))
-            if not any(isinstance(node, syntax.PositionTest)
-                       or (isinstance(node, syntax.Count) and node.relation is not None)
-                       for d in crasp.load_program(path).definitions
-                       for node in syntax.walk(d.expr))]
+EXAMPLES = COMPILABLE   # every example without positional predicates or local relations
 
 
 def lines(text: str) -> int:

@@ -79,16 +79,16 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
 
 def shorter(written: WrittenProgram) -> WrittenProgram:
     """``written`` rewritten by ``readable.readable_program``, unless that is longer in
-    definition lines (or the program is not one the pass reads)."""
+    definition lines or in characters (or the program is not one the pass reads)."""
     try:
         rewritten = readable_program(written.program)
     except Unreadable:
         return written
-    if len(rewritten.lines) > len(written.program.definitions):
-        return written
     first, _, alphabet = written.text.splitlines()[:3]
     header = [first, "// A definition per counted formula, and the answer.", alphabet]
     text = "\n".join(header + rewritten.lines) + "\n"
+    if len(rewritten.lines) > len(written.program.definitions) or len(text) > len(written.text):
+        return written   # inlining can repeat a wide formula: never more text either
     program = crasp.parse_program(text, filename=written.program.filename)
     return WrittenProgram(text, program)
 
