@@ -83,7 +83,7 @@ def test_models_no_program_made_stay_exact(seed):
 def test_equalities_names_and_parentheses():
     anbn = both(crasp.load_program("examples/anbn.crasp"))[1]
     assert anbn.text.splitlines()[3:] == ['a_after_b = "a" && #"b" >= 1',
-                                          'answer = #"a" == #"b" && #a_after_b == 0']
+                                          'answer = (#"a" == #"b") && #a_after_b == 0']
     dyck = both(crasp.load_program("examples/dyck1.crasp"))[1].text
     assert '#"(" == #")"' in dyck and ">=" not in dyck.split("answer =")[1]
     program = crasp.parse_program('alphabet "a" "b"\nx = ("a" && #"b" > 1) || #"a" != 2\n')
