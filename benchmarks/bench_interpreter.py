@@ -5,6 +5,12 @@ evaluation alone), and the same for the per-position pure-Python reference evalu
 test suite (the approach of Hahn's interpreter) on a 100-string sample, with the ratio.
 
     python benchmarks/bench_interpreter.py [--strings 10000] [--length 100]
+
+``--hahn-dir DIR`` (a checkout of m-hahn/c-rasp; the Python running this needs its
+``antlr4-python3-runtime``) measures instead Hahn's in-process evaluation (his ``parse_file``
+and ``Program.execute`` per input) against ``crasp.evaluate`` (encoding included) on his Dyck-1
+example ``examples/dyck1_yc24.cr``, on 1,000 random strings over ( ) of lengths 1 to 60 and on
+10,000 of lengths 1 to 100; his code is imported from DIR at run time, never copied here.
 """
 
 from __future__ import annotations
@@ -26,12 +32,39 @@ from reference import evaluate_at  # noqa: E402
 from timing import best_of  # noqa: E402
 
 
+def against_hahn(hahn_dir: str) -> None:
+    """Hahn's interpreter, in process, on his Dyck-1 example, and crasp on the same inputs."""
+    import random
+
+    sys.path.insert(0, hahn_dir)
+    from parser import parse_file   # noqa: his checkout's module
+
+    example = str(Path(hahn_dir) / "examples" / "dyck1_yc24.cr")
+    his = parse_file(example)
+    ours = crasp.load_program(example, dialect="hahn")
+    rng = random.Random(0)
+    for count, longest in ((1000, 60), (10_000, 100)):
+        strings = [[rng.choice("()") for _ in range(rng.randint(1, longest))]
+                   for _ in range(count)]
+        hahn = best_of(3, lambda: [his.execute(tokens) for tokens in strings])
+        interpreter = best_of(3, lambda: crasp.evaluate(ours, strings))
+        same = [bool(his.execute(t)) for t in strings[:200]] == \
+            crasp.evaluate(ours, strings[:200]).accept.tolist()
+        print(f"{count:,} strings of length 1-{longest}: Hahn {hahn * 1e3:.1f} ms, crasp "
+              f"(encoding included) {interpreter * 1e3:.1f} ms: {hahn / interpreter:.1f}x "
+              f"(same answers: {same})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--strings", type=int, default=10_000)
     parser.add_argument("--length", type=int, default=100)
     parser.add_argument("--baseline-strings", type=int, default=100)
+    parser.add_argument("--hahn-dir", help="compare with Hahn's interpreter in this checkout")
     args = parser.parse_args()
+    if args.hahn_dir:
+        against_hahn(args.hahn_dir)
+        return
     rng = np.random.default_rng(0)
     print(f"{'program':<10} {'interpreter tok/s':>18} {'(evaluate only)':>16} "
           f"{'reference tok/s':>16} {'ratio':>8}")

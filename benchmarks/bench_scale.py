@@ -1,4 +1,4 @@
-"""Scaling of depth-check, compile and fmt with the size of a program (issue 12, item 6).
+"""Scaling of the commands with the size of a program (issue 12, item 6; issue 32).
 
 A chain of N definitions, each using the one before (``x_i = x_{i-1} + 1`` and
 ``x_i = x_{i-1} - #"a"`` alternately, answer ``x_{N-1} > 0``), is run through each command as
@@ -8,6 +8,14 @@ scaling shows as a time ratio equal to the size ratio.
 
     python benchmarks/bench_scale.py                       # N = 5,000 and 50,000
     python benchmarks/bench_scale.py --sizes 5000,500000   # 500,000 definitions: about 10 MB
+
+``--expressions`` measures instead one long expression of N operands (issue 32: 10^5 within
+5 s per command): an ``&&`` chain, a ``+`` chain of counts, and an ``A && B || C && D || ...``
+chain (the form ``crasp decompile`` writes, once exponential in the reading that compares the
+two dialects), each through ``run``, ``depth-check`` and ``fmt``, with the CPU seconds of the
+process beside the wall clock (the machine is shared) and the ratio to the smallest N.
+
+    python benchmarks/bench_scale.py --expressions                    # N = 10,000 and 100,000
 """
 
 from __future__ import annotations
@@ -32,9 +40,17 @@ except SystemExit as stop:
     code = stop.code
 else:
     code = 0
-print("maxrss", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print("cpu", usage.ru_utime + usage.ru_stime, "maxrss", usage.ru_maxrss, file=sys.stderr)
 sys.exit(code)
 """
+
+EXPRESSIONS = {   # shape -> (the program of N operands, the input of crasp run)
+    "&& chain": (lambda n: 'p = "a"\nq = "b"\nx = ' + " && ".join(["p", "q"] * (n // 2)) + "\n"),
+    "+ chain": (lambda n: "c = " + " + ".join(['#"a"', '#"b"'] * (n // 2)) + "\nx = c > 0\n"),
+    "&&/|| pairs": (lambda n: 'p = "a"\nq = "b"\nx = ' + " || ".join(["p && q"] * (n // 2))
+                    + "\n"),
+}
 
 
 def chain_program(n: int) -> str:
@@ -44,8 +60,8 @@ def chain_program(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def measure(arguments: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak MiB of one ``crasp`` command."""
+def measure(arguments: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, peak MiB and CPU seconds of one ``crasp`` command."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", WRAPPER, *arguments], env=environment,
@@ -53,15 +69,40 @@ def measure(arguments: list[str]) -> tuple[float, float]:
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"crasp {' '.join(arguments)} failed:\n{done.stderr}")
-    peak = int(done.stderr.rsplit("maxrss", 1)[1].split()[0])
-    return elapsed, peak / 1024
+    report = done.stderr.rsplit("cpu", 1)[1].split()
+    return elapsed, int(report[2]) / 1024, float(report[0])
+
+
+def expressions(sizes: list[int]) -> None:
+    """One long expression per program, through run, depth-check and fmt."""
+    with tempfile.TemporaryDirectory() as scratch:
+        results: dict[tuple[str, str, int], tuple[float, float, float]] = {}
+        for shape, program_text in EXPRESSIONS.items():
+            for n in sizes:
+                program = Path(scratch) / f"expression{n}.crasp"
+                program.write_text(program_text(n))
+                for command in ("run", "depth-check", "fmt"):
+                    arguments = [command, str(program)] + (["a b"] if command == "run" else [])
+                    results[shape, command, n] = measure(arguments)
+                    seconds, peak, cpu = results[shape, command, n]
+                    base_cpu = results[shape, command, sizes[0]][2]
+                    print(f"{shape:>12} {command:>11}  N={n:>7,}  {seconds:6.2f} s wall  "
+                          f"{cpu:6.2f} s CPU  {peak:6.0f} MiB  CPU x{cpu / base_cpu:5.1f}  "
+                          f"(size x{n / sizes[0]:.0f})", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="5000,50000",
-                        help="definition counts, the first is the baseline")
-    sizes = [int(n) for n in parser.parse_args().sizes.split(",")]
+    parser.add_argument("--sizes", default=None,
+                        help="definition (or operand) counts, the first is the baseline")
+    parser.add_argument("--expressions", action="store_true",
+                        help="one long expression of N operands instead of N definitions")
+    options = parser.parse_args()
+    default = "10000,100000" if options.expressions else "5000,50000"
+    sizes = [int(n) for n in (options.sizes or default).split(",")]
+    if options.expressions:
+        expressions(sizes)
+        return
     with tempfile.TemporaryDirectory() as scratch:
         results: dict[tuple[str, int], tuple[float, float]] = {}
         for n in sizes:
@@ -72,7 +113,7 @@ def main() -> None:
                     ("depth-check", ["depth-check", str(program)]),
                     ("compile", ["compile", str(program), "-o", f"{scratch}/m{n}"]),
                     ("fmt", ["fmt", str(program)])):
-                results[command, n] = measure(arguments)
+                results[command, n] = measure(arguments)[:2]
                 seconds, peak = results[command, n]
                 base_seconds, base_peak = results[command, sizes[0]]
                 print(f"{command:>11}  N={n:>7,} ({megabytes:5.2f} MB)  {seconds:7.2f} s  "

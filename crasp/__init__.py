@@ -45,13 +45,15 @@ PROGRAMS_DIR = Path(str(resources.files("crasp") / "programs"))
 
 
 def parse_program(text: str, filename: str = "<string>", extra_alphabet: Sequence[str] = (),
-                  dialect: str = "crasp") -> Program:
+                  dialect: str = "crasp", count_answer: bool = False) -> Program:
     """Parse and type-check C-RASP source text; errors name ``filename:line:col``.
 
     ``extra_alphabet`` adds tokens that no literal in the program mentions.
     ``dialect="crasp"`` (the default) reads the conventional precedence; ``dialect="hahn"``
     reads the text exactly as Hahn's interpreter does (``crasp.hahn_parse``): his precedence,
-    redefinitions, predicate names free until imported.
+    redefinitions, predicate names free until imported, token literals that equal no input
+    token (``""``, ``"a b"``) read as false, and, with ``count_answer``, a count as the last
+    line (his interpreter prints its value).
 
     >>> program = parse_program('alphabet "a" "b"\\nmore_a = #"a" > #"b"')
     >>> program.alphabet, [d.name for d in program.definitions]
@@ -62,7 +64,8 @@ def parse_program(text: str, filename: str = "<string>", extra_alphabet: Sequenc
     if dialect not in DIALECTS:
         raise CraspError(f"unknown dialect {dialect!r} (expected one of {', '.join(DIALECTS)})")
     if dialect == "hahn":
-        return check(hahn_parse.parse(text, filename), tuple(extra_alphabet), dialect="hahn")
+        return check(hahn_parse.parse(text, filename), tuple(extra_alphabet), dialect="hahn",
+                     count_answer=count_answer)
     parsed = None
     try:
         parsed = parse(text, filename)
@@ -96,13 +99,14 @@ def read_program_text(path: str | Path) -> str:
 
 
 def load_program(path: str | Path, extra_alphabet: Sequence[str] = (),
-                 dialect: str = "crasp") -> Program:
+                 dialect: str = "crasp", count_answer: bool = False) -> Program:
     """Read, parse and type-check a C-RASP program file (any name; see ``parse_program``).
 
     >>> load_program(example("majority")).definitions[-1].name
     'majority'
     """
-    return parse_program(read_program_text(path), str(path), extra_alphabet, dialect)
+    return parse_program(read_program_text(path), str(path), extra_alphabet, dialect,
+                         count_answer)
 
 
 def example(name: str) -> Path:

@@ -19,13 +19,21 @@ meaning):
   its first atom's coefficient is positive (``e <= 0`` iff not ``-e + 1 <= 0``).
   Beyond ``MAX_TABLE_ATOMS`` atoms the connectives are kept as a tree instead.
 
+  Before that, a test whose outcome the atoms' ranges decide is folded to a constant: ``#P``
+  is in [0, inf), ``#[rel] P`` in [0, 1], ``min``/``max``/``if`` in the range of their operands,
+  a name is unbounded (so ``#"a" >= 0`` is ``true``, ``#[pred] P - 2 > 0`` is ``false``); and a
+  test is divided by the gcd of its coefficients (``2 * c <= 3`` is ``c <= 1``: counts are
+  integers). A count of a body that is false everywhere is 0; a conditional whose branches
+  have the same form is that form, and one whose condition is constant is its branch.
+
 Sound, not complete: a form never equates two different meanings, but two expressions that are
-equal for deeper reasons (``#"a" >= 0`` and ``true``) get different forms.
+equal for deeper reasons (``#("a" || "b") >= #"a"``) get different forms.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from typing import Hashable, Mapping
 
@@ -38,6 +46,8 @@ Linear = tuple[tuple[tuple[Hashable, int], ...], int]   # sorted (atom, coeffici
 _BOOLEAN = (syntax.TokenTest, syntax.BoolConst, syntax.PositionTest, syntax.Not, syntax.And,
             syntax.Or, syntax.Compare)
 _TESTS = {"<=": operator.le, "==": operator.eq}
+_FALSE, _TRUE = ("table", (), (False,)), ("table", (), (True,))   # constant Boolean forms
+_UNBOUNDED = (-math.inf, math.inf)
 
 
 def canonical(expr: syntax.Expr, definitions: Mapping[str, syntax.Expr] = {}) -> Hashable:
@@ -78,14 +88,23 @@ def _shifted(form: Linear, by: int) -> Linear:
 class _Canonical:
     def __init__(self, definitions: Mapping[str, syntax.Expr]):
         self.definitions = definitions
-        self.inlined_names = 0
+        self.inlined_names: set[str] = set()
+        self.ranges: dict[Hashable, tuple[float, float]] = {}   # count atom -> [low, high]
+        # forms by node identity: a conditional's branches are compared and then put in its
+        # atom, so without these a chain of k conditionals would be formed 4^k times
+        self.linear_forms: dict[int, Linear] = {}
+        self.boolean_forms: dict[int, Hashable] = {}
 
     def definition(self, node: syntax.Expr) -> syntax.Expr | None:
-        """The expression a name stands for, while the inlining stays small."""
+        """The expression a name stands for, while the inlining stays small (at most
+        MAX_INLINED_NAMES names, each inlined wherever it appears)."""
         if not isinstance(node, syntax.Ref) or node.name not in self.definitions:
             return None
-        self.inlined_names += 1
-        return self.definitions[node.name] if self.inlined_names <= MAX_INLINED_NAMES else None
+        if node.name not in self.inlined_names:
+            if len(self.inlined_names) >= MAX_INLINED_NAMES:
+                return None
+            self.inlined_names.add(node.name)
+        return self.definitions[node.name]
 
     def is_boolean(self, expr: syntax.Expr) -> bool:
         if isinstance(expr, syntax.Conditional):
@@ -96,6 +115,11 @@ class _Canonical:
     # ------------------------------------------------------------ counts
 
     def linear(self, expr: syntax.Expr) -> Linear:
+        if id(expr) not in self.linear_forms:
+            self.linear_forms[id(expr)] = self._linear(expr)
+        return self.linear_forms[id(expr)]
+
+    def _linear(self, expr: syntax.Expr) -> Linear:
         terms: dict[Hashable, int] = {}
         constant = 0
         stack = [(1, expr)]
@@ -112,27 +136,71 @@ class _Canonical:
                 stack.append((factor * node.factor, node.operand))
             elif isinstance(node, syntax.IntConst):
                 constant += factor * node.value
+            elif isinstance(node, syntax.Conditional) and (branch := self.branch(node)):
+                stack.append((factor, branch))
             else:
                 atom = self.count_atom(node)
+                if atom is None:   # a count of a body false everywhere
+                    continue
                 terms[atom] = terms.get(atom, 0) + factor
         return tuple(sorted(((a, c) for a, c in terms.items() if c), key=repr)), constant
 
-    def count_atom(self, node: syntax.Expr) -> Hashable:
+    def branch(self, node: syntax.Conditional) -> syntax.Expr | None:
+        """The branch a conditional always takes, or one of two branches with the same form."""
+        condition = self.boolean(node.condition)
+        if condition in (_TRUE, _FALSE):
+            return node.if_true if condition == _TRUE else node.if_false
+        same = self.linear(node.if_true) == self.linear(node.if_false)
+        return node.if_true if same else None
+
+    def range_of(self, form: Linear) -> tuple[float, float]:
+        terms, constant = form
+        low = high = constant
+        for atom, coefficient in terms:
+            atom_low, atom_high = self.ranges.get(atom, _UNBOUNDED)
+            ends = (coefficient * atom_low, coefficient * atom_high)
+            low, high = low + min(ends), high + max(ends)
+        return low, high
+
+    def count_atom(self, node: syntax.Expr) -> Hashable | None:
+        """The atom of a count that is not linear (None: a count that is always 0), with its
+        range recorded in ``ranges``."""
         if isinstance(node, syntax.Count):
+            body = self.boolean(node.body)
+            if body == _FALSE:
+                return None
             if node.relation is not None:   # 0 or 1: a Boolean atom of the truth table
-                return ("#[]", node.relation.offset, self.boolean(node.body))
-            return ("#", self.boolean(node.body))
+                atom: Hashable = ("#[]", node.relation.offset, body)
+                self.ranges[atom] = (0, 1)
+            else:
+                atom = ("#", body)
+                self.ranges[atom] = (0, math.inf)
+            return atom
         if isinstance(node, (syntax.Min, syntax.Max)):
-            return (type(node).__name__, frozenset((self.linear(node.left),
-                                                    self.linear(node.right))))
+            left, right = self.linear(node.left), self.linear(node.right)
+            atom = (type(node).__name__, frozenset((left, right)))
+            pick = min if isinstance(node, syntax.Min) else max
+            (left_low, left_high), (right_low, right_high) = (self.range_of(left),
+                                                              self.range_of(right))
+            self.ranges[atom] = (pick(left_low, right_low), pick(left_high, right_high))
+            return atom
         if isinstance(node, syntax.Conditional):
-            return ("if", self.boolean(node.condition), self.linear(node.if_true),
-                    self.linear(node.if_false))
+            if_true, if_false = self.linear(node.if_true), self.linear(node.if_false)
+            atom = ("if", self.boolean(node.condition), if_true, if_false)
+            (true_low, true_high), (false_low, false_high) = (self.range_of(if_true),
+                                                              self.range_of(if_false))
+            self.ranges[atom] = (min(true_low, false_low), max(true_high, false_high))
+            return atom
         return _name(node)
 
     # ------------------------------------------------------------ Booleans
 
     def boolean(self, expr: syntax.Expr) -> Hashable:
+        if id(expr) not in self.boolean_forms:
+            self.boolean_forms[id(expr)] = self._boolean(expr)
+        return self.boolean_forms[id(expr)]
+
+    def _boolean(self, expr: syntax.Expr) -> Hashable:
         atoms: list[Hashable] = []
         tree = self.connectives(expr, atoms)
         if len(atoms) > MAX_TABLE_ATOMS:
@@ -172,7 +240,8 @@ class _Canonical:
         return _atom(_name(expr), atoms)
 
     def comparison(self, node: syntax.Compare, atoms: list) -> Hashable:
-        difference = self.linear(syntax.Add(node.left, syntax.Scale(-1, node.right)))
+        # _linear: a node made here must not be cached by an identity that can be reused
+        difference = self._linear(syntax.Add(node.left, syntax.Scale(-1, node.right)))
         op, negate = node.op, False
         if op in (">", ">="):
             difference, op = _negated(difference), {">": "<", ">=": "<="}[op]
@@ -180,6 +249,12 @@ class _Canonical:
             difference, op = _shifted(difference, 1), "<="
         if op == "!=":
             op, negate = "==", True
+        decided = _decided(op, self.range_of(difference))
+        if decided is not None:
+            return decided != negate
+        difference = _divided_by_gcd(op, difference)
+        if difference is None:   # c1 * x + ... == k with the gcd of the c's not dividing k
+            return negate
         terms, constant = difference
         if all(atom[0] == "#[]" for atom, _ in terms):
             for atom, _ in terms:
@@ -193,6 +268,30 @@ class _Canonical:
                     difference, negate = _shifted(_negated(difference), 1), not negate
             test = _atom(("le" if op == "<=" else "eq", difference), atoms)
         return ("not", test) if negate else test
+
+
+def _decided(op: str, bounds: tuple[float, float]) -> bool | None:
+    """The outcome of ``e <= 0`` or ``e == 0`` when the range of e decides it."""
+    low, high = bounds
+    if op == "<=":
+        return True if high <= 0 else False if low > 0 else None
+    if low > 0 or high < 0:
+        return False
+    return True if low == high == 0 else None
+
+
+def _divided_by_gcd(op: str, form: Linear) -> Linear | None:
+    """``form <= 0`` or ``form == 0`` with the coefficients divided by their gcd g (atoms are
+    integers: sum c x + k <= 0 iff sum (c/g) x + ceil(k/g) <= 0; for == it needs g | k, and
+    None means never equal)."""
+    terms, constant = form
+    divisor = math.gcd(*(c for _, c in terms)) if terms else 1
+    if divisor <= 1:
+        return form
+    if op == "==" and constant % divisor:
+        return None
+    shifted = -(-constant // divisor) if op == "<=" else constant // divisor
+    return tuple((a, c // divisor) for a, c in terms), shifted
 
 
 def _name(node: syntax.Expr) -> Hashable:

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
+from crasp.util.inputs import can_be_input_token
 from crasp.parse import ParsedProgram, Statement
 from crasp.syntax import BOOL, COUNT, Span, Type
 
@@ -45,6 +46,7 @@ class _Checker:
         self.later_names = {s.name: s.name_span for s in parsed.statements if s.kind == "assign"}
         self.declared_alphabet: tuple[str, ...] | None = None
         self.literal_tokens: list[str] = []
+        self.rewrites: list[tuple[int, str]] = []
 
     def error(self, message: str, span: Span | None, expected: str | None = None,
               note: str | None = None) -> ProgramError:
@@ -53,7 +55,7 @@ class _Checker:
 
     # ------------------------------------------------------------ statements
 
-    def program(self, extra_alphabet: tuple[str, ...]) -> syntax.Program:
+    def program(self, extra_alphabet: tuple[str, ...], count_answer: bool) -> syntax.Program:
         statements = self.parsed.statements
         for statement in statements:
             if statement.kind == "import":
@@ -72,16 +74,21 @@ class _Checker:
                              expected="at least one line NAME = expression; the last one is "
                                       "the program's answer")
         answer = definitions[-1]
-        if answer.type != BOOL:
+        if answer.type != BOOL and not (self.hahn and count_answer):
             raise self.error(f"the program's answer '{self._shown(answer)}' is a count",
                              answer.expr.span or answer.span,
                              expected="a Boolean last line, for example a comparison such as "
-                                      "#\"a\" > 0")
+                                      "#\"a\" > 0",
+                             note="Hahn's interpreter prints the count at the last position; "
+                                  "so does crasp run --dialect hahn" if self.hahn else None)
         alphabet = self._alphabet(extra_alphabet)
         return syntax.Program(tuple(definitions), alphabet,
                               declared_alphabet=self.declared_alphabet is not None,
                               imports=tuple(self.imports), source=self.parsed.source,
-                              filename=self.parsed.filename)
+                              filename=self.parsed.filename,
+                              header_lines=tuple(s.span.line for s in statements
+                                                 if s.kind in ("import", "alphabet")),
+                              rewrites=tuple(self.rewrites))
 
     @staticmethod
     def _shown(definition: syntax.Definition) -> str:
@@ -110,8 +117,14 @@ class _Checker:
         expr, type_ = self.expr(statement.expr)
         source_name = statement.name if statement.kind == "assign" else syntax.ANSWER_NAME
         name = source_name
-        if source_name in self.internal or source_name in self.imports:
+        if source_name in self.internal or source_name in self.imports or (
+                self.hahn and source_name in RESERVED_BUILTINS):
             name = self.fresh_name(source_name)   # Hahn's dialect: a redefinition
+            why = ("a redefinition" if source_name in self.internal else
+                   "an imported predicate's name" if source_name in self.imports else
+                   f"crasp's dialect reserves '{source_name}' for {source_name}(...)")
+            self.rewrites.append((statement.span.line, f"'{source_name}' defined here is "
+                                                       f"named '{name}' ({why})"))
         self.internal[source_name] = name
         self.defined[name] = (type_, statement.name_span or statement.span)
         return syntax.Definition(name, expr, type_, bare=statement.kind == "bare",
@@ -164,6 +177,11 @@ class _Checker:
         return method(node, *parts)
 
     def expr_TokenTest(self, node: syntax.TokenTest):
+        if not can_be_input_token(node.token):   # only Hahn's parser reads such literals
+            self.rewrites.append((node.span.line if node.span else 0,
+                                  f"the token literal \"{node.token}\" equals no input token "
+                                  "(inputs are split on whitespace), so it is written false"))
+            return syntax.BoolConst(False, span=node.span), BOOL
         if self.declared_alphabet is not None and node.token not in self.declared_alphabet:
             raise self.error(f"token \"{node.token}\" is not in the declared alphabet", node.span,
                              expected="one of " + " ".join(f'"{t}"' for t in self.declared_alphabet))
@@ -210,13 +228,13 @@ class _Checker:
         self.expect(node.operand, BOOL, type_, "'!'",
                     "a Boolean after '!'; prefix operators bind tightest, so write !(c < d) "
                     "to negate a comparison")
-        return replace(node, operand=operand), BOOL
+        return _with(node, operand=operand), BOOL
 
     def _pair(self, node, parts, type_: Type, symbol: str, expected: str):
         (left, left_type), (right, right_type) = parts
         for side, side_type in ((node.left, left_type), (node.right, right_type)):
             self.expect(side, type_, side_type, symbol, expected)
-        return replace(node, left=left, right=right), type_
+        return _with(node, left=left, right=right), type_
 
     def _boolean_pair(self, node, parts, symbol: str):
         return self._pair(node, parts, BOOL, f"'{symbol}'",
@@ -236,7 +254,7 @@ class _Checker:
                 raise self.error(f"'{node.op}' compares counts, but this is a Boolean", side.span,
                                  expected="counts on both sides; to compare Booleans use "
                                           "&&, || and !")
-        return replace(node, left=left, right=right), BOOL
+        return _with(node, left=left, right=right), BOOL
 
     def expr_Count(self, node: syntax.Count, checked):
         if node.relation is not None and node.relation.name in predicates.IMPORTABLE_RELATIONS:
@@ -246,7 +264,7 @@ class _Checker:
             raise self.error("'#' counts positions where a Boolean holds, but this is a count",
                              node.body.span,
                              expected="a Boolean after '#'; counts cannot be counted")
-        return replace(node, body=body), COUNT
+        return _with(node, body=body), COUNT
 
     def _count_pair(self, node, parts, symbol: str):
         return self._pair(node, parts, COUNT, symbol,
@@ -268,7 +286,7 @@ class _Checker:
         operand, type_ = checked
         self.expect(node.operand, COUNT, type_, "'*'",
                     "a count multiplied by an integer literal; to count a Boolean P write #P")
-        return replace(node, operand=operand), COUNT
+        return _with(node, operand=operand), COUNT
 
     def expr_Conditional(self, node: syntax.Conditional, *parts):
         (condition, condition_type), (if_true, true_type), (if_false, false_type) = parts
@@ -278,10 +296,38 @@ class _Checker:
             raise self.error(f"the branches of 'if' have different types: {_ARTICLE[true_type]} "
                              f"and {_ARTICLE[false_type]}", node.span,
                              expected="two counts or two Booleans")
-        return replace(node, condition=condition, if_true=if_true, if_false=if_false), true_type
+        return _with(node, condition=condition, if_true=if_true, if_false=if_false), true_type
+
+
+def _with(node: syntax.Expr, **children: syntax.Expr) -> syntax.Expr:
+    """``node`` with its children replaced by the checked ones; the node itself where they are
+    the same objects (most are: a new node for each would double the time to check a long
+    expression)."""
+    if all(getattr(node, field) is child for field, child in children.items()):
+        return node
+    return replace(node, **children)
 
 
 def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = (),
-          dialect: str = "crasp") -> syntax.Program:
-    """Resolve and type a parsed program; raise ``ProgramError`` on the first problem."""
-    return _Checker(parsed, dialect).program(tuple(extra_alphabet))
+          dialect: str = "crasp", count_answer: bool = False) -> syntax.Program:
+    """Resolve and type a parsed program; raise ``ProgramError`` on the first problem.
+
+    ``count_answer`` lets a program read in Hahn's dialect end with a count, whose value his
+    interpreter prints (``crasp run --dialect hahn`` does too); every other use needs a Boolean.
+    """
+    return _Checker(parsed, dialect).program(tuple(extra_alphabet), count_answer)
+
+
+def check_expression(program: syntax.Program, index: int, expr: syntax.Expr
+                     ) -> tuple[syntax.Expr, Type]:
+    """``expr`` resolved and typed where definition ``index`` of ``program`` stands (the names
+    defined before it, the program's imports and alphabet): how Hahn's reading of that line is
+    compared with crasp's. Raises ``ProgramError`` when it is not well typed."""
+    checker = _Checker(ParsedProgram((), program.source, program.filename), "crasp")
+    checker.imports = {name: None for name in program.imports}
+    if program.declared_alphabet:
+        checker.declared_alphabet = program.alphabet
+    for definition in program.definitions[:index]:
+        checker.internal[definition.name] = definition.name
+        checker.defined[definition.name] = (definition.type, definition.span)
+    return checker.expr(expr)

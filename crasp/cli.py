@@ -26,6 +26,7 @@ from crasp.util.outputs import OutputError, writing
 from crasp.util.standard_output import checked_standard_output
 from crasp.util.tables import format_table
 from crasp.trace import write_trace
+from crasp.verify.cli import prove_equivalence, prove_option
 
 LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without importing it)
     "compile": ("crasp.compiler.cli:compile_command",
@@ -34,6 +35,10 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
                   "Turn a fixed-precision transformer into a C-RASP program of the same depth."),
     "extract": ("crasp.train.extract_cli:extract_command",
                 "Quantize a trained float run and decompile it, with its fidelity measured."),
+    "equiv": ("crasp.verify.cli:equiv_command",
+              "Decide whether two programs answer the same on every string up to a length."),
+    "check": ("crasp.verify.cli:check_command",
+              "Decide whether a program's language is empty, universal or includes another's."),
     "languages": ("crasp.languages.cli:languages_command",
                   "List the built-in languages, their depths and reference programs."),
     "generate": ("crasp.languages.cli:generate_command",
@@ -45,7 +50,9 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
     "report": ("crasp.train.report.cli:report_command",
                "Tabulate and plot a sweep directory."),
     "export": ("crasp.export.cli:export_command",
-               "Write a compiled or trained model as an ONNX graph."),
+               "Write a model as an ONNX graph, for TransformerLens or Hugging Face."),
+    "zoo": ("crasp.zoo.cli:zoo_command",
+            "Build, check or score a collection of compiled models with ground-truth circuits."),
     "eval": ("crasp.train.evaluate:eval_command",
              "Score a compiled or trained model on a language's test bins."),
     "analyze": ("crasp.train.analysis.cli:analyze_command",
@@ -134,10 +141,17 @@ Evaluator = Callable[[list[list[str]], int], tuple[np.ndarray, np.ndarray]]
 """(a batch of token lists, the number of its first input) -> (accept, output)."""
 
 
+def _answers(evaluation: crasp.Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    """(the answer at each input's end, at each position): Booleans, or the counts of a count
+    answer (``--dialect hahn``, whose last line may be a count: Hahn prints its value)."""
+    if evaluation.program.answer.type == crasp.syntax.COUNT:
+        return evaluation.answer_at_end, evaluation.trace[evaluation.program.answer.name]
+    return evaluation.accept, evaluation.output
+
+
 def _interpreter(program: crasp.Program, strict_alphabet: bool) -> Evaluator:
     def evaluate(inputs, first_number):
-        evaluation = crasp.interpret.evaluate(program, inputs, strict_alphabet, first_number)
-        return evaluation.accept, evaluation.output
+        return _answers(crasp.interpret.evaluate(program, inputs, strict_alphabet, first_number))
     return evaluate
 
 
@@ -175,7 +189,8 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
             as_json: bool, strict_alphabet: frozenset[str] | None = None) -> None:
     """Print one line per input of ``batch``, in one write (and flush). With
     ``strict_alphabet``, the inputs before the first with a token outside it are answered, and
-    that one then refused by ``evaluate``."""
+    that one then refused by ``evaluate``. A count answer (``--dialect hahn``) prints its
+    value, as Hahn's interpreter does; ``--json`` gives it as "count"."""
     if strict_alphabet is not None:
         refused = next((offset for offset, (_, tokens) in enumerate(batch)
                         if not strict_alphabet.issuperset(tokens)), None)
@@ -185,16 +200,17 @@ def _report(batch: list[tuple[str, list[str]]], first_id: int, evaluate: Evaluat
     if not batch:
         return
     accept, output = evaluate([tokens for _, tokens in batch], first_id)
+    value, key = (bool, "accept") if accept.dtype == bool else (int, "count")
     lines = []
     for offset, (shown, tokens) in enumerate(batch):
         input_id = first_id + offset
         if as_json:
             lines.append(json.dumps({
-                "id": input_id, "tokens": tokens, "accept": bool(accept[offset]),
-                "output": [bool(v) for v in output[offset, :len(tokens)]],
+                "id": input_id, "tokens": tokens, key: value(accept[offset]),
+                "output": [value(v) for v in output[offset, :len(tokens)]],
             }))
         else:
-            lines.append(f"{input_id} {shown}: {bool(accept[offset])}")
+            lines.append(f"{input_id} {shown}: {value(accept[offset])}")
     click.echo("\n".join(lines))
 
 
@@ -229,7 +245,9 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
       printf 'ab\\naab\\n' | crasp run examples/majority.crasp --json
       crasp run --model dyck1.model "( )"
 
-    Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position).
+    Prints Hahn-compatible lines "ID INPUT: True|False" (the answer at the last position;
+    with --dialect hahn a last line that is a count prints its value, as Hahn's interpreter
+    does, and --json gives it as "count" instead of "accept").
     Inputs with spaces are token lists; inputs without are split into characters when every
     symbol of the alphabet is one character (with --dialect hahn, as in Hahn's interpreter,
     they are one token). An empty argument is the empty input. Standard input is answered
@@ -246,7 +264,8 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
     else:
         if not args:
             raise click.UsageError("missing PROG (a .crasp file), or --model DIR")
-        program = load_program_argument(args[0], split_tokens(extra_alphabet), dialect)
+        program = load_program_argument(args[0], split_tokens(extra_alphabet), dialect,
+                                        count_answer=True)
         evaluate, alphabet = _interpreter(program, strict_alphabet), program.alphabet
         token_args = list(args[1:])
     split_characters = dialect != "hahn"   # his interpreter splits inputs on whitespace only
@@ -265,7 +284,7 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         token_lists = [tokens for _, tokens in collected]
         evaluation = crasp.evaluate(program, token_lists, strict_alphabet)
         write_trace(trace_path, evaluation, token_lists, force)
-        _report(collected, 1, lambda *_: (evaluation.accept, evaluation.output), as_json)
+        _report(collected, 1, lambda *_: _answers(evaluation), as_json)
         click.echo(f"Trace written to {trace_path}", err=True)
         return
     known = frozenset(alphabet) if strict_alphabet else None
@@ -277,8 +296,11 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
 
 
 def _depth_table(report: crasp.depth.DepthReport) -> str:
-    rows = [("name", "type", "depth", "line", "")] + [
-        (d.name, d.type, str(d.depth), str(d.line or ""), "" if d.used else "unused")
+    """Every definition's depth; a column of the TL[◁#]^pos depth where it differs anywhere."""
+    local = any(d.tl_pos_depth != d.depth for d in report.definitions)
+    rows = [("name", "type", "depth", *(("TL^pos",) if local else ()), "line", "")] + [
+        (d.name, d.type, str(d.depth), *((str(d.tl_pos_depth),) if local else ()),
+         str(d.line or ""), "" if d.used else "unused")
         for d in report.definitions
     ]
     return "\n".join(format_table(rows))
@@ -321,8 +343,10 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
       crasp depth-check examples/dyck1.crasp --verify --json
 
     A token test or constant has depth 0, each count adds one level, everything else takes
-    the maximum of its operands; the program's depth is its answer's. Exit status 1 when the
-    depth exceeds --max-depth or when --verify finds a disagreement.
+    the maximum of its operands; the program's depth is its answer's (the compiled model's
+    layer count). Also printed: Knee-Deep's TL[◁#]^pos depth, where a local relation
+    (#[offset(c)] P) adds no level. Exit status 1 when the depth exceeds --max-depth or when
+    --verify finds a disagreement.
     """
     program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
     report = crasp.analyze(program)
@@ -350,6 +374,9 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
         click.echo(_depth_table(report))
         click.echo(f"\nprogram depth: {report.depth} (answer: {program.answer.name})")
         click.echo("critical path: " + " <- ".join(report.critical_path))
+        click.echo(f"TL[◁#]^pos depth: {report.tl_pos_depth} (Knee-Deep App. E/F: local relations"
+                   f" are the depth-free Y; mod adds no depth in either measure)")
+        click.echo("TL[◁#]^pos critical path: " + " <- ".join(report.tl_pos_critical_path))
         click.echo("unused: " + (", ".join(report.unused) or "none"))
         if max_depth is not None:
             verdict = "within" if result["within_budget"] else "EXCEEDS"
@@ -364,23 +391,37 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 @click.option("--write", "-w", is_flag=True,
               help="Rewrite PROG in place: through a symbolic link, into the same file (hard "
                    "links and the mode stay); a failed write puts the old text back.")
+@prove_option
 @dialect_option
-def fmt_command(program_path, write, dialect):
+def fmt_command(program_path, write, prove_length, dialect):
     """Print PROG in canonical form, keeping its comments and blank lines.
 
     The output means the same under crasp's and Hahn's parsers (parentheses wherever their
     readings would differ) and is a fixed point of fmt. With --dialect hahn, PROG is read as
     Hahn's interpreter reads it and rewritten as conventional text with the same meaning (a
-    redefined name x becomes x_2 from its redefinition on).
+    redefined name x becomes x_2 from its redefinition on, a definition named mod or offset
+    mod_2 or offset_2, a token literal that no input token equals, such as "" or "a b",
+    false); a note on stderr names each such change.
 
     \b
       crasp fmt examples/anbncn.crasp
       crasp fmt -w my_program.crasp
-      crasp fmt --dialect hahn his_program.cr
+      crasp fmt --dialect hahn his_program.cr --prove
+
+    --prove [N] reads the printed text back (in the conventional dialect) and checks with
+    crasp equiv that it answers as PROG (read in --dialect) on every string of length ≤ N;
+    exit status 1, and nothing written, if not.
     """
     if write and program_path == STDIN_NAME:
         raise click.UsageError("--write needs a file, not - (stdin)")
-    text = crasp.format_source(load_program_argument(program_path, dialect=dialect))
+    program = load_program_argument(program_path, dialect=dialect)
+    text = crasp.format_source(program)
+    for line, rewrite in program.rewrites:   # Hahn's reading in crasp's dialect: say what changed
+        click.echo(f"{program.filename}:{line}: note: {rewrite}", err=True)
+    if prove_length is not None:
+        printed = crasp.parse_program(text, f"{program.filename} (formatted)")
+        if not prove_equivalence(program, printed, prove_length, "fmt --prove"):
+            sys.exit(1)
     if write:  # through a symbolic link, into the same file: links and mode stay
         with writing(program_path, "formatted program"):
             rewrite_in_place(program_path, text.encode("utf-8"))

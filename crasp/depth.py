@@ -10,6 +10,13 @@ does not use are reported but do not count.
 The definition DAG (an edge from each definition to every definition that uses it) is a
 ``networkx.DiGraph``; the critical path is a chain of definitions, from the answer down, each
 reached through the use that sets its user's depth.
+
+A second measure, Knee-Deep's TL[◁#]^pos depth (App. E/F): there a local relation is the
+operator Y ("φ held one position back"), which adds no depth, so a guarded count
+``#[offset(c)] P`` (0 or 1: whether Y^c P holds) has depth(P) instead of depth(P) + 1; MOD adds
+none in either measure. ``analyze`` reports both, each with its critical path
+(``tl_pos_depth``, ``tl_pos_critical_path``); they differ only for local relations. The
+compiler builds crasp's depth in layers (a local count needs an attention layer).
 """
 
 from __future__ import annotations
@@ -21,7 +28,15 @@ import networkx as nx
 from crasp import syntax
 
 
-def expr_depth(expr: syntax.Expr, depths: dict[str, int]) -> int:
+def _level(node: syntax.Expr, local_free: bool) -> int:
+    """The levels ``node`` adds: 1 for a count, except a guarded (local) count in Knee-Deep's
+    TL[◁#]^pos measure (``local_free``), where it is the depth-free Y."""
+    if not isinstance(node, syntax.Count):
+        return 0
+    return 0 if local_free and node.relation is not None else 1
+
+
+def expr_depth(expr: syntax.Expr, depths: dict[str, int], local_free: bool = False) -> int:
     """Depth of one expression, given the depths of the names it uses: the largest, over the
     names and constants it reads, of the definition's depth plus the counts enclosing the use
     (the same as the recursive rule above, computed with a stack, so any nesting works)."""
@@ -31,14 +46,13 @@ def expr_depth(expr: syntax.Expr, depths: dict[str, int]) -> int:
         if isinstance(node, syntax.Ref):
             deepest = max(deepest, depths[node.name] + counts)
             continue
-        if isinstance(node, syntax.Count):
-            counts += 1
-            deepest = max(deepest, counts)
+        counts += _level(node, local_free)
+        deepest = max(deepest, counts)
         stack.extend((child, counts) for child in syntax.children(node))
     return deepest
 
 
-def references(expr: syntax.Expr) -> list[tuple[str, int]]:
+def references(expr: syntax.Expr, local_free: bool = False) -> list[tuple[str, int]]:
     """Each name used in ``expr`` with the number of counts that enclose the use."""
     found: list[tuple[str, int]] = []
     stack = [(expr, 0)]
@@ -46,7 +60,7 @@ def references(expr: syntax.Expr) -> list[tuple[str, int]]:
         node, counts = stack.pop()
         if isinstance(node, syntax.Ref):
             found.append((node.name, counts))
-        inner = counts + 1 if isinstance(node, syntax.Count) else counts
+        inner = counts + _level(node, local_free)
         stack.extend((child, inner) for child in syntax.children(node))
     return found
 
@@ -67,6 +81,7 @@ class DefinitionDepth:
     depth: int
     used: bool
     line: int | None
+    tl_pos_depth: int = 0   # Knee-Deep's TL[◁#]^pos measure (local relations add no depth)
 
 
 @dataclass(frozen=True)
@@ -76,27 +91,33 @@ class DepthReport:
     critical_path: tuple[str, ...]
     unused: tuple[str, ...]
     graph: nx.DiGraph
+    tl_pos_depth: int = 0
+    tl_pos_critical_path: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {
             "depth": self.depth,
             "definitions": [
-                {"name": d.name, "type": d.type, "depth": d.depth, "used": d.used, "line": d.line}
+                {"name": d.name, "type": d.type, "depth": d.depth, "used": d.used, "line": d.line,
+                 "tl_pos_depth": d.tl_pos_depth}
                 for d in self.definitions
             ],
             "critical_path": list(self.critical_path),
             "unused": list(self.unused),
+            "tl_pos_depth": self.tl_pos_depth,
+            "tl_pos_critical_path": list(self.tl_pos_critical_path),
         }
 
 
-def definition_depths(program: syntax.Program) -> dict[str, int]:
+def definition_depths(program: syntax.Program, local_free: bool = False) -> dict[str, int]:
     depths: dict[str, int] = {}
     for definition in program.definitions:
-        depths[definition.name] = expr_depth(definition.expr, depths)
+        depths[definition.name] = expr_depth(definition.expr, depths, local_free)
     return depths
 
 
-def _critical_path(program: syntax.Program, depths: dict[str, int]) -> tuple[str, ...]:
+def _critical_path(program: syntax.Program, depths: dict[str, int],
+                   local_free: bool = False) -> tuple[str, ...]:
     by_name = {definition.name: definition for definition in program.definitions}
     path = [program.answer.name]
     while True:
@@ -104,7 +125,8 @@ def _critical_path(program: syntax.Program, depths: dict[str, int]) -> tuple[str
         target = depths[definition.name]
         chosen = None
         # Prefer the use under the fewest counts: it carries the most of the depth itself.
-        for name, counts in sorted(references(definition.expr), key=lambda r: r[1]):
+        for name, counts in sorted(references(definition.expr, local_free),
+                                   key=lambda r: r[1]):
             if depths[name] + counts == target:
                 chosen = name
                 break
@@ -123,12 +145,13 @@ def analyze(program: syntax.Program) -> DepthReport:
     (2, [('x', 1), ('y', 2)], ('y', 'x'))
     """
     depths = definition_depths(program)
+    tl_pos = definition_depths(program, local_free=True)
     graph = dependency_graph(program)
     answer = program.answer.name
     used = nx.ancestors(graph, answer) | {answer}
     report = tuple(
         DefinitionDepth(d.name, d.type, depths[d.name], d.name in used,
-                        d.span.line if d.span else None)
+                        d.span.line if d.span else None, tl_pos[d.name])
         for d in program.definitions
     )
     return DepthReport(
@@ -137,6 +160,8 @@ def analyze(program: syntax.Program) -> DepthReport:
         critical_path=_critical_path(program, depths),
         unused=tuple(d.name for d in program.definitions if d.name not in used),
         graph=graph,
+        tl_pos_depth=tl_pos[answer],
+        tl_pos_critical_path=_critical_path(program, tl_pos, local_free=True),
     )
 
 

@@ -130,7 +130,9 @@ def _print(expr: syntax.Expr, texts: list[str], operand) -> str:
         return "!" + operand(0, PREFIX)
     if isinstance(expr, syntax.Count):
         guard = f"[{_relation(expr.relation)}] " if expr.relation else ""
-        return "#" + guard + operand(0, PREFIX)
+        body = operand(0, PREFIX)
+        # Both lexers read "#import" (Hahn's also "#importx") as the keyword, never as a count.
+        return "#" + guard + (" " if not guard and body.startswith("import") else "") + body
     if isinstance(expr, (syntax.Min, syntax.Max)):
         name = "min" if isinstance(expr, syntax.Min) else "max"
         return f"{name}({texts[0]}, {texts[1]})"
@@ -188,15 +190,34 @@ def has_one_reading(expr: syntax.Expr) -> bool:
 
 def format_definition_expr(expr: syntax.Expr) -> str:
     text = format_expr(expr)
-    return text if has_one_reading(expr) or _reads_back(expr, text) else \
-        format_parenthesized(expr)
+    return text if has_one_reading(expr) or _is_flat_chain(text) or _reads_back(expr, text) \
+        else format_parenthesized(expr)
+
+
+def _is_flat_chain(text: str) -> bool:
+    """Whether ``text`` is a chain without parentheses that both parsers read alike
+    (``crasp.hahn.is_flat_chain``); ``format_expr`` prints such a chain only for the tree that
+    crasp's precedence builds from it, so the read-back check cannot fail."""
+    from crasp import hahn, hahn_parse
+
+    try:
+        statements = hahn_parse.tokenize(text, "<fmt>")
+    except ProgramError:
+        return False
+    return len(statements) == 1 and hahn.is_flat_chain(statements[0])
+
+
+def _header(program: syntax.Program) -> list[str]:
+    """The ``#import`` lines and the ``alphabet`` line."""
+    lines = [f"#import {name}" for name in program.imports]
+    if program.declared_alphabet:
+        lines.append("alphabet " + " ".join(f'"{t}"' for t in program.alphabet))
+    return lines
 
 
 def _lines(program: syntax.Program) -> list[tuple[int | None, str]]:
-    """(source line or None, text) of every statement, in program order."""
-    lines: list[tuple[int | None, str]] = [(None, f"#import {name}") for name in program.imports]
-    if program.declared_alphabet:
-        lines.append((None, "alphabet " + " ".join(f'"{t}"' for t in program.alphabet)))
+    """(source line or None, text) of every definition, after the header lines (line None)."""
+    lines: list[tuple[int | None, str]] = [(None, text) for text in _header(program)]
     for definition in program.definitions:
         text = format_definition_expr(definition.expr)
         lines.append((definition.span.line if definition.span else None,
@@ -215,29 +236,49 @@ def format_program(program: syntax.Program) -> str:
 
 
 def format_source(program: syntax.Program) -> str:
-    """The program's source with each definition in canonical form; comments and blank lines,
-    ``#import`` and ``alphabet`` lines are kept where they are."""
+    """The program's source with each statement in canonical form; comments and blank lines
+    are kept where they are (the header statements, ``#import`` and ``alphabet``, all at the
+    first of their lines: both readers take them before any definition).
+
+    Lines are what both parsers count as lines: text between line feeds (a form feed, a
+    U+2028 or a carriage return inside a comment is part of the comment). A carriage return
+    left in a comment becomes a space (Hahn's lexer would end the comment there), and only
+    spaces and tabs are kept before a comment (the only blanks Hahn's lexer skips)."""
     if not program.source:
         return format_program(program)
     by_line = {line: text for line, text in _lines(program) if line is not None}
+    header_lines = sorted(program.header_lines)
+    if header_lines:
+        by_line[header_lines[0]] = "\n".join(_header(program))
+    continued = {number for d in program.definitions if d.span   # a literal over lines (Hahn)
+                 for number in range(d.span.line + 1, d.span.end_line + 1)}
     out = []
-    for number, line in enumerate(program.source.splitlines(), start=1):
-        if number not in by_line:
-            out.append(line.rstrip())
+    for number, line in enumerate(program.source.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        # a line that continues a statement starts inside the literal that the newline is in
+        comment = _trailing_comment(line, number in continued).replace("\r", " ").rstrip()
+        if number in continued:
+            out[-1] += f"  {comment}" if comment else ""
             continue
-        comment = _trailing_comment(line)
-        out.append(by_line[number] + (f"  {comment}" if comment else ""))
+        if number in by_line:
+            out.append(by_line[number] + (f"  {comment}" if comment else ""))
+        elif number in header_lines:
+            out.extend([comment] if comment else [])
+        elif comment:
+            indent = line[:len(line) - len(line.lstrip())]
+            out.append("".join(c for c in indent if c in " \t") + comment)
+        else:
+            out.append("")
     while out and not out[-1]:
         out.pop()
     return "\n".join(out) + "\n"
 
 
-def _trailing_comment(line: str) -> str:
-    """The ``//`` comment at the end of a statement line ("" if none); quotes are skipped."""
-    in_string = False
+def _trailing_comment(line: str, in_string: bool = False) -> str:
+    """The ``//`` comment of a line ("" if none); quotes are skipped."""
     for index, char in enumerate(line):
         if char == '"':
             in_string = not in_string
         elif not in_string and line.startswith("//", index):
-            return line[index:].rstrip()
+            return line[index:]
     return ""

@@ -35,7 +35,8 @@ Derivation of the reading, from how ANTLR 4 generates a parser for it:
 
 The parser memoizes, for every (rule, precedence, position), the ends it can reach in the order
 the decisions would try them, with the first tree for each end (later trees with the same end
-can never be preferred: every continuation open to them is open to the first).
+can never be preferred: every continuation open to them is open to the first), computed lazily:
+only as far as a caller reads them, so the greedy parse that usually succeeds costs linear work.
 
 Tokens follow his lexer: ``#import``, ``true``, ``false``, ``if``, ``else``, ``min``, ``max``
 are keywords; a string literal is anything between double quotes; only spaces and tabs are
@@ -56,7 +57,7 @@ from crasp.syntax import Span
 
 _KEYWORDS = {"true": "TRUE", "false": "FALSE", "if": "IF", "else": "ELSE", "min": "MIN",
              "max": "MAX"}
-_LEXEMES = re.compile(r"""
+_LEXEMES = re.compile(r"""[ \t]*(?:      # the blanks before a lexeme are skipped with it
     (?P<COMMENT>//[^\r\n]*)
   | (?P<IMPORT>\#import)
   | (?P<VARIABLE>[a-zA-Z_][a-zA-Z_0-9]*)
@@ -64,8 +65,8 @@ _LEXEMES = re.compile(r"""
   | (?P<INT>[0-9]+)
   | (?P<OP>&&|\|\||==|!=|<=|>=|[!<>=?:+\-*\#()\[\],])
   | (?P<NL>(\r?\n)+)
-  | (?P<WS>[ \t]+)
-""", re.VERBOSE)
+  | (?P<END>$)
+)""", re.VERBOSE)
 _COMPARISONS = ("<", ">", "==", "!=", "<=", ">=")   # in the order of bool_expr's alternatives
 _COUNT_STARTS = frozenset({"#", "VARIABLE", "INT", "MAX", "MIN", "("})
 _BOOL_STARTS = _COUNT_STARTS | {"STRING", "!", "TRUE", "FALSE"}
@@ -87,28 +88,40 @@ class Token:
 def tokenize(source: str, filename: str) -> list[list[Token]]:
     """Hahn's lexer: the tokens of each newline-separated statement (empty ones dropped)."""
     statements: list[list[Token]] = [[]]
+    current = statements[0]
     line, line_start, position = 1, 0, 0
+    match_at, keywords = _LEXEMES.match, _KEYWORDS
     while position < len(source):
-        match = _LEXEMES.match(source, position)
-        column = position - line_start + 1
+        match = match_at(source, position)
         if match is None:
+            position += len(source[position:]) - len(source[position:].lstrip(" \t"))
+            column = position - line_start + 1
             raise ProgramError(f"unexpected character {source[position]!r}", source=source,
                                filename=filename, span=Span(line, column, line, column + 1),
                                expected="a token of Hahn's grammar")
-        kind, text = match.lastgroup, match.group()
-        end_line = line + text.count("\n")
-        end_column = (len(text) - text.rfind("\n") if "\n" in text else column + len(text))
+        kind = match.lastgroup
+        start, position = match.start(kind), match.end()
         if kind == "NL":
-            statements.append([])
-        elif kind not in ("WS", "COMMENT"):
-            if kind == "VARIABLE":
-                kind = _KEYWORDS.get(text, kind)
-            elif kind == "OP":
-                kind = text
-            statements[-1].append(Token(kind, text, Span(line, column, end_line, end_column)))
-        if "\n" in text:
-            line, line_start = end_line, position + text.rfind("\n") + 1
-        position = match.end()
+            current = []
+            statements.append(current)
+            line, line_start = line + position - start - source.count("\r", start, position), \
+                position
+            continue
+        if kind == "COMMENT" or kind == "END":
+            continue
+        text = source[start:position]
+        column = start - line_start + 1
+        if kind == "VARIABLE":
+            kind = keywords.get(text, kind)
+        elif kind == "OP":
+            kind = text
+        if kind == "STRING" and "\n" in text:   # a literal over lines (his lexer allows it)
+            end_line = line + text.count("\n")
+            span = Span(line, column, end_line, len(text) - text.rfind("\n"))
+            line, line_start = end_line, start + text.rfind("\n") + 1
+        else:
+            span = Span(line, column, line, column + len(text))
+        current.append(Token(kind, text, span))
     return [tokens for tokens in statements if tokens]
 
 
@@ -116,17 +129,50 @@ def _between(first: Span, last: Span) -> Span:
     return Span(first.line, first.column, last.end_line, last.end_column)
 
 
+class _Results:
+    """The (end, tree) pairs of one rule call, in try order, each end once with its first tree;
+    computed only as far as some caller has read (the search stops at the first parse of the
+    whole statement), and shared by every caller."""
+
+    def __init__(self, parser: _StatementParser, start: int, pairs):
+        self.parser, self.start, self.pairs = parser, start, pairs
+        self.found: list[tuple[int, syntax.Expr]] = []
+        self.ends: set[int] = set()
+
+    def __iter__(self):
+        index = 0
+        while True:
+            if index < len(self.found):
+                yield self.found[index]
+                index += 1
+                continue
+            if self.pairs is None:
+                return
+            self.parser.enter(self.start)
+            try:
+                pair = next(self.pairs, None)
+            finally:
+                self.parser.depth -= 1
+            if pair is None:
+                self.pairs = None
+            elif pair[0] not in self.ends:
+                self.ends.add(pair[0])
+                self.found.append(pair)
+
+
 class _StatementParser:
-    """Parses one statement; ``bool_expr``/``count_expr`` return [(end, tree)] in try order."""
+    """Parses one statement; ``bool_expr``/``count_expr`` give (end, tree) in try order."""
 
     def __init__(self, tokens: list[Token], source: str, filename: str):
         self.tokens = tokens
         self.source = source
         self.filename = filename
-        self.memo: dict[tuple[str, int, int], list[tuple[int, syntax.Expr]]] = {}
+        self.memo: dict[tuple[str, int, int], _Results] = {}
         self.furthest = 0
         self.expected: set[str] = set()
         self.depth = 0
+        self.steps = 0
+        """Loop steps taken (a measure of the work, linear in the tokens for any chain)."""
 
     def kind(self, index: int) -> str:
         return self.tokens[index].kind if index < len(self.tokens) else "END"
@@ -148,21 +194,25 @@ class _StatementParser:
 
     # ------------------------------------------------------------ rules
 
-    def _memoized(self, rule: str, precedence: int, start: int, primaries):
+    def _memoized(self, rule: str, precedence: int, start: int, primaries) -> _Results:
         key = (rule, precedence, start)
         if key not in self.memo:
-            self.depth += 1
-            if self.depth > MAX_NESTING:
-                raise self.error_at(start, "the expression is nested too deeply for Hahn's "
-                                           f"parser (more than {MAX_NESTING} rule calls)")
             step = self._bool_step if rule == "bool" else self._count_step
-            results: dict[int, syntax.Expr] = {}
-            for end, tree in primaries(start):
-                for final_end, final_tree in self._loop(step, precedence, start, end, tree):
-                    results.setdefault(final_end, final_tree)
-            self.memo[key] = list(results.items())
-            self.depth -= 1
+            self.memo[key] = _Results(self, start, self._search(step, precedence, start,
+                                                                primaries))
         return self.memo[key]
+
+    def _search(self, step, precedence: int, start: int, primaries):
+        visited: set[int] = set()
+        for end, tree in primaries(start):
+            yield from self._loop(step, precedence, start, end, tree, visited)
+
+    def enter(self, start: int) -> None:
+        """One more rule call in progress (``_Results`` calls it around each computation)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error_at(start, "the expression is nested too deeply for Hahn's "
+                                       f"parser (more than {MAX_NESTING} rule calls)")
 
     def bool_expr(self, precedence: int, start: int):
         return self._memoized("bool", precedence, start, self._bool_primaries)
@@ -175,11 +225,9 @@ class _StatementParser:
         if kind not in _BOOL_STARTS:
             self._note(i, "a Boolean expression")
         if kind == "STRING":
-            text = self.tokens[i].text[1:-1]
-            if not text or any(c.isspace() for c in text):   # never equal to an input token
-                raise self.error_at(i, "a token literal must be non-empty and contain no "
-                                       "whitespace", expected='a token such as "a" or "("')
-            yield i + 1, syntax.TokenTest(text, span=self.tokens[i].span)
+            # "" and "a b" equal no input token: his interpreter reads them (and they never
+            # match); crasp's checker writes them as false.
+            yield i + 1, syntax.TokenTest(self.tokens[i].text[1:-1], span=self.tokens[i].span)
         for op in _COMPARISONS:
             for left_end, left in self.count_expr(0, i):
                 if self.accept(left_end, op):
@@ -235,22 +283,34 @@ class _StatementParser:
                 if self.accept(end, ")"):
                     yield end + 1, inner
 
-    def _loop(self, step, precedence: int, start: int, end: int, tree):
-        """Every way the operator loop can go on from (end, tree): continuing before exiting.
+    def _loop(self, step, precedence: int, start: int, end: int, tree, visited: set[int]):
+        """Every end the operator loop can reach from (end, tree), continuing before exiting,
+        each with the first tree that reaches it (a generator: computed as far as it is read).
 
-        Iterative (an explicit stack), so a chain of thousands of operands needs no recursion.
+        A depth-first search over the positions the loop can stand at, each entered once
+        (``visited`` is shared by every primary of one rule call): what the loop can do from
+        a position does not depend on the tree built so far, so a later tree reaching a
+        position could only reach the ends already found, each of which keeps its first tree.
+        Without this, an ``A && B || C && D || ...`` chain has two trees for each ``||``
+        operand (``C`` and ``C && D``) and the trees multiply: 2^k paths for k pairs. With it,
+        and with every rule call read only as far as a caller needs (``_Results``), reading a
+        chain costs a number of steps linear in its length. Iterative (an explicit stack), so
+        a chain of thousands of operands needs no recursion.
         """
-        results = []
+        if end in visited:
+            return
+        visited.add(end)
         stack = [(end, tree, iter(step(precedence, start, end, tree)))]
         while stack:
             at, node, continuations = stack[-1]
             following = next(continuations, None)
+            self.steps += 1
             if following is None:
                 stack.pop()
-                results.append((at, node))
-            else:
+                yield at, node
+            elif following[0] not in visited:
+                visited.add(following[0])
                 stack.append((*following, iter(step(precedence, start, *following))))
-        return results
 
     def _bool_step(self, precedence: int, start: int, i: int, tree):
         kind = self.kind(i)

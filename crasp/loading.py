@@ -27,11 +27,13 @@ dialect_option = click.option(
 
 
 def load_program_argument(path: str, extra_alphabet: Sequence[str] = (),
-                          dialect: str = "crasp") -> crasp.Program:
+                          dialect: str = "crasp", count_answer: bool = False) -> crasp.Program:
+    """The program PROG names (``count_answer``: see ``crasp.parse_program``)."""
     if path == STDIN_NAME:
-        program = crasp.parse_program(_standard_input_text(), "<stdin>", extra_alphabet, dialect)
+        program = crasp.parse_program(_standard_input_text(), "<stdin>", extra_alphabet, dialect,
+                                      count_answer)
     else:
-        program = crasp.load_program(path, extra_alphabet, dialect)
+        program = crasp.load_program(path, extra_alphabet, dialect, count_answer)
     if dialect == "crasp":
         for warning in precedence_warnings(program):
             print(warning.render(program.filename), file=sys.stderr)

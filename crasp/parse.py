@@ -20,6 +20,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
+from crasp.util.inputs import can_be_input_token
 from crasp.syntax import Span
 
 StatementKind = Literal["import", "alphabet", "assign", "bare"]
@@ -160,7 +161,7 @@ class _ToSyntax(Transformer_NonRecursive):
     # atoms
     def _token_text(self, token: Token) -> str:
         text = str(token)[1:-1]
-        if not text or text != text.strip() or any(c.isspace() for c in text):
+        if not can_be_input_token(text):
             raise self._error("a token literal must be non-empty and contain no whitespace",
                               _span_of(token), expected='a token such as "a" or "("')
         return text
@@ -240,6 +241,12 @@ class _ToSyntax(Transformer_NonRecursive):
             return syntax.Scale(left.value, right, span=span)
         if isinstance(right, syntax.IntConst):
             return syntax.Scale(right.value, left, span=span)
+        factors = _literal_product_factors(left)
+        if factors is not None:   # (2 * 3) * c is 2 * (3 * c): every factor is a literal
+            product = right
+            for factor in reversed(factors):
+                product = syntax.Scale(factor, product, span=span)
+            return product
         raise self._error("a product needs an integer literal on one side", span,
                           expected="INT * c, for example 2 * #\"a\" (counts are never multiplied "
                                    "together)")
@@ -278,6 +285,16 @@ class _ToSyntax(Transformer_NonRecursive):
             return syntax.LocalRelation(name, predicates.IMPORTABLE_RELATIONS[name], span=span)
         raise self._error(f"unknown positional relation '{name}'", span,
                           expected="pred or pred4 (after #import), or offset(c)")
+
+
+def _literal_product_factors(expr: syntax.Expr) -> list[int] | None:
+    """The literals of a product of literals (``2 * 3`` is ``Scale(2, IntConst(3))``), outermost
+    first, or None for anything else."""
+    factors = []
+    while isinstance(expr, syntax.Scale):
+        factors.append(expr.factor)
+        expr = expr.operand
+    return factors + [expr.value] if factors and isinstance(expr, syntax.IntConst) else None
 
 
 def _describe_expected(expected: set[str]) -> str:

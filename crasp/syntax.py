@@ -315,6 +315,11 @@ class Program:
     imports: tuple[str, ...] = ()
     source: str = field(default="", compare=False, repr=False)
     filename: str = field(default="<string>", compare=False)
+    header_lines: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    """The source lines of the ``#import`` and ``alphabet`` statements (``fmt`` rewrites them)."""
+    rewrites: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
+    """(line, what was changed) where Hahn's reading is expressed in crasp's dialect: a renamed
+    definition, a token literal that no input token can equal written as ``false``."""
 
     @property
     def answer(self) -> Definition:

@@ -1,6 +1,7 @@
 """Make tests/fixtures/hahn/programs.json: generated programs and Hahn's interpreter's answers.
 
     python scripts/hahn_fixtures.py --hahn-dir /tmp/hahn > tests/fixtures/hahn/programs.json
+    python scripts/hahn_fixtures.py --hahn-dir /tmp/hahn --edges > tests/fixtures/hahn/edges.json
     PYTHONPATH=. python scripts/hahn_fixtures.py --summarize tests/fixtures/hahn/programs.json
 
 ``--hahn-dir`` is a checkout of m-hahn/c-rasp (its code never enters this repository; only its
@@ -10,6 +11,9 @@ that the two readings (conventional and Hahn's) often differ. Only programs that
 reads without a syntax error, whose reading is well typed and whose answer is a Boolean are
 kept. For each, the fixture holds his answer at every position of every input (all strings
 over a, b, c up to length 4; "c" appears in no program, so it tests "any token accepted").
+``--edges`` records instead what his command line prints (run as a subprocess, with the Python
+that runs this script) for token literals that no input token equals and for a count as the
+last line.
 """
 
 from __future__ import annotations
@@ -151,6 +155,37 @@ def run_hahn(text: str, hahn_dir: str, scratch: str) -> list[str] | None:
     return rows
 
 
+EDGE_LITERALS = ['""', '" "', '"a b"', '"\t"', '" a"', '"a "', '"a\tb"']
+EDGE_COUNTS = ['#"a"', '#"b" - 3', '0 * 12345678901234567890', '0 * 2 * 12345678901234567890',
+               '12345678901234567890 * #"a" - 3', '2 * 3 * #"b"', '#x - #"a"', '#[pred] x']
+EDGE_INPUTS = "a b\na\nb b a\n\n// a comment\nc a b\na\tb  a\n"
+
+
+def edge_programs() -> list[str]:
+    """Token literals that no input token equals, and a count as the last line: each literal
+    with every connective, each count as the answer."""
+    made = []
+    for literal in EDGE_LITERALS:
+        made.append(f'x = "a" || {literal}\ny = !{literal} && x\nz = !y && ({literal} || "b")\n')
+        made.append(f'x = "a" || {literal}\nc = #{literal} + #x\n')
+    for count in EDGE_COUNTS:
+        made.append(f'#import pred\nx = "a" || ""\nc = {count}\n')
+    return made
+
+
+def run_hahn_cli(text: str, hahn_dir: str, scratch: str) -> list[str]:
+    """What Hahn's command line prints for ``text`` on EDGE_INPUTS (his report lines only)."""
+    import subprocess
+
+    with open(scratch, "w") as handle:
+        handle.write(text)
+    trace = scratch + ".txt"
+    done = subprocess.run([sys.executable, "crasp.py", "-c", scratch, "-t", trace],
+                          input=EDGE_INPUTS, capture_output=True, text=True, cwd=hahn_dir,
+                          check=True)
+    return [line for line in done.stdout.splitlines() if not line.startswith("Trace written")]
+
+
 def summarize(path: str) -> None:
     """Count, over a fixture file, crasp's agreement with Hahn's answers and its warnings."""
     import crasp
@@ -196,12 +231,22 @@ def main() -> None:
     arguments.add_argument("--count", type=int, default=300)
     arguments.add_argument("--seed", type=int, default=10)
     arguments.add_argument("--scratch", default="/tmp/hahn_fixture_program.cr")
+    arguments.add_argument("--edges", action="store_true",
+                           help="instead, his command line's output on edge_programs()")
     options = arguments.parse_args()
     if options.summarize:
         summarize(options.summarize)
         return
     if not options.hahn_dir:
         arguments.error("--hahn-dir is required to make fixtures")
+    if options.edges:
+        edges = [{"program": text, "stdout": run_hahn_cli(text, options.hahn_dir,
+                                                          options.scratch)}
+                 for text in edge_programs()]
+        json.dump({"generator": "scripts/hahn_fixtures.py --edges", "stdin": EDGE_INPUTS,
+                   "programs": edges}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
     fixtures = []
     for text in programs(4 * options.count, options.seed):
         outputs = run_hahn(text, options.hahn_dir, options.scratch)

@@ -7,6 +7,7 @@ Every module belongs to one layer; a layer imports only the layers below it:
     util        crasp/util/: atomic writes, safe reads, output places, inputs, tables, ...
     core        the language: crasp/*.py (parse, check, depth, interpret, fmt, trace, hahn, ...)
     languages   crasp/languages/: registry, generators, oracles, datasets
+    verify      crasp/verify/: questions about programs -> z3 terms or enumeration -> verdicts
     compiler    crasp/compiler/: program -> fixed-precision model, its format and executor
     decompile   crasp/decompile/: fixed-precision model -> program
     model class crasp/train/{model,posenc,config,run,results,checkpoint,fixed_precision}.py: the
@@ -17,6 +18,7 @@ Every module belongs to one layer; a layer imports only the layers below it:
                 reports, analyses, extraction (which decompiles a quantized run)
     models      crasp/models/: every kind of model, one type each, one loader
     export      crasp/export/: models for other tools
+    zoo         crasp/zoo/: compiled models with their ground-truth circuits, scored by ablation
     commands    the click commands (crasp/cli.py and every cli.py, crasp eval): everything
 
 The API names that ``docs/api.md`` shows in ``crasp.compiler`` but that live above it
@@ -36,13 +38,14 @@ import crasp
 PACKAGE = Path(crasp.__file__).parent
 MAX_LINES = 450
 
-LAYERS = ["errors", "util", "core", "languages", "compiler", "decompile", "model class",
-          "realize", "train", "models", "export", "commands"]
+LAYERS = ["errors", "util", "core", "languages", "verify", "compiler", "decompile", "model class",
+          "realize", "train", "models", "export", "zoo", "commands"]
 ALLOWED = {
     "errors": set(),
     "util": {"errors"},
     "core": {"errors", "util"},
     "languages": {"errors", "util", "core"},
+    "verify": {"errors", "util", "core"},
     "compiler": {"errors", "util", "core"},
     "decompile": {"errors", "util", "core", "compiler"},
     "model class": {"errors", "util", "core", "languages", "compiler"},
@@ -51,11 +54,13 @@ ALLOWED = {
               "realize"},
     "models": {"errors", "util", "core", "compiler", "model class"},
     "export": {"errors", "util", "core", "compiler", "models"},
+    "zoo": {"errors", "util", "core", "languages", "compiler", "realize", "models"},
     "commands": set(LAYERS),
 }
 MODEL_CLASS = {"crasp.train.model", "crasp.train.posenc", "crasp.train.config", "crasp.train.run",
                "crasp.train.results", "crasp.train.checkpoint", "crasp.train.fixed_precision"}
-PACKAGES = {"util", "languages", "compiler", "decompile", "realize", "models", "export"}
+PACKAGES = {"util", "languages", "verify", "compiler", "decompile", "realize", "models",
+            "export", "zoo"}
 
 
 def _module_name(path: Path) -> str:
@@ -218,6 +223,7 @@ def test_the_layers_are_what_the_file_list_shows():
     assert _layer("crasp.train.loop") == "train" and _layer("crasp.train.model") == "model class"
     assert _layer("crasp.train.evaluate") == "commands"  # crasp eval
     assert _layer("crasp.export.onnx") == "export" and _layer("crasp.models.kinds") == "models"
+    assert _layer("crasp.verify.bounded") == "verify" and _layer("crasp.verify.cli") == "commands"
 
 
 def test_an_upward_import_is_caught(tmp_path):

@@ -44,7 +44,7 @@ def check(text: str, max_length: int = 8, random_length: int = 300):
 # ---------------------------------------------------------------- the examples
 
 COMPILABLE = [p for p in EXAMPLES if not syntax.is_positional(crasp.load_program(p))]
-REJECTED = [p for p in EXAMPLES if syntax.is_positional(crasp.load_program(p))]
+POSITIONAL = [p for p in EXAMPLES if syntax.is_positional(crasp.load_program(p))]
 
 
 @pytest.mark.parametrize("path", COMPILABLE, ids=lambda p: p.stem)
@@ -90,18 +90,18 @@ def _strings(alphabet, max_length):
         yield from itertools.product(alphabet, repeat=length)
 
 
-@pytest.mark.parametrize("path", REJECTED, ids=lambda p: p.stem)
-def test_positional_programs_are_rejected_at_the_construct(path):
+@pytest.mark.parametrize("path", POSITIONAL, ids=lambda p: p.stem)
+def test_positional_programs_without_positions_are_refused_at_the_construct(path):
     program = crasp.load_program(path)
     with pytest.raises(ProgramError) as caught:
-        compile_program(program)
+        compile_program(program, posenc="nope")
     error = caught.value
     line = program.source.splitlines()[error.span.line - 1]
     construct = re.search(r"'([^']*)'", error.message).group(1)  # pos_even, #[pred] "a"
     assert line[error.span.column - 1:error.span.end_column - 1] == construct
     assert error.render().startswith(f"{path}:{error.span.line}:{error.span.column}: error: "
-                                     "cannot compile the ")
-    assert "positional encodings come later" in error.render()
+                                     "--posenc nope cannot realize the ")
+    assert "the encodings that can: " in error.render()
 
 
 # ---------------------------------------------------------------- random programs

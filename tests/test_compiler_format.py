@@ -43,16 +43,20 @@ def reference_scores(directory: Path, tokens: list[str]) -> np.ndarray:
     vocab, other = config["vocab"], config.get("other_id")
     ids = [config["bos_id"]] + [vocab.index(token) if token in vocab or other is None
                                 else other for token in tokens]
-    h = R(t["embed"][ids])
+    x = t["embed"][ids]
+    for modulus in config.get("periodic_moduli", []):  # version 3: row i mod M at position i
+        x = x + np.array([t[f"pos.periodic.{modulus}"][i % modulus] for i in range(len(ids))])
+    h = R(x)
     dh = config["d_head"]
     for layer in range(config["n_layers"]):
         heads = []
         for a in range(config["n_heads"]):
+            slope = t[f"layers.{layer}.attn.alibi"][a] if config.get("alibi") else 0.0
             rows = slice(a * dh, (a + 1) * dh)
             q, k, v = (h @ t[f"layers.{layer}.attn.{x}"][rows].T for x in "qkv")
             c = np.zeros_like(v)
             for i in range(len(ids)):
-                w = [R(math.exp(q[i] @ k[j])) for j in range(i + 1)]
+                w = [R(math.exp(q[i] @ k[j] - slope * (i - j))) for j in range(i + 1)]
                 numerator = sum(R(w[j] * v[j]) for j in range(i + 1))
                 denominator = sum(w)
                 c[i] = (R(numerator / denominator) if denominator > 0
@@ -167,8 +171,8 @@ CORRUPTIONS = {
     "no-weights": (lambda d: (d / "model.safetensors").unlink(), r"model\.safetensors is missing"),
     "truncated-config": (_truncate("config.json"), r"config\.json is not valid JSON"),
     "truncated-weights": (_truncate("model.safetensors"), r"model\.safetensors is truncated"),
-    "version": (_corrupt_config(lambda c: c.update(version=3)),
-                r"format version 3 is not supported"),
+    "version": (_corrupt_config(lambda c: c.update(version=4)),
+                r"format version 4 is not supported"),
     "format": (_corrupt_config(lambda c: c.update(format="gpt2")), r"'format' is 'gpt2'"),
     "missing-key": (_corrupt_config(lambda c: c.pop("d_model")), r"missing key 'd_model'"),
     "bad-bos": (_corrupt_config(lambda c: c.update(bos_id=0)), r"'bos_id' must be len\(vocab\)"),
@@ -242,11 +246,20 @@ def test_compile_json_has_the_contract_keys(runner, tmp_path):
     assert [row["layer"] for row in summary["layer_table"]] == [1, 2]
 
 
-def test_compile_rejects_positional_programs_with_a_location(runner, tmp_path):
-    result = runner.invoke(cli, ["compile", "examples/aa_star.crasp", "-o", str(tmp_path / "m")])
-    assert result.exit_code == 2
-    assert "examples/aa_star.crasp:" in result.output and "pos_even" in result.output
-    assert not (tmp_path / "m").exists()
+@pytest.mark.parametrize("example, posenc, construct, able", [
+    ("aa_star", "nope", "periodic predicate 'pos_even'", "sinusoidal, alibi"),
+    ("contains_ab", "nope", "local relation '#[pred] \"a\"'", "alibi"),
+    ("contains_ab", "sinusoidal", "local relation '#[pred] \"a\"'", "alibi"),
+])
+def test_compile_refuses_an_encoding_that_cannot_realize_a_construct(runner, tmp_path, example,
+                                                                     posenc, construct, able):
+    result = runner.invoke(cli, ["compile", f"examples/{example}.crasp", "--posenc", posenc,
+                                 "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2, result.output
+    assert f"examples/{example}.crasp:" in result.output
+    assert f"--posenc {posenc} cannot realize the {construct}" in result.output
+    assert f"the encodings that can: {able}" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "m").exists()
 
 
 @pytest.mark.parametrize("flags", [[], ["--json"]])

@@ -30,6 +30,9 @@ SHRINK = {
     "crasp train --depth 3 --posenc rope --language L5": TINY_TRAINING,
     "crasp train --depth 2 --language examples/L4_predict.crasp -o runs/l4": TINY_TRAINING,
     "crasp train --preset knee-deep --depth 3 --language L5": TINY_TRAINING + ["--d-model", "16"],
+    "crasp train --preset knee-deep --language L6 --depth 3 --d-model 256 --lr 1e-4 --epochs 1 "
+    "--n-train 100 --n-test 20 --test-bins 251:300 --threads 1 --no-progress "
+    "-o runs/time-d3-w256": TINY_TRAINING + ["--d-model", "16"],
     "crasp analyze runs/hess/L3-d2-nope --hessian -o runs/hess/L3-d2-nope-hessian":
         ["--hessian-strings", "4"],
     "crasp sweep": {"--depths": "1", "--languages": "L3", "--seeds": "1", "--jobs": "1",
@@ -47,6 +50,12 @@ NOT_RUN = {
     "-o fpcost": "docs/train.md's 54-cell cost of --precision (half an hour of CPU); the "
                  "option runs in tests/test_fixed_precision_train.py",
     "crasp report fpcost": "reports that study; crasp report runs/sweep runs here",
+    "crasp sweep --depths 3:6 --languages L6 --preset one-head --seeds 5 --search "
+    "\"d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25\" -o runs/search":
+        "a search of 20 cells (hours); tests/test_sweep_search.py runs a tiny real search sweep "
+        "through the CLI",
+    "crasp sweep --depths 4 --languages L7 --preset knee-deep --search paper -o runs/paper":
+        "the paper's grid, a day of CPU; its cells are listed in tests/test_sweep_search.py",
     "crasp report runs/knee-deep": "reports the Slurm sweep the sbatch lines above it make; "
                                    "crasp report runs/sweep runs here",
 }
@@ -83,17 +92,21 @@ def commands(document: Path) -> list[tuple[str, str | None]]:
     return found
 
 
-def expected_failures(document: Path) -> set[str]:
-    """Commands the document shows failing: their output (up to the next ``$`` line) has an
-    ``error:`` line. They must exit with status 2, as the document shows."""
-    failing, current = set(), None
+def expected_statuses(document: Path) -> dict[str, int]:
+    """The exit status of each command the document shows not succeeding: 2 when its output
+    (up to the next ``$`` line) has an ``error:`` line, N when it has a line ``(exit status
+    N)`` (``crasp equiv`` answering no, for example)."""
+    statuses, current = {}, None
     for line in document.read_text(encoding="utf-8").splitlines():
         text = line.strip()
+        status = re.match(r"^\(exit status (\d+)\)$", text)
         if text.startswith("$ "):
             current = _command(text[2:])[0] if re.match(r"^\$ crasp ", text) else None
+        elif current and status:
+            statuses[current] = int(status[1])
         elif current and re.match(r"^(\S+: )?error: ", text):
-            failing.add(current)
-    return failing
+            statuses[current] = 2
+    return statuses
 
 
 def _command(line: str) -> tuple[str, str | None]:
@@ -120,7 +133,8 @@ def all_commands() -> list[tuple[str, list[tuple[str, str | None]]]]:
     return [(str(d.relative_to(CHECKOUT)), commands(d)) for d in DOCUMENTS if commands(d)]
 
 
-def run_document(cwd: Path, document_commands, failing: set[str] = frozenset()) -> list[str]:
+def run_document(cwd: Path, document_commands, statuses: dict[str, int] | None = None
+                 ) -> list[str]:
     runner = CliRunner()
     ran = []
     for line, stdin in document_commands:
@@ -130,7 +144,7 @@ def run_document(cwd: Path, document_commands, failing: set[str] = frozenset()) 
             (cwd / line[2:]).write_text(stdin, encoding="utf-8")
             continue
         result = runner.invoke(cli, shrunk(line), input=stdin, catch_exceptions=False)
-        expected = 2 if line in failing else 0
+        expected = (statuses or {}).get(line, 0)
         assert result.exit_code == expected, f"{line}\n{result.output}"
         assert "Traceback" not in result.output, f"{line}\n{result.output}"
         ran.append(line)
@@ -147,7 +161,7 @@ def scratch(tmp_path, monkeypatch):
 def test_the_documents_have_the_commands_this_test_expects():
     found = {name: [line for line, _ in cmds if not line.startswith("> ")]
              for name, cmds in all_commands()}
-    assert len(found["README.md"]) == 14
+    assert len(found["README.md"]) == 15
     listed = {line for cmds in found.values() for line in cmds}
     assert set(NOT_RUN) <= listed
     assert {line for line in SHRINK if line != "crasp sweep"} <= listed
@@ -156,7 +170,7 @@ def test_the_documents_have_the_commands_this_test_expects():
 @pytest.mark.parametrize("document,document_commands", all_commands(),
                          ids=[name for name, _ in all_commands()])
 def test_every_crasp_command_in_the_docs_runs(document, document_commands, scratch):
-    assert run_document(scratch, document_commands, expected_failures(CHECKOUT / document))
+    assert run_document(scratch, document_commands, expected_statuses(CHECKOUT / document))
 
 
 def test_the_readme_tour_writes_only_what_git_ignores(scratch):
@@ -185,6 +199,8 @@ PYTHON_BLOCKS_NOT_RUN = {
     "docs/languages.md": "a reference listing with placeholders (length, rng, tokens)",
     "docs/train.md": "trains the default preset on L5 (minutes); docs/api.md runs train tiny",
     "docs/api.md": "runs as a doctest in test_api_docs.py",
+    "docs/interop.md": "loads the exports its crasp commands write (and needs no crasp): "
+                       "tests/test_interop.py runs the same recipes in a process without crasp",
 }
 
 

@@ -247,7 +247,7 @@ def config_edits(draw, config: dict):
 @given(st.data())
 def test_a_config_value_of_any_type_anywhere_loads_or_is_one_message(tmp_path_factory, model_dir,
                                                                     data):
-    from crasp.decompile import decompile_model
+    from crasp.decompile.decompiling import decompile_model
 
     config = json.loads((model_dir / "config.json").read_text())
     path, value = data.draw(config_edits(config))

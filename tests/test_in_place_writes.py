@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import given, strategies as st
 
 import crasp
-from crasp import atomic
+from crasp.util import atomic
 from crasp.cli import cli
 from crasp.compiler import compile_program
 from strategies import programs

@@ -12,6 +12,7 @@ import crasp
 from crasp.compiler import compile_program
 from crasp.realize.realization import realize_float
 from crasp.compiler.model_config import (
+    NOPE_KEYS,
     EMBED, KEYS, OUT_BIAS, OUT_WEIGHT, ModelConfig, ModelFormatError, attention, expected_shapes,
     ffn,
 )
@@ -107,7 +108,7 @@ def test_only_model_config_spells_the_model_formats_tensor_names():
     ({"other_id": 2}, "'other_id' must be len(vocab) + 1 = 3 (the row after BOS), got 2"),
     ({"residual_labels": ["x"]}, "'residual_labels' must be a list of d_model = 6 strings"),
     ({"n_heads": 0}, "a model with layers needs 'n_heads' >= 1"),
-    ({"version": 3}, "version 3 is not supported"),
+    ({"version": 4}, "version 4 is not supported"),
     ({"d_model": 0}, "'d_model' must be an integer >= 1"),
     ({"bos_id": 7}, "'bos_id' must be len(vocab)"),
     ({"ffn_widths": [[]]}, "'ffn_widths' must hold"),
@@ -151,7 +152,9 @@ def test_unknown_keys_are_kept_in_place():
 
 def test_the_compiler_writes_every_key_as_a_typed_field():
     spec = compile_program(crasp.load_program("examples/majority.crasp")).spec
-    assert tuple(spec.to_json()) == KEYS and spec.extra == {}
+    assert tuple(spec.to_json()) == NOPE_KEYS and spec.extra == {}
+    positional = compile_program(crasp.load_program("examples/contains_ab.crasp")).spec
+    assert tuple(positional.to_json()) == KEYS and positional.extra == {}
     assert (spec.program_file, spec.answer) == ("examples/majority.crasp", "majority")
     assert spec.d_model_bound == 7 and spec.precision_set_by.startswith("the embedding's bits")
     assert [row["layer"] for row in spec.layer_table] == [1]

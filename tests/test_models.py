@@ -62,6 +62,11 @@ COMMAND_LINES = {
              "exact match"),
     "export --format onnx": (lambda model, out: ["export", model, "--format", "onnx", "-o",
                                                  out / "model.onnx"], "wrote "),
+    "export --format transformer-lens": (
+        lambda model, out: ["export", model, "--format", "transformer-lens", "--n-ctx", "16",
+                            "-o", out / "model.tl"], "wrote "),
+    "export --format hf": (lambda model, out: ["export", model, "--format", "hf", "--n-ctx", "16",
+                                               "-o", out / "model.hf"], "wrote "),
     "decompile": (lambda model, out: ["decompile", model, "-o", out / "program.crasp"], "wrote "),
     "extract": (lambda model, out: ["extract", model, "-o", out / "program.crasp"], "fidelity"),
     "analyze": (lambda model, out: ["analyze", model, "-o", out / "analysis"], "effective depth"),

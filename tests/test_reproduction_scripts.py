@@ -228,3 +228,31 @@ def test_third_edition_refuses_an_unknown_stage(tmp_path):
     with pytest.raises(subprocess.CalledProcessError) as failure:
         run_script(tmp_path, "nonsense", script=THIRD_EDITION)
     assert failure.value.returncode == 2
+
+
+def test_third_edition_searches_the_disputed_cells_seed_by_seed(tmp_path):
+    calls = run_script(tmp_path, "search-one-head search-four-head search-l7d4 paper-grid",
+                       script=THIRD_EDITION)
+    assert [c[0] for c in calls] == ["sweep"] * (15 + 15 + 5 + 15)
+    families = [Path(option(c, "-o")).name for c in calls]
+    assert families == (["search-one-head"] * 15 + ["search-four-head"] * 20
+                        + ["paper-grid"] * 15)
+    presets = [option(c, "--preset") for c in calls]
+    assert presets == ["one-head"] * 15 + ["default"] * 20 + ["knee-deep"] * 15
+    searches = [option(c, "--search") for c in calls]
+    assert set(searches[:35]) == {"d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25"}
+    assert set(searches[35:]) == {"paper"}
+    for stage in (calls[:15], calls[15:30], calls[35:]):
+        # seed by seed; within a seed L6..L8 at depths k-3..k
+        assert [option(c, "--seeds") for c in stage] == [f"{s}:{s}" for s in range(5)
+                                                         for _ in range(3)]
+        assert [(option(c, "--languages"), option(c, "--depths")) for c in stage[:3]] == [
+            ("L6", "3:6"), ("L7", "4:7"), ("L8", "5:8")]
+    l7d4 = calls[30:35]
+    assert [(option(c, "--languages"), option(c, "--depths"), option(c, "--seeds"))
+            for c in l7d4] == [("L7", "4:4", f"{s}:{s}") for s in range(5, 10)]
+    for call in calls:
+        # the search sets the epochs (25 per configuration); the grid keeps the test bins
+        assert not any(arg.startswith("epochs=") for arg in call)
+        assert any(arg.startswith("test_bins=") for arg in call)
+        assert option(call, "--posenc") == "nope"

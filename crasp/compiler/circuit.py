@@ -10,8 +10,11 @@ leaves are token tests, constants and *tests*; the later passes only read this c
   coefficient 0 (``#"a" - #"a" < 1`` keeps the term of ``"a"``), so that the circuit has
   exactly the program's depth, every level keeps its tests, and the compiled model has exactly
   that many non-empty layers.
-* ``Not``, ``And``, ``Or`` (n-ary, operands sorted and distinct) are the connectives; ``Token``
-  and ``Constant`` are the depth-0 leaves.
+* ``Not``, ``And``, ``Or`` (n-ary, operands sorted and distinct) are the connectives; ``Token``,
+  ``Constant`` and ``Position`` (the periodic predicate i % m == r) are the depth-0 leaves.
+* ``Local(body, offset)`` is the guarded count ``#[offset(c)] body``, which is 0 or 1: it holds
+  at i iff i - c >= 0 and ``body`` holds at i - c. Like a count it is one level above its body
+  (crasp's depth; ``crasp.compiler.local_heads`` computes it with one ALiBi head).
 
 Node ids are indices into ``Circuit.nodes`` and every operand has a smaller id than its user,
 so ids are a topological order. ``depth`` of a node is the program's notion of depth: a token
@@ -42,6 +45,24 @@ class Constant:
 
 
 @dataclass(frozen=True)
+class Position:
+    """The periodic predicate ``i % modulus == residue`` at the 0-based token position i (BOS is
+    i = -1, where Python's modulo makes it hold iff residue == modulus - 1)."""
+
+    modulus: int
+    residue: int
+
+
+@dataclass(frozen=True)
+class Local:
+    """``#[offset(offset)] body``: the body's value at i - offset, and 0 (False) before the
+    first token."""
+
+    body: int
+    offset: int
+
+
+@dataclass(frozen=True)
 class Not:
     operand: int
 
@@ -69,7 +90,7 @@ class Test:
         return tuple(body for body, _ in self.terms)
 
 
-Node = Union[Token, Constant, Not, And, Or, Test]
+Node = Union[Token, Constant, Position, Not, And, Or, Test, Local]
 
 
 def operands(node: Node) -> tuple[int, ...]:
@@ -80,6 +101,8 @@ def operands(node: Node) -> tuple[int, ...]:
         return node.operands
     if isinstance(node, Test):
         return node.bodies
+    if isinstance(node, Local):
+        return (node.body,)
     return ()
 
 
@@ -103,7 +126,7 @@ class Circuit:
         self.nodes.append(node)
         self.index[node] = ident
         below = max((self.depth[o] for o in operands(node)), default=0)
-        self.depth.append(below + 1 if isinstance(node, Test) else below)
+        self.depth.append(below + 1 if isinstance(node, (Test, Local)) else below)
         self.text.append(text)
         self.origin.append(origin)
         return ident
@@ -145,18 +168,26 @@ class Circuit:
             return flat.pop()
         return self.add(kind(tuple(sorted(flat))), text, origin)
 
+    def locals(self) -> list[int]:
+        """The local counts (``Local`` nodes) of the circuit."""
+        return [i for i, node in enumerate(self.nodes) if isinstance(node, Local)]
+
     def base(self, ident: int) -> int:
         """The node under any negation: what a residual coordinate would store."""
         node = self.nodes[ident]
         return node.operand if isinstance(node, Not) else ident
 
-    def _evaluate(self, token: str | None, limit: int) -> list[bool | None]:
+    def _evaluate(self, token: str | None, position: int, limit: int) -> list[bool | None]:
         values: list[bool | None] = []
         for ident, node in enumerate(self.nodes):
             if self.depth[ident] > limit:
                 values.append(None)
             elif isinstance(node, Token):
                 values.append(node.symbol == token)
+            elif isinstance(node, Position):
+                values.append(position % node.modulus == node.residue)
+            elif isinstance(node, Local):  # at BOS: no position before the first token
+                values.append(False)
             elif isinstance(node, Constant):
                 values.append(node.value)
             elif isinstance(node, Not):
@@ -170,12 +201,14 @@ class Circuit:
         return values
 
     def values_at_bos(self) -> list[bool]:
-        """Every node's value at the BOS position (no token; all counts 0)."""
-        return self._evaluate(None, limit=len(self.nodes))  # type: ignore[return-value]
+        """Every node's value at the BOS position (no token, position -1; all counts 0)."""
+        return self._evaluate(None, -1, limit=len(self.nodes))  # type: ignore[return-value]
 
-    def values_on_token(self, token: str) -> list[bool | None]:
-        """The value of every depth-0 node at a position holding ``token`` (None above 0)."""
-        return self._evaluate(token, limit=0)
+    def values_on_token(self, token: str, position: int = 0) -> list[bool | None]:
+        """The value of every depth-0 node at the token position ``position`` holding
+        ``token`` (None above depth 0); a periodic predicate depends on the position only
+        through its residue."""
+        return self._evaluate(token, position, limit=0)
 
     def reachable(self, roots: list[int]) -> list[int]:
         """The ids of ``roots`` and everything they read, in increasing (topological) order."""

@@ -7,12 +7,17 @@ and turns every ``CraspError`` into a message on stderr and exit status 2.
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
+from crasp import syntax
 from crasp.compiler.compiling import compile_program
+from crasp.compiler.encodings import POSENCS
 from crasp.compiler.summary import compile_summary, format_summary
+from crasp.errors import CraspError
 from crasp.loading import dialect_option, load_program_argument, split_tokens
+from crasp.verify.cli import prove_equivalence, prove_option
 
 
 @click.command("compile")
@@ -45,13 +50,19 @@ from crasp.loading import dialect_option, load_program_argument, split_tokens
               help="(--target float) robust: every bit made clean (one more hidden layer per "
                    "layer; more slack when training from these weights); minimal: the exact "
                    "model's hidden layers (exact, with no slack against weight changes).")
+@click.option("--posenc", type=click.Choice(POSENCS, case_sensitive=False), default="auto",
+              show_default=True,
+              help="The positional encoding: auto (the least the program needs), nope (no "
+                   "positions), sinusoidal (a periodic table: mod, pos_even), alibi (ALiBi "
+                   "heads over a periodic table: local relations #[offset(c)], and mod).")
+@prove_option
 @dialect_option
 def compile_command(program_path, output, force, as_json, extra_alphabet, target, max_length,
-                     dtype, gadgets, dialect):
+                     dtype, gadgets, posenc, prove_length, dialect):
     """Compile PROG to the weights of an equivalent transformer in DIR.
 
     The model has one layer per counting level (exactly the program's depth), one head per
-    layer, and runs in the smallest fixed precision (p total bits, s fractional bits) for
+    layer (plus one ALiBi head per distinct offset of a layer's local relations), and runs in the smallest fixed precision (p total bits, s fractional bits) for
     which it agrees with the interpreter at every position of every input, at any length.
 
     \b
@@ -60,18 +71,25 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
       crasp depth-check examples/dyck1.crasp --verify
       crasp compile examples/dyck1.crasp --target float --max-length 1000 -o dyck1.float
 
-    Programs with positional predicates (pos_even, mod, #[pred] ...) are rejected.
+    Positional programs (pos_even, mod, #[pred], #[offset(c)] ...) compile to a version-3
+    model with a periodic positional table and, for local relations, ALiBi heads.
     """
     program = load_program_argument(program_path, split_tokens(extra_alphabet), dialect)
+    if prove_length is not None and target == "float":
+        raise click.UsageError("--prove checks the exact model (decompiled); drop --target float")
     if target == "float":
         if max_length is None:
             raise click.UsageError("--target float needs --max-length N")
+        if syntax.is_positional(program):
+            raise CraspError(f"{program.filename}: --target float does not take positional "
+                             f"programs yet (the float realization has no positional "
+                             f"encoding); compile the exact model (--target exact)")
         from crasp.realize.measure import compile_float, format_float_summary  # torch
         summary = compile_float(program, output, max_length, dtype, force=force,
                                 style=gadgets.lower())
         click.echo(json.dumps(summary, indent=2) if as_json else format_float_summary(summary))
         return
-    model = compile_program(program)
+    model = compile_program(program, posenc.lower())
     model.save(output, force=force)
     summary = {**compile_summary(model), "output": output}
     if as_json:
@@ -79,3 +97,9 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     else:
         click.echo(format_summary(summary))
         click.echo(f"\nwrote {output}/config.json and {output}/model.safetensors")
+    if prove_length is not None:
+        from crasp.compiler import decompile_model
+
+        decompiled = decompile_model(model, source=output).program
+        if not prove_equivalence(program, decompiled, prove_length, "compile --prove"):
+            sys.exit(1)

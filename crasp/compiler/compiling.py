@@ -1,5 +1,6 @@
 """The compiler driver: a C-RASP program to the weights of an equivalent transformer.
 
+    encodings  program -> positional components, --posenc checked   (encodings.py)
     linearize  program -> circuit of strict linear count tests       (linearize.py)
     schedule   circuit -> one layer per counting level, FFN stages    (schedule.py)
     allocate   layers  -> residual-stream coordinates and labels      (allocate.py)
@@ -8,7 +9,9 @@
 
 The result is a ``CompiledModel`` in the crasp model format (``model_format.py``,
 ``docs/model-format.md``): a future-masked fixed-precision transformer with exactly depth(P)
-layers of one head each, which agrees with the interpreter at every position of every input.
+layers, which agrees with the interpreter at every position of every input. A layer has one
+head, plus one ALiBi head per distinct offset of its local counts (``local_heads``); a
+program with positional constructs gets a version-3 model with periodic tables and slopes.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from crasp import syntax
 from crasp.compiler.allocate import allocate
 from crasp.compiler.emit_weights import emit
 from crasp.compiler.linearize import linearize
-from crasp.compiler.model_config import VERSION, ModelConfig, Precision
+from crasp.compiler.encodings import choose_encodings
+from crasp.compiler.model_config import KEYS, POSITIONAL_VERSION, VERSION, ModelConfig, Precision
 from crasp.compiler.model_format import CompiledModel
 from crasp.compiler.precision import choose_precision, refuse_wide_constants
 from crasp.compiler.schedule import schedule
@@ -37,18 +41,19 @@ def d_model_bound(program: syntax.Program) -> int:
     return booleans + comparisons + len(program.alphabet) + 3
 
 
-def compile_program(program: syntax.Program) -> CompiledModel:
-    """Compile a checked program (raises ``ProgramError`` for constructs the construction
-    cannot handle: positional predicates and guarded counts).
+def compile_program(program: syntax.Program, posenc: str = "auto") -> CompiledModel:
+    """Compile a checked program with the positional encoding ``posenc`` (``encodings``;
+    raises ``ProgramError`` for a construct that encoding cannot realize).
 
     >>> import crasp
     >>> model = compile_program(crasp.load_program(crasp.example("majority")))
     >>> model.config["vocab"], model.config["n_layers"]
     (['a', 'b'], 1)
     """
+    encodings = choose_encodings(program, posenc)
     plan = schedule(linearize(program))
     refuse_wide_constants(plan, program.filename)
-    layout = allocate(plan)
+    layout = allocate(plan, encodings)
     weights = emit(plan, layout)
     precision = choose_precision(weights.bounds, program.filename)
     circuit = plan.linearized.circuit
@@ -60,14 +65,19 @@ def compile_program(program: syntax.Program) -> CompiledModel:
         "ffn_widths": widths,
     } for layer, widths in zip(plan.layers, weights.ffn_widths)]
     source = program.source or format_program(program)
+    positional = {"version": POSITIONAL_VERSION, "periodic_moduli": encodings.moduli,
+                  "alibi": bool(encodings.local_period), "posenc": encodings.posenc,
+                  "tl_pos_depth": report.tl_pos_depth, "order": KEYS}
+    if not encodings.positional:
+        positional = {"version": VERSION}
     config = ModelConfig(
-        version=VERSION,
+        **positional,
         vocab=tuple(program.alphabet),
         bos_id=len(program.alphabet),
         other_id=len(program.alphabet) + 1,
         d_model=layout.d_model,
         n_layers=len(plan.layers),
-        n_heads=1 if plan.layers else 0,
+        n_heads=weights.n_heads,
         d_head=weights.d_head,
         ffn_widths=tuple(map(tuple, weights.ffn_widths)),
         precision=Precision(precision.total_bits, precision.frac_bits),
@@ -78,7 +88,9 @@ def compile_program(program: syntax.Program) -> CompiledModel:
         program_sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
         program_file=program.filename,
         answer=program.answer.name,
-        d_model_bound=d_model_bound(program),
+        d_model_bound=d_model_bound(program) + (
+            sum(encodings.moduli) + len(layout.mixed) + len(plan.linearized.circuit.locals())
+            if encodings.positional else 0),
         layer_table=layer_table,
     )
     return CompiledModel(config.to_json(), weights.tensors)

@@ -15,68 +15,19 @@ BOS included (``Readouts``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
+from crasp.compiler.affine import Affine, constant, matrix, unit
 from crasp.compiler.allocate import Layout
-from crasp.compiler.circuit import And, Constant, Not, Or, Test
-from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn
+from crasp.compiler.circuit import And, Constant, Local, Not, Or, Test
+from crasp.compiler.local_heads import SLOPE, local_head, local_head_width
+from crasp.compiler.readouts import Readouts, embedding, periodic_tables
+from crasp.compiler.model_config import (EMBED, OUT_BIAS, OUT_WEIGHT, alibi, attention, ffn,
+                                         periodic)
 from crasp.compiler.schedule import LayerPlan, Schedule
-
-OTHER_TOKEN = ""
-"""Stands for any token outside the alphabet: no token literal is empty, so every token test
-is false on it."""
-
-
-@dataclass
-class Affine:
-    """``sum(coefficients[i] * x_i) + constant`` over one layer's values (residual or units)."""
-
-    coefficients: dict[int, int] = field(default_factory=dict)
-    constant: int = 0
-
-    def __add__(self, other: Affine) -> Affine:
-        merged = dict(self.coefficients)
-        for index, value in other.coefficients.items():
-            merged[index] = merged.get(index, 0) + value
-        return Affine(merged, self.constant + other.constant)
-
-    def scaled(self, factor: int) -> Affine:
-        return Affine({i: factor * v for i, v in self.coefficients.items()},
-                      factor * self.constant)
-
-    def __sub__(self, other: Affine) -> Affine:
-        return self + other.scaled(-1)
-
-    def shifted(self, offset: int) -> Affine:
-        """The same function with every variable index moved by ``offset``."""
-        return Affine({offset + i: v for i, v in self.coefficients.items()}, self.constant)
-
-
-def matrix(rows: dict[int, Affine], shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """The weight matrix and bias vector whose row i computes ``rows[i]`` (other rows 0)."""
-    indices: tuple[list[int], list[int]] = ([], [])
-    values: list[int] = []
-    bias = np.zeros(shape[0])
-    for row, affine in rows.items():
-        indices[0].extend([row] * len(affine.coefficients))
-        indices[1].extend(affine.coefficients)
-        values.extend(affine.coefficients.values())
-        bias[row] = affine.constant
-    weight = np.zeros(shape)
-    weight[indices] = values  # each (row, column) pair occurs once
-    return weight, bias
-
-
-def unit(index: int) -> Affine:
-    return Affine({index: 1})
-
-
-def constant(value: int) -> Affine:
-    return Affine({}, value)
-
 
 @dataclass(frozen=True)
 class Bound:
@@ -96,56 +47,7 @@ class Weights:
     ffn_widths: list[list[int]]
     d_head: int
     bounds: list[Bound]
-
-
-class Readouts:
-    """Linear readouts of circuit nodes from the residual stream (no bias needed).
-
-    * A depth-0 node is a function f of the current token: its readout is
-      ``sum_sigma f(sigma) e_sigma + f(BOS) e_BOS + f(other) e_other``, a lookup table on the
-      one-hot coordinates (this is how "depth-0 Booleans go straight into the embedding");
-      f(other) is f where every token test is false.
-    * An exported node x reads ``e_x`` once its layer has run.
-    * ``!x`` for x of depth >= 1 reads ``ONE - readout(x)``.
-
-    Precondition: the node has depth 0, or it is (the negation of) an exported node whose layer
-    has already run.
-    """
-
-    def __init__(self, plan: Schedule, layout: Layout):
-        circuit = plan.linearized.circuit
-        self.circuit, self.layout = circuit, layout
-        self.bos_values = circuit.values_at_bos()
-        self.token_values = {t: circuit.values_on_token(t) for t in circuit.alphabet}
-        self.other_values = circuit.values_on_token(OTHER_TOKEN)
-
-    def __call__(self, ident: int) -> Affine:
-        circuit, layout = self.circuit, self.layout
-        if circuit.depth[ident] == 0:
-            table = {layout.tokens[token]: int(values[ident])
-                     for token, values in self.token_values.items()}
-            table[layout.bos] = int(self.bos_values[ident])
-            table[layout.other] = int(self.other_values[ident])
-            return Affine({i: v for i, v in table.items() if v})
-        node = circuit.nodes[ident]
-        if isinstance(node, Not):
-            return Affine({i: 1 for i in layout.one}) - self(node.operand)
-        return unit(layout.bits[ident])
-
-
-def embedding(layout: Layout) -> np.ndarray:
-    """Row sigma (a token) is e_sigma; row |alphabet| (BOS) is e_BOS; the last row (a token
-    outside the alphabet, id = |alphabet| + 1) is e_other.
-
-    Every other coordinate starts at 0: the exported bits and the scratch slots are written
-    later, each by exactly one sublayer.
-    """
-    table = np.zeros((len(layout.tokens) + 2, layout.d_model))
-    for index in layout.tokens.values():
-        table[index, index] = 1
-    table[len(layout.tokens), layout.bos] = 1
-    table[len(layout.tokens) + 1, layout.other] = 1
-    return table
+    n_heads: int = 1
 
 
 @dataclass(frozen=True)
@@ -403,36 +305,39 @@ EXACT = Realization()
 
 def emit(plan: Schedule, layout: Layout, realization: Realization = EXACT) -> Weights:
     """All tensors of the model format (``docs/model-format.md``) and the bounds of every value
-    they produce. Per layer: q = k = 0 (uniform attention), one value row per test
-    (``value_row``), o copying head dimension k to scratch slot k, and the feed-forward
-    sublayer (``FeedForward``). The output reads the answer: out . h - 1 = 2 * answer - 1.
-    ``realization`` swaps the test-bit gadget (the exact model's is the default)."""
-    circuit = plan.linearized.circuit
+    they produce. Per layer: a uniform head (q = k = 0, ALiBi slope 0) with one value row per
+    test (``value_row``) and o copying head dimension k to scratch slot k; one ALiBi head per
+    distinct offset of the layer's local counts (``local_heads``); zero heads where a layer has
+    fewer heads than the widest; and the feed-forward sublayer (``FeedForward``). The output
+    reads the answer: out . h - 1 = 2 * answer - 1. A positional model also gets its periodic
+    tables and the slopes. ``realization`` swaps the test-bit gadget (the exact model's is the
+    default)."""
     read = Readouts(plan, layout)
-    d, d_head = layout.d_model, len(layout.scratch)
+    grouped = [_locals_by_offset(plan, layer) for layer in plan.layers]
+    d = layout.d_model
+    d_head = max([len(layout.scratch)] + [local_head_width(layout, g) for g in grouped])
+    n_heads = max([int(bool(layer.tests)) + len(g) for layer, g in zip(plan.layers, grouped)],
+                  default=0)
     tensors = {EMBED: embedding(layout)}
+    for modulus, table in periodic_tables(layout).items():
+        tensors[periodic(modulus)] = table
     bounds = [Bound("the embedding's bits and the attention weight R(exp(0)) = 1", 0, 1)]
     ffn_widths = []
-    for layer in plan.layers:
+    for layer, by_offset in zip(plan.layers, grouped):
         index = layer.layer - 1  # tensor names count layers from 0, the schedule from 1
+        heads, values = _uniform_head(plan, layer, read, realization, d_head, bounds)
+        slopes = [0.0] * bool(layer.tests)
+        for offset, nodes in sorted(by_offset.items()):
+            heads.append(local_head(offset, nodes, read, d_head))
+            slopes.append(SLOPE)
+        zero = {part: np.zeros((d_head, d)) for part in "qkv"}
+        heads += [{**zero, "o": np.zeros((d, d_head))}] * (n_heads - len(heads))
+        for part in "qkv":
+            tensors[attention(index, part)] = np.concatenate([h[part] for h in heads])
+        tensors[attention(index, "o")] = np.concatenate([h["o"] for h in heads], axis=1)
+        if layout.encodings.local_period:
+            tensors[alibi(index)] = np.array(slopes + [0.0] * (n_heads - len(slopes)))
         slots = {test: layout.scratch[k] for k, test in enumerate(layer.tests)}
-        values = {test: realization.test_value(value_row(circuit.nodes[test], read), layout)
-                  for test in layer.tests}
-        v, no_bias = matrix({k: values[test].row for k, test in enumerate(layer.tests)},
-                            (d_head, d))
-        assert not no_bias.any()  # value rows are linear: constants go through ONE
-        o = np.zeros((d, d_head))
-        for k, test in enumerate(layer.tests):
-            o[layout.scratch[k], k] = 1
-            value = values[test]
-            test_text = circuit.describe_test(test)
-            bounds.append(Bound(f"layer {layer.layer} attention values of [{test_text}]",
-                                min(value.low, value.bos_value), max(value.high, value.bos_value)))
-            bounds.append(Bound(f"layer {layer.layer} rounded average of [{test_text}]",
-                                *value.average_range))
-        tensors[attention(index, "q")] = np.zeros((d_head, d))
-        tensors[attention(index, "k")] = np.zeros((d_head, d))
-        tensors[attention(index, "v")], tensors[attention(index, "o")] = v, o
         linears = realization.feed_forward(realization.layer_plan(layer), read, values, slots,
                                            bounds).matrices(layout)
         for m, (weight, bias) in enumerate(linears):
@@ -443,4 +348,36 @@ def emit(plan: Schedule, layout: Layout, realization: Realization = EXACT) -> We
     for index, value in out.coefficients.items():
         tensors[OUT_WEIGHT][index] += value
     tensors[OUT_BIAS] = np.array(-1.0)
-    return Weights(tensors, ffn_widths, d_head, bounds)
+    return Weights(tensors, ffn_widths, d_head, bounds, n_heads)
+
+
+def _locals_by_offset(plan: Schedule, layer: LayerPlan) -> dict[int, list[int]]:
+    grouped: dict[int, list[int]] = {}
+    for ident in layer.locals:
+        node = plan.linearized.circuit.nodes[ident]
+        assert isinstance(node, Local)
+        grouped.setdefault(node.offset, []).append(ident)
+    return grouped
+
+
+def _uniform_head(plan: Schedule, layer: LayerPlan, read: Readouts, realization: Realization,
+                  d_head: int, bounds: list[Bound]) -> tuple[list[dict], dict[int, TestValue]]:
+    """The uniform head of ``layer`` (none if it has no test) and its tests' values."""
+    circuit, layout, d = plan.linearized.circuit, read.layout, read.layout.d_model
+    values = {test: realization.test_value(value_row(circuit.nodes[test], read), layout)
+              for test in layer.tests}
+    if not layer.tests:
+        return [], values
+    v, no_bias = matrix({k: values[test].row for k, test in enumerate(layer.tests)},
+                        (d_head, d))
+    assert not no_bias.any()  # value rows are linear: constants go through ONE
+    o = np.zeros((d, d_head))
+    for k, test in enumerate(layer.tests):
+        o[layout.scratch[k], k] = 1
+        value = values[test]
+        test_text = circuit.describe_test(test)
+        bounds.append(Bound(f"layer {layer.layer} attention values of [{test_text}]",
+                            min(value.low, value.bos_value), max(value.high, value.bos_value)))
+        bounds.append(Bound(f"layer {layer.layer} rounded average of [{test_text}]",
+                            *value.average_range))
+    return [{"q": np.zeros((d_head, d)), "k": np.zeros((d_head, d)), "v": v, "o": o}], values

@@ -14,9 +14,12 @@ Two number systems run the same forward pass (``docs/model-format.md`` has the s
   that R then rounds. The number of roundings that saturated is counted.
 * ``float``: the same weights in plain float64 with no rounding (attention is a softmax).
 
-A head whose query or key weights are all zero scores every pair 0, so it averages uniformly:
-that is a cumulative sum, O(T). Any other head takes the general path, O(T^2), in chunks of
-query positions: score q_i . k_j, weight R(exp(score)) per pair, summand R(weight * v_j).
+The input is the embedding plus, in a version-3 model, each periodic table's row t mod M. A
+head whose query or key weights are all zero and whose ALiBi slope is 0 scores every pair 0, so
+it averages uniformly: that is a cumulative sum, O(T). A head with a positive slope sees only a
+window of keys in exact mode (the window lemma, ``_window``): O(T W). Any other head takes the
+general path, O(T^2), in chunks of query positions: score q_i . k_j - slope (i - j), weight
+R(exp(score)) per pair, summand R(weight * v_j).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from torch.nn.functional import linear
 
 from crasp import syntax
 from crasp.api_inputs import Inputs, token_batch
-from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn
+from crasp.compiler.model_config import (EMBED, OUT_BIAS, OUT_WEIGHT, alibi, attention, ffn,
+                                         periodic)
 from crasp.compiler.model_format import CompiledModel
 from crasp.interpret import BOS_ID, PAD_ID, encode
 
@@ -108,10 +112,14 @@ class _Exact:
             positions = positions.cpu().numpy()
         return self.ratio(sums, positions * weight.item())
 
-    def attend(self, scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """scores [B, C, T], v [B, T, d], mask [C, T] (True where j <= i) -> [B, C, d]."""
+    def attend(self, scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor,
+               prefix_mean) -> torch.Tensor:
+        """scores [B, C, W] of C query positions against W key positions each, v [B, C or 1,
+        W, d] their values, mask [C, W] (True where a key is visible) -> [B, C, d].
+        ``prefix_mean()`` is the plain average of v over all j <= i [B, C, d], the output
+        where every weight rounds to 0."""
         weights = torch.where(mask, self.units(torch.exp(scores).masked_fill(~mask, 0)), 0)
-        summands = self.units(self.value(weights)[..., None] * v[:, None, :, :])
+        summands = self.units(self.value(weights)[..., None] * v)
         numerator = self.exact_sum(summands * mask[None, :, :, None], 2)
         denominator = self.exact_sum(weights, 2)[..., None]
         zero = torch.as_tensor(np.asarray(denominator == 0, dtype=bool))
@@ -123,9 +131,7 @@ class _Exact:
             average = self.ratio(np.where(zero.numpy(), 0, numerator),
                                  np.where(zero.numpy(), 1, denominator))
         if zero.any():
-            visible = mask.sum(dim=1).to(torch.float64)[None, :, None]
-            mean = (mask[None, :, :, None] * v[:, None, :, :]).sum(dim=2) / visible
-            average = torch.where(zero, self.round(torch.where(zero, mean, 0)), average)
+            average = torch.where(zero, self.round(torch.where(zero, prefix_mean(), 0)), average)
         return average
 
 
@@ -144,9 +150,23 @@ class _Float:
         return torch.cumsum(v, dim=1) / positions[None, :, None]
 
     @staticmethod
-    def attend(scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def attend(scores: torch.Tensor, v: torch.Tensor, mask: torch.Tensor,
+               prefix_mean) -> torch.Tensor:
         weights = torch.softmax(scores.masked_fill(~mask, -math.inf), dim=-1)
-        return weights @ v
+        return (weights[..., None] * v).sum(dim=2)
+
+
+def _distinct_rows(x: torch.Tensor) -> torch.Tensor | None:
+    """The distinct rows of x [..., d], found through a random projection (a 1-D sort, much
+    faster than ``torch.unique(dim=0)``) and checked exactly; None if two distinct rows
+    collide under the projection."""
+    rows = x.reshape(-1, x.shape[-1])
+    direction = torch.linspace(1.0, 2.0, rows.shape[-1], dtype=rows.dtype, device=rows.device)
+    keys, inverse = torch.unique(rows @ (direction * math.pi), return_inverse=True)
+    first = torch.zeros(len(keys), dtype=torch.long, device=rows.device)
+    first.scatter_(0, inverse, torch.arange(len(rows), device=rows.device))
+    distinct = rows[first]
+    return distinct if torch.equal(distinct[inverse], rows) else None
 
 
 class FixedPrecisionTransformer(torch.nn.Module):
@@ -172,8 +192,10 @@ class FixedPrecisionTransformer(torch.nn.Module):
                                  persistent=False)
         self.n_heads, self.d_head = spec.n_heads, spec.d_head
         self.ffn_depths = [len(widths) + 1 for widths in spec.ffn_widths]
-        self.uniform = [[self._zero_scores(layer, head) for head in range(self.n_heads)]
-                        for layer in range(spec.n_layers)]
+        self.slopes = [[float(self.weight(alibi(layer))[head]) if spec.alibi else 0.0
+                        for head in range(self.n_heads)] for layer in range(spec.n_layers)]
+        self.uniform = [[self._zero_scores(layer, head) and not self.slopes[layer][head]
+                         for head in range(self.n_heads)] for layer in range(spec.n_layers)]
         self.arithmetic: _Exact | _Float = _Float()
 
     def weight(self, name: str) -> torch.Tensor:
@@ -194,33 +216,58 @@ class FixedPrecisionTransformer(torch.nn.Module):
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
         return tuple(linear(h, self.weight(attention(layer, part))[rows]) for part in "qkv")
 
-    def embedded(self) -> torch.Tensor:
-        """R of every embedding row."""
-        precision = self.spec.precision
-        return _Exact(precision.total_bits, precision.frac_bits).round(self.weight(EMBED))
-
-    def ignored_outputs(self, layer: int) -> torch.Tensor:
-        """Per head-output coordinate: whether the output projection ignores it."""
-        return (self.weight(attention(layer, "o")) == 0).all(dim=0)
-
-    def decide(self, h: torch.Tensor) -> torch.Tensor:
-        return h @ self.weight(OUT_WEIGHT) + self.weight(OUT_BIAS)
-
     def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
         arithmetic = self.arithmetic
         q, k, v = self.project(h, layer, head)
         if self.uniform[layer][head] and self.uniform_shortcut:
             return arithmetic.uniform(v)
+        slope = self.slopes[layer][head]
         batch, width = h.shape[0], h.shape[1]
+        positions = torch.arange(width, device=h.device)
+
+        def prefix_mean(start: int, stop: int) -> torch.Tensor:
+            counts = positions[start:stop, None].to(torch.float64) + 1
+            return torch.cumsum(v, dim=1)[:, start:stop] / counts
+
+        window = self._window(q, k, slope)
+        if window is not None and window < width:
+            return self._windowed(q, k, v, slope, window, lambda: prefix_mean(0, width))
         chunk = max(1, CHUNK_ELEMENTS // max(1, batch * width * max(1, self.d_head)))
         pieces = []
         for start in range(0, width, chunk):
             stop = min(width, start + chunk)
-            mask = (torch.arange(width, device=h.device)[None, :]
-                    <= torch.arange(start, stop, device=h.device)[:, None])
-            scores = q[:, start:stop] @ k.transpose(1, 2)
-            pieces.append(arithmetic.attend(scores, v, mask))
+            distance = positions[start:stop, None] - positions[None, :]
+            scores = q[:, start:stop] @ k.transpose(1, 2) - slope * distance
+            pieces.append(arithmetic.attend(scores, v[:, None], distance >= 0,
+                                            lambda a=start, b=stop: prefix_mean(a, b)))
         return torch.cat(pieces, dim=1)
+
+    def _window(self, q: torch.Tensor, k: torch.Tensor, slope: float) -> int | None:
+        """The window lemma (``docs/model-format.md``): with slope a > 0 and every score
+        q_i . k_j <= S, a key at distance d > (S + s ln 2) / a has exp(score) < 2^-s, so its
+        weight rounds to 0. S is the largest score over the distinct query and key vectors
+        (a fixed-precision model has few), or max |q_i| max |k_j| (Cauchy-Schwarz) when they
+        are many. Exact mode only (a softmax gives every key a positive weight); None when
+        there is no window."""
+        if not (self.exact and slope > 0) or not q.numel():
+            return None
+        queries, keys = _distinct_rows(q), _distinct_rows(k)
+        if queries is not None and keys is not None and len(queries) * len(keys) <= CHUNK_ELEMENTS:
+            bound = float((queries @ keys.T).max())
+        else:
+            bound = float(q.norm(dim=-1).max() * k.norm(dim=-1).max())
+        frac_bits = self.spec.precision.frac_bits
+        return max(0, int(math.floor((bound + frac_bits * math.log(2)) / slope))) + 1
+
+    def _windowed(self, q, k, v, slope: float, window: int, prefix_mean) -> torch.Tensor:
+        """A positive-slope head over the keys j = i - window .. i only (``_window``)."""
+        width = q.shape[1]
+        distance = torch.arange(window + 1, device=q.device)
+        keys = torch.arange(width, device=q.device)[:, None] - distance[None, :]   # [T, W]
+        valid = keys >= 0
+        keys = keys.clamp(min=0)
+        scores = (q[:, :, None, :] * k[:, keys]).sum(-1) - slope * distance
+        return self.arithmetic.attend(scores, v[:, keys], valid, prefix_mean)
 
     def finish_layer(self, h: torch.Tensor, heads: torch.Tensor, layer: int) -> torch.Tensor:
         """The rest of ``layer`` after its heads: R(h + Wo heads), then the feed-forward
@@ -239,14 +286,18 @@ class FixedPrecisionTransformer(torch.nn.Module):
         self.arithmetic = (_Exact(self.spec.precision.total_bits, self.spec.precision.frac_bits)
                            if self.exact else _Float())
         arithmetic, p = self.arithmetic, self.weight
-        h = arithmetic.round(p(EMBED)[ids])
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        h = p(EMBED)[ids]
+        for modulus in self.spec.periodic_moduli:
+            h = h + p(periodic(modulus))[positions % modulus]
+        h = arithmetic.round(h)
         states = []
         for layer in range(self.spec.n_layers):
             heads = [self._head(h, layer, head) for head in range(self.n_heads)]
             h = self.finish_layer(h, torch.cat(heads, dim=-1), layer)
             if record:
                 states.append(h)
-        scores = self.decide(h)
+        scores = h @ p(OUT_WEIGHT) + p(OUT_BIAS)
         return (scores, states) if record else scores
 
 

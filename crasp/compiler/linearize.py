@@ -33,8 +33,12 @@ Depth is preserved exactly: a leaf keeps every count it was built from (a cancel
 zero-scaled count stays as a term with coefficient 0), and no simplification removes a
 subexpression, so the circuit node of every Boolean definition has the definition's depth.
 
-Unsupported constructs (positional predicates and guarded counts ``#[rel] P``: the NoPE
-construction has no positions) are rejected with a ``ProgramError`` naming the construct.
+Positional constructs: a periodic predicate (``pos_even``, ``mod(m, r)``) is a depth-0 leaf
+``Position``; a guarded count ``#[offset(c)] P`` (also ``pred``, ``pred4``) is 0 or 1, so it
+is the term ``1 if L else 0`` for the node ``L = Local(P, c)`` (cases, as for an if-else): a
+comparison over it splits into the branch where L holds and the one where it does not, each a
+strict test of the remaining (global) counts, or a constant when none remain. Which encodings
+realize them is decided before this pass (``crasp.compiler.encodings``).
 """
 
 from __future__ import annotations
@@ -157,18 +161,6 @@ class _Linearizer:
         return ProgramError(message, source=self.program.source, filename=self.program.filename,
                             span=expr.span, note=note)
 
-    def reject_unsupported(self) -> None:
-        note = ("the compiler builds transformers without positional encodings (Knee-Deep, "
-                "App. B), which cannot see positions; positional encodings come later")
-        for definition in self.program.definitions:
-            for node in filter(syntax.reads_position, syntax.walk(definition.expr)):
-                if isinstance(node, syntax.PositionTest):
-                    raise self.error(f"cannot compile the positional predicate "
-                                     f"'{format_expr(node)}'", node, note)
-                if isinstance(node, syntax.Count):
-                    raise self.error(f"cannot compile the guarded count '{format_expr(node)}' "
-                                     f"(local relation '{node.relation.name}')", node, note)
-
     def run(self) -> Linearized:
         """The circuit; ``term`` and ``boolean`` follow the expression tree recursively, so
         they run with a deep stack (``crasp.util.deep_stack``): nesting up to tens of thousands of
@@ -176,7 +168,6 @@ class _Linearizer:
         return call_with_deep_stack(self._run)
 
     def _run(self) -> Linearized:
-        self.reject_unsupported()
         for definition in self.program.definitions:
             self.origin = definition.name
             self.branches_built = 0
@@ -224,6 +215,11 @@ class _Linearizer:
             return self.counts[expr.name]
         if kind is syntax.IntConst:
             return Linear((), expr.value)
+        if kind is syntax.Count and expr.relation is not None:
+            local = self.circuit.add(circuit.Local(self.boolean(expr.body), expr.relation.offset),
+                                     _label(expr), self.origin)
+            return cases([(local, Linear((), 1)),
+                          (self.circuit.negate(local, _label(expr), self.origin), Linear((), 0))])
         if kind is syntax.Count:
             return Linear(((self.boolean(expr.body), 1),), 0)
         if kind is syntax.Scale:
@@ -244,7 +240,28 @@ class _Linearizer:
 
     def sized_add(self, left: Term, right: Term, expr: syntax.Expr) -> Term:
         self.limit(left.size * right.size, expr)  # refuse before building it
-        return add(left, right)
+        return self.flat(add(left, right))
+
+    def flat(self, term: Term) -> Term:
+        """Cases nested in a branch of cases (a sum of two cases terms, such as two local
+        counts) become one level: (g, (h ? a : b)) is (g && h, a), (g && !h, b). The guards
+        are exclusive and cover every position as before, and a comparison over the result is
+        one OR of ANDs instead of alternating levels (fewer hidden layers)."""
+        if isinstance(term, Extreme):
+            return extreme(term.is_min, [self.flat(part) for part in term.parts])
+        if not isinstance(term, Cases):
+            return term
+        branches = []
+        for guard, part in term.branches:
+            inner = self.flat(part)
+            if not isinstance(inner, Cases):
+                branches.append((guard, inner))
+                continue
+            for other, leaf in inner.branches:
+                both = self.circuit.connect(And, [guard, other], self.circuit.text[guard],
+                                            self.origin)
+                branches.append((both, leaf))
+        return cases(branches)
 
     # ------------------------------------------------------------ Booleans
 
@@ -256,6 +273,8 @@ class _Linearizer:
         text = _label(expr)
         if kind is syntax.TokenTest:
             return c.add(circuit.Token(expr.token), text, self.origin)
+        if kind is syntax.PositionTest:
+            return c.add(circuit.Position(expr.modulus, expr.residue), text, self.origin)
         if kind is syntax.BoolConst:
             return c.constant(expr.value, self.origin)
         if kind is syntax.Not:
@@ -335,5 +354,5 @@ def _label(expr: syntax.Expr) -> str:
 
 
 def linearize(program: syntax.Program) -> Linearized:
-    """Build the circuit of ``program`` (raises ``ProgramError`` on unsupported constructs)."""
+    """Build the circuit of ``program`` (raises ``ProgramError`` on terms too large)."""
     return _Linearizer(program).run()

@@ -18,9 +18,14 @@ from crasp.errors import CraspError
 
 FORMAT = "crasp-transformer"
 VERSION = 2
-READABLE_VERSIONS = (1, 2)
+POSITIONAL_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 """Version 2 added the embedding row ``other_id`` for tokens outside the vocabulary; a version 1
-model (without it) still loads, and rejects such tokens."""
+model (without it) still loads, and rejects such tokens. Version 3 adds the optional positional
+components (``periodic_moduli``, ``alibi``); the compiler writes it only for a model that has
+them, so a NoPE model stays version 2."""
+MAX_MODULUS = 1 << 16
+"""The most rows a periodic table may have when a model is read (a bound on memory)."""
 CONFIG_FILE = "config.json"
 MIN_TOTAL_BITS, MAX_TOTAL_BITS = 2, 53
 
@@ -33,6 +38,16 @@ ATTENTION_PARTS = ("q", "k", "v", "o")
 def attention(layer: int, part: str) -> str:
     """``layers.{layer}.attn.{part}``, part one of q, k, v (rows: head dimensions) or o."""
     return f"layers.{layer}.attn.{part}"
+
+
+def periodic(modulus: int) -> str:
+    """``pos.periodic.{modulus}``: the periodic table of ``modulus`` rows (version 3)."""
+    return f"pos.periodic.{modulus}"
+
+
+def alibi(layer: int) -> str:
+    """``layers.{layer}.attn.alibi``: the ALiBi slope of each head (version 3)."""
+    return f"layers.{layer}.attn.alibi"
 
 
 def ffn(layer: int, index: int, kind: str) -> str:
@@ -57,8 +72,12 @@ class Precision:
 
 KEYS = ("format", "version", "vocab", "bos_id", "other_id", "d_model", "n_layers", "n_heads",
         "d_head", "ffn_widths", "precision", "precision_set_by", "depth", "residual_labels",
-        "program_sha256", "program_file", "answer", "d_model_bound", "layer_table")
+        "program_sha256", "periodic_moduli", "alibi", "posenc", "tl_pos_depth", "program_file",
+        "answer", "d_model_bound", "layer_table")
 """Every key of ``config.json`` the format names, in the order the compiler writes them."""
+POSITIONAL_KEYS = ("periodic_moduli", "alibi", "posenc", "tl_pos_depth")
+NOPE_KEYS = tuple(key for key in KEYS if key not in POSITIONAL_KEYS)
+"""The keys of a model without positions (version 1 or 2)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +98,10 @@ class ModelConfig:
     depth: int
     residual_labels: tuple[str, ...]
     program_sha256: str
+    periodic_moduli: tuple[int, ...] = ()  # version 3: one periodic table per modulus
+    alibi: bool = False                    # version 3: per-head ALiBi slopes
+    posenc: str | None = None              # informational: the compiler's --posenc
+    tl_pos_depth: int | None = None        # informational: Knee-Deep's TL[◁#]^pos depth
     # The compiler's informational keys: a reader may ignore them (docs/model-format.md), so
     # they are kept as written, unchecked, and None where a file lacks them.
     precision_set_by: str | None = None   # the quantity that needs the most bits
@@ -87,7 +110,7 @@ class ModelConfig:
     d_model_bound: int | None = None      # #Booleans + #comparisons + |vocab| + 3
     layer_table: list[dict] | None = None  # per layer: definitions, tests, ffn widths
     extra: dict = field(default_factory=dict)
-    order: tuple[str, ...] = KEYS
+    order: tuple[str, ...] = NOPE_KEYS
     """The keys ``to_json`` writes, in this order: a file's own keys when it was read, so
     that it is written back unchanged (a version 1 file has no ``other_id``, a model from
     elsewhere none of the informational keys)."""
@@ -150,6 +173,15 @@ class ModelConfig:
                  f"and {MIN_TOTAL_BITS} <= p <= {MAX_TOTAL_BITS}")
         if config["n_layers"] and not config["n_heads"]:
             fail("a model with layers needs 'n_heads' >= 1")
+        moduli = config.get("periodic_moduli", [])
+        if config["version"] < 3 and ("periodic_moduli" in config or "alibi" in config):
+            fail("'periodic_moduli' and 'alibi' need format version 3")
+        if (not isinstance(moduli, list) or not all(_is_int(m) and 1 <= m <= MAX_MODULUS
+                                                    for m in moduli)
+                or len(set(moduli)) != len(moduli)):
+            fail(f"'periodic_moduli' must be a list of distinct integers in [1, {MAX_MODULUS}]")
+        if not isinstance(config.get("alibi", False), bool):
+            fail("'alibi' must be true or false")
         return cls(
             version=config["version"], vocab=tuple(vocab), bos_id=config["bos_id"],
             other_id=config.get("other_id"), d_model=config["d_model"],
@@ -158,6 +190,8 @@ class ModelConfig:
             precision=Precision(precision["total_bits"], precision["frac_bits"]),
             depth=config["depth"], residual_labels=tuple(labels),
             program_sha256=config["program_sha256"],
+            periodic_moduli=tuple(moduli), alibi=config.get("alibi", False),
+            posenc=config.get("posenc"), tl_pos_depth=config.get("tl_pos_depth"),
             precision_set_by=config.get("precision_set_by"),
             program_file=config.get("program_file"), answer=config.get("answer"),
             d_model_bound=config.get("d_model_bound"), layer_table=config.get("layer_table"),
@@ -175,7 +209,10 @@ class ModelConfig:
                           "frac_bits": self.precision.frac_bits},
             "precision_set_by": self.precision_set_by, "depth": self.depth,
             "residual_labels": list(self.residual_labels),
-            "program_sha256": self.program_sha256, "program_file": self.program_file,
+            "program_sha256": self.program_sha256,
+            "periodic_moduli": list(self.periodic_moduli), "alibi": self.alibi,
+            "posenc": self.posenc, "tl_pos_depth": self.tl_pos_depth,
+            "program_file": self.program_file,
             "answer": self.answer, "d_model_bound": self.d_model_bound,
             "layer_table": self.layer_table, **self.extra,
         }
@@ -187,10 +224,14 @@ def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Every tensor's name and shape, as the config determines them."""
     d, inner = config.d_model, config.n_heads * config.d_head
     shapes = {EMBED: (config.embedding_rows, d)}
+    for modulus in config.periodic_moduli:
+        shapes[periodic(modulus)] = (modulus, d)
     for layer, widths in enumerate(config.ffn_widths):
         for part in ("q", "k", "v"):
             shapes[attention(layer, part)] = (inner, d)
         shapes[attention(layer, "o")] = (d, inner)
+        if config.alibi:
+            shapes[alibi(layer)] = (config.n_heads,)
         sizes = [d, *widths, d]
         for m in range(len(sizes) - 1):
             shapes[ffn(layer, m, "weight")] = (sizes[m + 1], sizes[m])

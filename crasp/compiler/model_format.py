@@ -17,7 +17,7 @@ import numpy as np
 import safetensors.numpy
 
 from crasp.compiler.model_config import (
-    CONFIG_FILE, FORMAT, VERSION, ModelConfig, ModelFormatError, expected_shapes,
+    CONFIG_FILE, FORMAT, VERSION, ModelConfig, ModelFormatError, alibi, expected_shapes,
 )
 from crasp.util.outputs import COMPILED_MODEL, replace_directory
 from crasp.util.safe_read import SafeReadError, parse_json, read_bytes_file
@@ -60,7 +60,7 @@ class CompiledModel:
             _write(staging / CONFIG_FILE, (json.dumps(self.config, indent=2) + "\n").encode())
             _write(staging / WEIGHTS_FILE, safetensors.numpy.save(
                 {name: _stored(t) for name, t in self.tensors.items()},
-                metadata={"format": FORMAT, "version": str(VERSION)}))
+                metadata={"format": FORMAT, "version": str(self.config["version"])}))
         replace_directory(directory, COMPILED_MODEL, force, write)
 
 
@@ -79,7 +79,8 @@ def _stored(tensor: np.ndarray) -> np.ndarray:
 
 def validate(config: dict, tensors: dict[str, np.ndarray], where: str) -> None:
     """Raise ``ModelFormatError`` unless ``config`` and ``tensors`` form a valid model."""
-    expected = expected_shapes(ModelConfig.from_json(config, where))
+    spec = ModelConfig.from_json(config, where)
+    expected = expected_shapes(spec)
     name = f"{where}/{WEIGHTS_FILE}"
     missing = [n for n in expected if n not in tensors]
     if missing:
@@ -97,6 +98,10 @@ def validate(config: dict, tensors: dict[str, np.ndarray], where: str) -> None:
                                    f"float32 or float64")
         if not np.all(np.isfinite(tensor)):
             raise ModelFormatError(f"{name}: tensor {key!r} has non-finite values")
+    for layer in range(spec.n_layers if spec.alibi else 0):
+        if (tensors[alibi(layer)] < 0).any():
+            raise ModelFormatError(f"{name}: tensor {alibi(layer)!r} has a negative slope (ALiBi "
+                                   f"slopes are >= 0)")
 
 
 def load_model(directory: str | Path) -> CompiledModel:

@@ -3,7 +3,10 @@
 Layer l (1-based) is assigned every node of depth l that the answer needs:
 
 * its attention computes every test of level l, one head dimension each (a test's counted
-  bodies have depth <= l - 1, so they are in the residual stream by then);
+  bodies have depth <= l - 1, so they are in the residual stream by then), and every local
+  count ``Local`` of level l (one ALiBi head per distinct offset, ``local_heads``), which the
+  attention writes straight into its own coordinate: locals are always stored, at stage 0 of
+  the feed-forward sublayer;
 * its feed-forward sublayer turns each test's rounded average into a bit and evaluates every
   And/Or gate of depth l.
 
@@ -23,17 +26,17 @@ operand, where anything of smaller depth is available at stage 0. The sublayer h
 ``hidden_layers`` = max(1, largest stage of an export) hidden layers; values needed later than
 their stage are carried forward by the emitter.
 
-Every layer 1..depth gets at least one test: a node of depth l >= 1 reads a node of depth l
-or is a test of level l, and cancelled counts stay in the circuit (see ``circuit``), so the
-answer's depth-l ancestors include a test of level l for every l up to its depth. So no
-sublayer is empty.
+Every layer 1..depth gets at least one test or local: a node of depth l >= 1 reads a node of
+depth l or is a test or local of level l, and cancelled counts stay in the circuit (see
+``circuit``), so the answer's depth-l ancestors include a test or local of level l for every l
+up to its depth. So no sublayer is empty.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crasp.compiler.circuit import And, Or, Test, operands
+from crasp.compiler.circuit import And, Local, Or, Test, operands
 from crasp.compiler.linearize import Linearized
 
 
@@ -41,6 +44,7 @@ from crasp.compiler.linearize import Linearized
 class LayerPlan:
     layer: int
     tests: tuple[int, ...]
+    locals: tuple[int, ...]
     gates: tuple[int, ...]
     exports: tuple[int, ...]
     stage: dict[int, int]
@@ -68,8 +72,8 @@ def schedule(linearized: Linearized) -> Schedule:
 
     for ident in needed:
         node = circuit.nodes[ident]
-        if isinstance(node, Test):
-            for body in node.bodies:
+        if isinstance(node, (Test, Local)):
+            for body in operands(node):
                 export(body)
         elif isinstance(node, (And, Or)):
             for operand in node.operands:
@@ -84,13 +88,16 @@ def schedule(linearized: Linearized) -> Schedule:
                       if depth[i] == layer and isinstance(circuit.nodes[i], Test))
         gates = tuple(i for i in needed
                       if depth[i] == layer and isinstance(circuit.nodes[i], (And, Or)))
-        if not tests:
+        locals_ = tuple(i for i in needed
+                        if depth[i] == layer and isinstance(circuit.nodes[i], Local))
+        if not tests and not locals_:
             raise AssertionError(f"layer {layer} has no test (the circuit lost a level)")
         stage = {test: 1 for test in tests}
         for gate in gates:
             stage[gate] = 1 + max(stage.get(circuit.base(o), 0)
                                   for o in operands(circuit.nodes[gate]))
-        exports = tuple(sorted(i for i in exported if depth[i] == layer))
+        exports = tuple(sorted(i for i in exported if depth[i] == layer
+                               and not isinstance(circuit.nodes[i], Local)))
         hidden = max([1] + [stage[i] for i in exports])
-        layers.append(LayerPlan(layer, tests, gates, exports, stage, hidden))
+        layers.append(LayerPlan(layer, tests, locals_, gates, exports, stage, hidden))
     return Schedule(linearized, tuple(needed), tuple(layers), program_depth)

@@ -44,6 +44,9 @@ def classify(machine: StateMachine) -> StateClasses:
                 tables.weights[:, u].tobytes(), tables.summands[:, u].tobytes(),
                 tables.boxes[u].tobytes(),
                 tables.weights[:, :, u].tobytes(), tables.summands[:, :, u].tobytes(),
-                tables.values[:, u].tobytes(), after[transition].tobytes())))
+                tables.values[:, u].tobytes(), after[transition].tobytes(),
+                *(b"%d" % head + window.weights[u].tobytes() + window.summands[u].tobytes()
+                  + window.weights[:, u].tobytes() + window.summands[:, u].tobytes()
+                  for head, window in sorted(tables.windows.items())))))
         of.insert(0, _number(signatures))
     return StateClasses(of, [len(np.unique(level)) for level in of])

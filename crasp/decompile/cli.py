@@ -6,6 +6,7 @@ and exit status 2. Exit status 1 when ``--verify`` finds a disagreement.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -23,6 +24,7 @@ from crasp.errors import CraspError
 from crasp.models import load_model
 from crasp.util.atomic import rewrite_in_place, write_text_atomic
 from crasp.util.outputs import writing
+from crasp.verify.cli import prove_equivalence, prove_option
 
 
 def check_program_output(output: str, force: bool) -> bool:
@@ -93,8 +95,9 @@ def _describe(result: VerificationResult) -> str:
 @click.option("--verify", "verify_flag", is_flag=True,
               help="Run the model and the program on all short and some long random strings.")
 @verification_options
+@prove_option
 def decompile_command(model_dir, output, max_states, force, as_json, verify_flag, max_length,
-                      random_length, random_count, seed):
+                      random_length, random_count, seed, prove_length):
     """Decompile MODEL (a crasp model directory) into a C-RASP program of the same depth.
 
     The program answers exactly as the model at every position of every input, the empty
@@ -107,6 +110,12 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
       crasp compile examples/dyck1.crasp -o dyck1.model
       crasp decompile dyck1.model -o dyck1.decompiled.crasp --verify
       crasp depth-check dyck1.decompiled.crasp
+      crasp decompile dyck1.model -o dyck1.decompiled.crasp --prove 20
+
+    --prove [N] proves the program equivalent, on every string of length ≤ N, to the model's
+    original program (the file config.json names, if it is still there unchanged) with crasp
+    equiv; without it, it runs the model and the program on every string of length ≤ N over
+    the vocabulary. Exit status 1 if they differ.
     """
     replacing = output != "-" and check_program_output(output, force)
     model = load_model(model_dir, "decompile").executable
@@ -123,10 +132,44 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     write_program_file(output, result.text, replacing)
     if output != "-":
         summary["output"] = output
+    proved = prove_length is None or _prove(model, result.program, prove_length)
     report = json.dumps(summary, indent=2) if as_json else format_decompile_summary(summary)
     if verification is not None and not as_json:
         report += ("\nverified: " if verification.ok else "\nMISMATCH: ") + _describe(verification)
     if output != "-" and not as_json:
         report += f"\n\nwrote {output}"
     click.echo(report, err=output == "-")
-    sys.exit(0 if verification is None or verification.ok else 1)
+    sys.exit(0 if proved and (verification is None or verification.ok) else 1)
+
+
+def original_program(config: dict) -> tuple[crasp.Program | None, str]:
+    """The program the model was compiled from, if config.json names a file that still holds
+    the text it was compiled from (``program_sha256``); else None and why not."""
+    name = config.get("program_file")
+    if not name or name.startswith("<"):
+        return None, "config.json names no program file"
+    try:
+        text = crasp.read_program_text(name)
+    except CraspError:
+        return None, f"config.json names {name!r}, which cannot be read"
+    if hashlib.sha256(text.removeprefix("\ufeff").encode("utf-8")).hexdigest() \
+            != config.get("program_sha256"):
+        return None, f"{name!r} has changed since the model was compiled"
+    for dialect in crasp.DIALECTS:
+        try:
+            return crasp.parse_program(text, name, dialect=dialect), ""
+        except CraspError:
+            continue
+    return None, f"{name!r} no longer parses"
+
+
+def _prove(model, program: crasp.Program, max_length: int) -> bool:
+    """--prove: equiv with the original program, or (without one) the model run against the
+    program on every string of length <= max_length; the verdict on stderr."""
+    original, missing = original_program(model.config)
+    if original is not None:
+        return prove_equivalence(original, program, max_length, "decompile --prove")
+    result = verify(program, max_length, 1, 0, 0, model=model)
+    click.echo(f"decompile --prove: {missing}; so the model itself was run instead: "
+               + _describe(result), err=True)
+    return result.ok

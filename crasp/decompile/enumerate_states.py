@@ -38,13 +38,16 @@ except where a different float64 summation order moves a value across a rounding
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
+from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
 from crasp.compiler.model_format import CompiledModel
+from crasp.decompile.windows import Window, window_points, window_tables
 from crasp.errors import CraspError
 
 DEFAULT_MAX_STATES = 250_000
@@ -74,6 +77,9 @@ class LayerTables:
     values: np.ndarray
     boxes: np.ndarray
     transitions: list[np.ndarray] = field(default_factory=list)
+    windows: dict[int, Window] = field(default_factory=dict)
+    """The heads with a positive ALiBi slope, by head (``windows``; their ``weights`` and
+    ``summands`` rows above are 0)."""
 
 
 @dataclass
@@ -85,6 +91,8 @@ class StateMachine:
     the answer on the empty input; ``candidates[l - 1]`` the enumerated (q, c) of layer l."""
 
     vocab: tuple[str, ...]
+    period: int          # the lcm of the periodic tables' moduli (1 without): token_states
+                         # holds one state per (vocabulary row, position mod period)
     d_head: int
     frac_bits: int
     states: list[np.ndarray]
@@ -101,7 +109,8 @@ class StateMachine:
 class StateSource:
     """What the enumeration reads: a fixed-precision ``module`` with ``project(h, layer,
     head) -> q, k, v``, ``finish_layer(h, heads, layer)``, ``decide(h) -> scores``,
-    ``embedded()`` (the rounded embedding rows), ``ignored_outputs(layer)`` and
+    ``embedded(residue)`` (the rounded embedding rows at a position of that residue modulo the
+    period of ``periodic_moduli``), ``slopes[layer][head]``, ``ignored_outputs(layer)`` and
     ``forward(ids, record=True)``, computing with R at (``total_bits``, ``frac_bits``) and
     the format's attention; and the vocabulary, with the ids of BOS and of the row of tokens
     outside it (None: the model reads no such tokens). The executor's
@@ -118,13 +127,34 @@ class StateSource:
     total_bits: int
     frac_bits: int
     labels: tuple[str, ...]
+    periodic_moduli: tuple[int, ...] = ()
 
     @classmethod
     def from_model(cls, model: CompiledModel) -> StateSource:
         spec = model.spec
-        return cls(FixedPrecisionTransformer(model), spec.vocab, spec.bos_id, spec.other_id,
+        return cls(_FormatModule(model), spec.vocab, spec.bos_id, spec.other_id,
                    spec.n_layers, spec.n_heads, spec.d_head, spec.precision.total_bits,
-                   spec.precision.frac_bits, spec.residual_labels)
+                   spec.precision.frac_bits, spec.residual_labels, spec.periodic_moduli)
+
+
+class _FormatModule(FixedPrecisionTransformer):
+    """The executor's module with the rest of the ``StateSource`` interface."""
+
+    def embedded(self, residue: int = 0) -> torch.Tensor:
+        """R of every embedding row at a position t with t mod M = ``residue`` for each
+        periodic table M (which adds its row t mod M)."""
+        x = self.weight(EMBED)
+        for modulus in self.spec.periodic_moduli:
+            x = x + self.weight(periodic(modulus))[residue % modulus]
+        precision = self.spec.precision
+        return _Exact(precision.total_bits, precision.frac_bits).round(x)
+
+    def ignored_outputs(self, layer: int) -> torch.Tensor:
+        """Per head-output coordinate: whether the output projection ignores it."""
+        return (self.weight(attention(layer, "o")) == 0).all(dim=0)
+
+    def decide(self, h: torch.Tensor) -> torch.Tensor:
+        return h @ self.weight(OUT_WEIGHT) + self.weight(OUT_BIAS)
 
 
 class _Model:
@@ -134,7 +164,7 @@ class _Model:
         self.module = source.module
         self.arithmetic = _Exact(source.total_bits, source.frac_bits)
         self.module.arithmetic = self.arithmetic   # the executor's module rounds with it
-        self.scale = self.arithmetic.scale
+        self.scale, self.frac_bits = self.arithmetic.scale, source.frac_bits
         self.n_heads, self.d_head = source.n_heads, source.d_head
 
     def values(self, units: np.ndarray) -> torch.Tensor:
@@ -150,20 +180,25 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tables(model: _Model, layer: int, keys: np.ndarray) -> LayerTables:
-    """W, S and v for every (query, key) pair: the executor's ``attend`` on one pair each."""
+    """W, S and v for every (query, key) pair: the executor's ``attend`` on one pair each
+    (by distance for a head with a positive slope: ``windows``)."""
     arithmetic = model.arithmetic
     h = model.values(keys)
     queries = h[:-1]
-    weights, summands, values = [], [], []
+    weights, summands, values, windows = [], [], [], {}
     for head in range(model.n_heads):
         q = model.module.project(queries, layer, head)[0]
         _, k, v = model.module.project(h, layer, head)
-        w = arithmetic.units(torch.exp(q @ k.T))
+        slope = model.module.slopes[layer][head]
+        w = arithmetic.units(torch.exp(q @ k.T)) * (slope == 0)
         weights.append(w.numpy())
         summands.append(arithmetic.units(arithmetic.value(w)[..., None] * v[None]).numpy())
         values.append(v.numpy())
+        if slope:
+            windows[head] = window_tables(arithmetic, q, k, v, slope, model.frac_bits)
     return LayerTables(np.stack(weights), np.stack(summands), np.stack(values),
-                       boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64))
+                       boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64),
+                       windows=windows)
 
 
 def _boxes(model: _Model, tables: LayerTables, ignored: np.ndarray) -> None:
@@ -179,7 +214,10 @@ def _boxes(model: _Model, tables: LayerTables, ignored: np.ndarray) -> None:
                 positive = weight > 0
                 points = list(np.floor_divide(tables.summands[a, q, positive, e] * model.scale,
                                               weight[positive]))
-                if weight[bos] == 0:  # D = 0 is possible: the plain average of the v_t
+                if a in tables.windows:
+                    points = window_points(tables.windows[a], tables.values[a], q, e,
+                                           model.scale)
+                elif weight[bos] == 0:  # D = 0 is possible: the plain average of the v_t
                     zero = ~positive
                     points += list(np.floor(tables.values[a, zero, e] * model.scale)
                                    .astype(np.int64))
@@ -190,11 +228,18 @@ def _boxes(model: _Model, tables: LayerTables, ignored: np.ndarray) -> None:
 
 
 def _box_grid(box: np.ndarray) -> np.ndarray:
-    """Every c in the box, [count, coordinates], in C order of the box's shape."""
-    axes = [np.arange(first, last + 1) for first, last in box]
-    if not axes:  # heads of width 0: one empty c
-        return np.zeros((1, 0), np.int64)
-    return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
+    """Every c in the box, [count, coordinates], in C order of the box's shape. Only the
+    coordinates with more than one value are spread out (a box may have more coordinates
+    than numpy has dimensions: several wide heads, most of them fixed by W_O)."""
+    free = [i for i, (first, last) in enumerate(box) if last > first]
+    grid = np.broadcast_to(box[:, 0], (1, len(box))).astype(np.int64)
+    if not free:
+        return grid
+    axes = [np.arange(box[i, 0], box[i, 1] + 1) for i in free]
+    spread = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(free))
+    grid = np.repeat(grid, len(spread), axis=0)
+    grid[:, free] = spread
+    return grid
 
 
 def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTables
@@ -221,6 +266,12 @@ def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTab
     return np.array(found_rows, np.int64).reshape(-1, states.shape[1])
 
 
+def _embedded(model: _Model, rows: list[int], residue: int) -> torch.Tensor:
+    """The rounded input of the embedding rows ``rows`` at a position t with t mod period =
+    ``residue`` (each periodic table adds its row t mod M, ``docs/model-format.md``)."""
+    return model.module.embedded(residue)[rows]
+
+
 def _limit_message(states: list[np.ndarray], candidates: list[int], excess: str) -> str:
     lines = [f"embedding: {len(states[0]):,} states"]
     lines += [f"layer {layer}: {count:,} candidate (query state, head output) pairs -> "
@@ -244,10 +295,14 @@ def enumerate_states(source: CompiledModel | StateSource,
     module, bos_id, other_id = source.module, source.bos_id, source.other_id
     with torch.no_grad():
         bos_score, recorded = module(torch.tensor([[bos_id]]), record=True)
-        embedded = module.embedded()
-    bos = [arithmetic.units(embedded[bos_id])] + [arithmetic.units(h[0, 0]) for h in recorded]
+    period = math.lcm(*source.periodic_moduli) if source.periodic_moduli else 1
+    bos = [arithmetic.units(_embedded(arithmetic, [bos_id], 0))[0]]
+    bos += [arithmetic.units(h[0, 0]) for h in recorded]
     rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
-    first, token_states = _unique_rows(arithmetic.units(embedded[rows]))
+    inputs = np.concatenate([arithmetic.units(_embedded(arithmetic, rows, residue))
+                             for residue in range(period)])       # [residue][row]
+    first, inverse = _unique_rows(inputs)
+    token_states = inverse.reshape(period, len(rows)).T            # [row, residue]
     states, layers, candidates = [first], [], []
     for layer in range(source.n_layers):
         pairs = len(states[-1]) * (len(states[-1]) + 1)
@@ -271,6 +326,7 @@ def enumerate_states(source: CompiledModel | StateSource,
     with torch.no_grad():
         decisions = (module.decide(arithmetic.values(states[-1])) > 0).numpy()
     return StateMachine(
-        vocab=source.vocab, d_head=source.d_head, frac_bits=source.frac_bits, states=states,
-        bos=bos, token_states=token_states, has_other=other_id is not None, layers=layers,
-        decisions=decisions, bos_decision=bool(bos_score[0, 0] > 0), candidates=candidates)
+        vocab=source.vocab, period=period, d_head=source.d_head, frac_bits=source.frac_bits,
+        states=states, bos=bos, token_states=token_states, has_other=other_id is not None,
+        layers=layers, decisions=decisions, bos_decision=bool(bos_score[0, 0] > 0),
+        candidates=candidates)

@@ -3,10 +3,13 @@ definition, each head-output threshold a comparison of counts.
 
 The derivation (continuing ``enumerate_states``):
 
-* **Level 0.** A position's embedding state is a function of its token: the class formula is
-  the disjunction of the token tests of the vocabulary entries in that class (a single token
-  is written as its test), and ``!("a" || ...)`` for the "other token" row, which the
-  interpreter reads at a token outside the alphabet (every token test false there).
+* **Level 0.** A position's embedding state is a function of its token (and, in a version-3
+  model with periodic tables, of its position t mod the lcm P of their moduli): the class
+  formula is the disjunction of the token tests of the vocabulary entries in that class (a
+  single token is written as its test), and ``!("a" || ...)`` for the "other token" row, which
+  the interpreter reads at a token outside the alphabet (every token test false there); a
+  row whose class depends on the residue is conjoined with the disjunction of
+  ``mod(P, (t - 1) mod P)`` over its residues t (the program numbers tokens from 0).
 * **BOS.** A class formula needs to be right at token positions only: C-RASP never counts BOS.
   The answer must also be right at BOS, where it is the model's answer on the empty input:
   the interpreter evaluates the finished answer there (token tests false, counts 0) and, only
@@ -49,6 +52,7 @@ import crasp
 from crasp import syntax
 from crasp.decompile.classify import StateClasses
 from crasp.decompile.enumerate_states import LayerTables, StateMachine
+from crasp.decompile.windows import offset_count, windowed_at_least
 from crasp.fmt import format_expr
 
 TRUE, FALSE = syntax.BoolConst(True), syntax.BoolConst(False)
@@ -99,7 +103,7 @@ def _sum(terms: list[tuple[int, syntax.Expr]]) -> syntax.Expr:
     """sum of factor * #body, for positive factors."""
     total = None
     for factor, body in terms:
-        term = syntax.Count(body)
+        term = body if isinstance(body, syntax.Count) else syntax.Count(body)
         term = term if factor == 1 else syntax.Scale(factor, term)
         total = term if total is None else syntax.Add(total, term)
     return total
@@ -192,6 +196,34 @@ class _Writer:
             self.comparisons[key] = self.define(name, _comparison(terms, bound), layer)
         return self.comparisons[key]
 
+    def local_linear(self, layer: int, coefficients: np.ndarray, constant: int,
+                     holds: bool = True) -> syntax.Expr:
+        """sum_{t,d} coefficients[t, d] * ``#[offset(d)] class(t)`` + constant >= 0 over the
+        states t of level layer - 1 (``windows``), or with ``holds=False`` its negation."""
+        if not holds:
+            coefficients, constant = -coefficients, -constant - 1
+        classes = self.classes.count[layer - 1]
+        per_class = np.zeros((classes, coefficients.shape[1]), np.int64)
+        per_class[self.classes.of[layer - 1]] = coefficients   # equal within a class
+        divisor = int(np.gcd.reduce(np.abs(per_class).ravel())) if per_class.size else 0
+        if not divisor:
+            return syntax.BoolConst(constant >= 0)
+        grouped: dict[tuple[int, int], list[int]] = {}
+        for member, distance in zip(*np.nonzero(per_class)):
+            factor = int(per_class[member, distance]) // divisor
+            grouped.setdefault((factor, int(distance)), []).append(int(member))
+        terms = [(factor, offset_count(_any(self.class_formulas[layer - 1][m] for m in members),
+                                       distance))
+                 for (factor, distance), members in sorted(grouped.items(),
+                                                           key=lambda item: (-item[0][0],
+                                                                             item[0][1]))]
+        comparison = _comparison(terms, -(constant // divisor))
+        key = (layer, "local", format_expr(comparison))
+        if key not in self.comparisons:
+            name = f"L{layer}_cmp{sum(1 for k in self.comparisons if k[0] == layer)}"
+            self.comparisons[key] = self.define(name, comparison, layer)
+        return self.comparisons[key]
+
     def at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int,
                  holds: bool = True) -> syntax.Expr:
         """The head output coordinate is >= k (grid units) at a position in state q (with
@@ -207,6 +239,9 @@ class _Writer:
     def _at_least(self, layer: int, tables: LayerTables, q: int, coordinate: int, k: int,
                   holds: bool) -> syntax.Expr:
         head, e = divmod(coordinate, self.machine.d_head)
+        if head in tables.windows:
+            return windowed_at_least(self, layer, tables, tables.windows[head], head, q, e, k,
+                                     holds)
         scale = 2 ** self.machine.frac_bits
         weights = tables.weights[head, q]
         ratio = self.linear(layer, scale * tables.summands[head, q, :, e] - k * weights, holds)
@@ -253,8 +288,8 @@ class _Writer:
             if machine.has_other:
                 tests.append(_not(_any(tests)))
             bodies = {c: TRUE if (of[0][machine.token_states] == c).all() else
-                      _any(test for test, state in zip(tests, machine.token_states)
-                           if of[0][state] == c)
+                      _any(_and(test, self.residues(of[0][states] == c))
+                           for test, states in zip(tests, machine.token_states))
                       for c in wanted}
         else:
             tables = machine.layers[level - 1]
@@ -274,6 +309,15 @@ class _Writer:
         last = level == len(machine.states) - 1
         return {c: body if last else self.define_class(level, of[level] == c, c, body)
                 for c, body in bodies.items()}
+
+    def residues(self, holds: np.ndarray) -> syntax.Expr:
+        """A formula of the position that holds exactly where ``holds[t mod period]`` does (t
+        the transformer position, so the program position t - 1 has residue t - 1)."""
+        period = self.machine.period
+        if holds.all() or not holds.any():
+            return syntax.BoolConst(bool(holds.all()))
+        return _any(syntax.PositionTest("mod", period, (t - 1) % period)
+                    for t in np.flatnonzero(holds))
 
     def define_class(self, level: int, members: np.ndarray, number: int, body: syntax.Expr
                      ) -> syntax.Expr:

@@ -1,7 +1,11 @@
 """Export formats: a crasp model written for another tool, one module per target.
 
-    onnx.py   ``write_onnx``: any runnable model as an ONNX graph (the onnx extra)
-    cli.py    ``crasp export MODEL --format NAME -o OUT``
+    onnx.py             ``write_onnx``: any runnable model as an ONNX graph (the onnx extra)
+    blocks.py           a float realization or trained run as uniform pre-norm blocks
+    tokenizer.py        the vocabulary and BOS as a Hugging Face tokenizer
+    transformer_lens.py ``write_transformer_lens``: a TransformerLens ``TransformerBridge``
+    hugging_face.py     ``write_hugging_face``: a ``save_pretrained`` directory (Llama / GPT-2)
+    cli.py              ``crasp export MODEL --format NAME -o OUT``
 
 ``FORMATS`` is the registry ``crasp export`` reads: a new target is a module here and one
 ``ExportFormat`` entry naming the kinds of model it takes (``crasp.models.kinds``), its writer
@@ -26,9 +30,17 @@ class ExportFormat:
     writer: str
     extra: str
     output: str
+    sized: bool = False
+    """Whether the writer takes ``n_ctx`` (the positions a framework model is built for)."""
 
 
 FORMATS: dict[str, ExportFormat] = {
     "onnx": ExportFormat((FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN),
                          "crasp.export.onnx:write_onnx", "onnx", "ONNX graph"),
+    "transformer-lens": ExportFormat(
+        (FLOAT_REALIZATION, TRAINED_RUN), "crasp.export.transformer_lens:write_transformer_lens",
+        "interop", "TransformerLens export directory", sized=True),
+    "hf": ExportFormat(
+        (FLOAT_REALIZATION, TRAINED_RUN), "crasp.export.hugging_face:write_hugging_face",
+        "interop", "Hugging Face save_pretrained directory", sized=True),
 }

@@ -8,10 +8,13 @@ position: the model's answer on a string is the decision at its last position) a
 
 * A compiled exact model (``CompiledModel``) is written node by node with ``onnx.helper``: its
   fixed-precision arithmetic exactly as ``docs/model-format.md`` states it, in float64 with an
-  explicit floor and saturation after every linear layer; each head is a uniform average
-  (compiled heads have q = k = 0), computed as an int64 cumulative sum of grid units and an
-  int64 floor division by the number of positions. It therefore agrees with the exact executor
-  at any length (int64 sums hold 2^63). A head with non-zero scores is refused.
+  explicit floor and saturation after every linear layer. A uniform head (q = k = 0, slope 0:
+  every compiled counting head) is an int64 cumulative sum of grid units and an int64 floor
+  division by the number of positions, so it agrees with the exact executor at any length
+  (int64 sums hold 2^63). Positions are computed inside the graph (``Range`` over the length
+  of ``ids``, BOS = 0): a version-3 model adds its periodic tables' rows ``i mod M`` to the
+  embedding, and any other head (an ALiBi head, scores q_i . k_j - slope (i - j)) is computed
+  in full, O(T^2) memory per head, with the same int64 sums and roundings.
 * A checkpoint of the trainer's model class (a float realization or a trained run) goes
   through PyTorch's TorchScript exporter, in the checkpoint's dtype.
 """
@@ -26,7 +29,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, ffn
+from crasp.compiler.model_config import (EMBED, OUT_BIAS, OUT_WEIGHT, alibi, attention, ffn,
+                                         periodic)
 from crasp.compiler.model_format import CompiledModel
 from crasp.util.atomic import write_bytes_atomic
 from crasp.errors import CraspError
@@ -75,30 +79,80 @@ def _exact_graph(model: CompiledModel) -> onnx.ModelProto:
         y = g.op("MatMul", x, g.constant(t[weight].T))
         return g.op("Add", y, g.constant(t[bias])) if bias else y
 
-    h = rounded(g.op("Gather", g.constant(t[EMBED]), "ids", axis=0))
-    # positions 1..T as int64 [1, T, 1], the divisor of every uniform average
+    # positions 0..T-1 (BOS is 0): computed inside the graph from the shape of ids
     width = g.op("Gather", g.op("Shape", "ids"), g.constant(1, np.int64), axis=0)
-    positions = g.op("Range", g.constant(1, np.int64),
-                     g.op("Add", width, g.constant(1, np.int64)), g.constant(1, np.int64))
-    positions = g.op("Reshape", positions, g.constant([1, -1, 1], np.int64))
+    index = g.op("Range", g.constant(0, np.int64), width, g.constant(1, np.int64))
+    x = g.op("Gather", g.constant(t[EMBED]), "ids", axis=0)
+    for modulus in spec.periodic_moduli:   # version 3: row i mod M of each periodic table
+        rows = g.op("Mod", index, g.constant(modulus, np.int64))
+        x = g.op("Add", x, g.op("Gather", g.constant(t[periodic(modulus)]), rows, axis=0))
+    h = rounded(x)
+    # positions 1..T as int64 [1, T, 1], the divisor of every uniform average
+    positions = g.op("Reshape", g.op("Add", index, g.constant(1, np.int64)),
+                     g.constant([1, -1, 1], np.int64))
     weight_units = int(np.floor(scale))  # R(exp(0)) = 1 in grid units
     denominator = g.op("Mul", positions, g.constant(weight_units, np.int64))
-    for layer, widths in enumerate(spec.ffn_widths):
-        if np.any(t[attention(layer, "q")]) and np.any(t[attention(layer, "k")]):
-            raise CraspError(f"layer {layer + 1} has a head with non-zero scores: the exact "
-                             f"ONNX export handles the uniform heads of compiled models only")
-        v = linear(h, attention(layer, "v"))
+    distance = g.op("Sub", g.op("Unsqueeze", index, g.constant([1], np.int64)),
+                    g.op("Unsqueeze", index, g.constant([0], np.int64)))     # [T, T]: i - j
+    visible = g.op("GreaterOrEqual", distance, g.constant(0, np.int64))
+
+    def floor_ratio(numerator: str, divisor: str) -> str:
+        """floor(numerator / divisor) on int64 (ONNX Div truncates; Mod, fmod=0, takes the
+        divisor's sign), saturated to the p-bit range."""
+        quotient = g.op("Div", g.op("Sub", numerator, g.op("Mod", numerator, divisor)), divisor)
+        return g.op("Max", g.op("Min", quotient, g.constant(high, np.int64)),
+                    g.constant(low, np.int64))
+
+    def value_of(units: str) -> str:
+        average = g.op("Cast", units, to=TensorProto.DOUBLE)
+        return g.op("Div", average, g.constant(scale)) if frac else average
+
+    def uniform_head(v: str) -> str:
         summands = g.op("Cast", grid_units(v), to=TensorProto.INT64)
         numerator = g.op("Mul", g.op("CumSum", summands, g.constant(1, np.int64)),
                          g.constant(int(scale), np.int64))
-        # floor division: ONNX Div truncates integers, Mod (fmod=0) takes the divisor's sign
-        quotient = g.op("Div", g.op("Sub", numerator, g.op("Mod", numerator, denominator)),
-                        denominator)
-        quotient = g.op("Max", g.op("Min", quotient, g.constant(high, np.int64)),
-                        g.constant(low, np.int64))
-        average = g.op("Cast", quotient, to=TensorProto.DOUBLE)
-        if frac:
-            average = g.op("Div", average, g.constant(scale))
+        return value_of(floor_ratio(numerator, denominator))
+
+    def scored_head(q: str, k: str, v: str, slope: float) -> str:
+        """The general head, O(T^2): w_ij = R(exp(q_i . k_j - slope (i - j))) for j <= i,
+        N = sum R(w_ij v_j), D = sum w_ij in int64 grid units, R(N / D), or R(mean v) where
+        D = 0."""
+        scores = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 2, 1]))        # [B, T, T]
+        scores = g.op("Sub", scores, g.op("Mul", g.op("Cast", distance, to=TensorProto.DOUBLE),
+                                          g.constant(slope)))
+        weights = g.op("Where", visible, grid_units(g.op("Exp", scores)), g.constant(0.0))
+        summands = grid_units(g.op("Mul", g.op("Unsqueeze", g.op("Div", weights,
+                                                                 g.constant(scale)),
+                                               g.constant([3], np.int64)),
+                                   g.op("Unsqueeze", v, g.constant([1], np.int64))))
+        summands = g.op("Where", g.op("Unsqueeze", visible, g.constant([2], np.int64)),
+                        summands, g.constant(0.0))
+        numerator = g.op("ReduceSum", g.op("Cast", summands, to=TensorProto.INT64),
+                         g.constant([2], np.int64), keepdims=0)
+        total = g.op("ReduceSum", g.op("Cast", weights, to=TensorProto.INT64),
+                     g.constant([2], np.int64), keepdims=1)                        # [B, T, 1]
+        empty = g.op("Equal", total, g.constant(0, np.int64))
+        ratio = value_of(floor_ratio(
+            g.op("Where", empty, g.constant(0, np.int64),
+                 g.op("Mul", numerator, g.constant(int(scale), np.int64))),
+            g.op("Where", empty, g.constant(1, np.int64), total)))
+        mean = rounded(g.op("Div", g.op("CumSum", v, g.constant(1, np.int64)),
+                            g.op("Cast", positions, to=TensorProto.DOUBLE)))
+        return g.op("Where", empty, mean, ratio)
+
+    for layer, widths in enumerate(spec.ffn_widths):
+        heads = []
+        for head in range(spec.n_heads):
+            rows = slice(head * spec.d_head, (head + 1) * spec.d_head)
+            part = {name: t[attention(layer, name)][rows] for name in "qkv"}
+            slope = float(t[alibi(layer)][head]) if spec.alibi else 0.0
+            v = g.op("MatMul", h, g.constant(part["v"].T))
+            if (not part["q"].any() or not part["k"].any()) and not slope:
+                heads.append(uniform_head(v))
+            else:
+                heads.append(scored_head(g.op("MatMul", h, g.constant(part["q"].T)),
+                                         g.op("MatMul", h, g.constant(part["k"].T)), v, slope))
+        average = heads[0] if len(heads) == 1 else g.op("Concat", *heads, axis=-1)
         h = rounded(g.op("Add", h, linear(average, attention(layer, "o"))))
         x = h
         for m in range(len(widths) + 1):

@@ -157,7 +157,7 @@ def memory_language(function: sparse_memory.MemoryFunction, lags: tuple[int, ...
         lengths_note=sparse_memory.lengths_note(function, lags), expressible=True,
         recognition_depth=1, prediction_depth=1, program=program, prediction_program=program,
         note="fixed sparse memory (Wang & E 2024); the program needs the offset predicate "
-             "(C-RASP with positions; the NoPE compiler does not take it); a lag before the "
+             "(C-RASP with positions; compiled with ALiBi heads); a lag before the "
              "start reads a")
 
 

@@ -30,8 +30,8 @@ Depth 0 does not suffice: at the last position a depth-0 formula reads only the 
 and the position, and for xor and or, b a^(t_1) and a^(t_1 + 1) agree on both (the lag t_1
 reads b, resp. a; every other lag is before the start) but not on the label; for and,
 b^(t_k + 1) and a b^(t_k) (the lag t_k reads b, resp. a; every other lag b). The
-compiler's NoPE construction does not take the ``offset`` predicate; whether plain C-RASP (no
-positions) expresses these languages is not claimed.
+compiler builds a one-layer model with one ALiBi head per lag (``crasp.compiler.local_heads``);
+whether plain C-RASP (no positions) expresses these languages is not claimed.
 """
 
 from __future__ import annotations

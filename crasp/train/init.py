@@ -79,7 +79,9 @@ def _initial_state(config: TrainConfig) -> tuple[dict[str, torch.Tensor], list[s
 
 def load_initial_weights(model: torch.nn.Module, config: TrainConfig, vocab) -> None:
     """Set ``model`` (built from ``adopt_architecture``'s config) to the checkpoint's weights,
-    reordered into ``vocab``; parameters the checkpoint lacks (extra layers) become 0."""
+    reordered into ``vocab``; parameters the checkpoint lacks (extra layers) become 0. Weights
+    the model's dtype cannot hold exactly (a float64 realization with a large gain, trained in
+    float32) are refused rather than rounded."""
     state, source_vocab = _initial_state(config)
     missing = [token for token in vocab if token not in source_vocab]
     if missing:
@@ -93,5 +95,12 @@ def load_initial_weights(model: torch.nn.Module, config: TrainConfig, vocab) -> 
         if name not in target or target[name].shape != value.shape:
             raise CraspError(f"--init-from {config.init_from}: tensor {name!r} does not fit the "
                              f"model (a different architecture)")
-        target[name] = value.to(target[name].dtype)
+        converted = value.to(target[name].dtype)
+        if not torch.equal(converted.to(value.dtype), value):
+            raise CraspError(f"--init-from {config.init_from}: tensor {name!r} is "
+                             f"{str(value.dtype).removeprefix('torch.')} and the run trains in "
+                             f"{str(converted.dtype).removeprefix('torch.')}, which would round "
+                             f"its values; realize the program with --dtype float32 (or a "
+                             f"smaller --max-length) to start from it")
+        target[name] = converted
     model.load_state_dict(target)

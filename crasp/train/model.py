@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from crasp.errors import CraspError
 from crasp.train.config import RELATIVE_POSENCS, TrainConfig, rope_dims
 from crasp.train.posenc import (ALiBi, Learned, RelativeBias, Rotary, Sinusoidal, T5Bias,
                                  alibi_slopes, causal_bias)
@@ -209,6 +210,24 @@ class CausalTransformer(nn.Module):
         self.layers = nn.ModuleList(Block(config, widths) for widths in self.ffn_widths)
         self.final_norm = nn.LayerNorm(d) if config.norm == "pre" else nn.Identity()
         self.head = nn.Linear(d, 1)
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """``nn.Module.load_state_dict``, refusing weights it would round: PyTorch copies a
+        float64 tensor into a float32 parameter silently, and a float realization is exact only
+        in its own dtype (``docs/model-format.md``: dyck2_bounded, certified in float64, answers
+        wrongly at length 6 once rounded to float32). Convert the module first
+        (``module.to(torch.float64)``); widening (float32 into float64) is exact and allowed."""
+        own = self.state_dict()
+        for name, value in state_dict.items():
+            target = own.get(name)
+            if (target is not None and value.is_floating_point()
+                    and torch.promote_types(value.dtype, target.dtype) != target.dtype):
+                raise CraspError(
+                    f"tensor {name!r} is {str(value.dtype).removeprefix('torch.')} but the module "
+                    f"is {str(target.dtype).removeprefix('torch.')}: loading would round the "
+                    f"weights (a float realization is exact only in its own dtype); call "
+                    f"module.to(torch.{str(value.dtype).removeprefix('torch.')}) first")
+        return super().load_state_dict(state_dict, strict, assign)
 
     def hidden(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.embed(tokens)

@@ -61,9 +61,10 @@ class QuantizedRun(nn.Module):
         attention = self.module.layers[0].attn if self.module.layers else None
         self.n_heads = attention.n_heads if attention else 0
         self.d_head = attention.head_dim if attention else 0
+        self.slopes = [[0.0] * self.n_heads for _ in range(self.n_layers)]   # NoPE
 
-    def embedded(self) -> torch.Tensor:
-        """The rounded embedding rows (tokens, BOS, padding)."""
+    def embedded(self, residue: int = 0) -> torch.Tensor:
+        """The rounded embedding rows (tokens, BOS, padding), the same at every position."""
         return self.grid.round(self.module.embed.weight)
 
     def project(self, h: torch.Tensor, layer: int, head: int):

@@ -93,3 +93,9 @@ def _line_text(line: bytes, number: int, max_line_bytes: int, name: str) -> str:
     except UnicodeDecodeError as error:
         raise InputError(f"{name}: line {number} is not UTF-8 text (byte {error.start + 1} of "
                          f"the line)") from None
+
+
+def can_be_input_token(text: str) -> bool:
+    """Whether some input can hold the token ``text``: inputs are split on whitespace (in
+    Hahn's interpreter too), so a token is non-empty and holds no whitespace character."""
+    return bool(text) and not any(c.isspace() for c in text)

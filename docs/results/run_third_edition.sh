@@ -17,10 +17,21 @@
 #                     boundary is k-1)
 #   alibi-one-head    ALiBi with one head at E4 d2, seeds 0..4: where ALiBi with four      5 cells
 #                     heads beat NoPE's depth (4 of 5 seeds in the second edition)
+#   search-one-head   the paper's protocol, closest affordable form (a per-cell search,     60 cells
+#                     docs/experiments.md "The paper's protocol"): preset one-head, L6..L8
+#                     at depths k-3..k, seed by seed 0..4, each cell trying d_model 64, 256
+#                     x lr 1e-3, 3e-4, 1e-4 (25 epochs each) until one reaches 100% validation
+#   search-four-head  the same with four heads (preset default)                           60 cells
+#   search-l7d4       four heads, L7 d4, seeds 5..9 (the second edition's 3 of 5 there)    5 cells
+#   paper-grid        the paper's exact grid (preset knee-deep: batch 1, d_model 256, 512   60 cells
+#                     x lr 1e-4, 1e-5, 25 epochs) at the same cells, seed by seed; weeks on
+#                     a CPU, so not among the default stages: for a GPU machine
 #   report, archive   as in the second edition
 #
-# Families: ek-one-head (stages ek-one-head, ek-one-head-edge), alibi-one-head.
-# Test bins: 251:300, 301:350, 351:400, 351:400@skewed, 351:400@extreme.
+# Families: ek-one-head (stages ek-one-head, ek-one-head-edge), alibi-one-head, search-one-head,
+# search-four-head (stages search-four-head, search-l7d4), paper-grid.
+# Test bins: 251:300, 301:350, 351:400, 351:400@skewed, 351:400@extreme. The search stages set
+# their epochs in the search (25 per configuration), so their grid holds the test bins alone.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,12 +40,31 @@ OUT=${OUT:-runs/third-edition}               # one sweep directory per family (g
 RESULTS=${RESULTS:-docs/results/third-edition}   # one report per family (committed)
 RECORDS=${RECORDS:-$RESULTS/records}         # the finished cells' records per family (committed)
 JOBS=${JOBS:-2}
-STAGES=${STAGES:-ek-one-head ek-one-head-edge alibi-one-head report archive}
+STAGES=${STAGES:-ek-one-head ek-one-head-edge alibi-one-head search-one-head search-four-head search-l7d4 report archive}
 BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
 GRID=(--grid epochs=20 "test_bins=$BINS")
 
-FAMILIES="ek-one-head alibi-one-head"
+FAMILIES="ek-one-head alibi-one-head search-one-head search-four-head paper-grid"
 source docs/results/stage_lib.sh
+
+# The closest affordable form of the paper's search (docs/experiments.md): the paper's loop
+# order (d_model outer, lr inner) and stopping rule, crasp's batch size and widths.
+SEARCH='d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25'
+# A searching sweep of the disputed cells, L_k at depths k-3..k, seed by seed (so an unfinished
+# stage leaves every cell with the same seeds): $1 the family, $2 the preset, $3 the search,
+# $4 and $5 the first and last seed, $6 and $7 the first and last k (default 6 and 8), $8 and $9
+# the depths' offsets below k (default 3 and 0).
+search_disputed() {
+    local family=$1 preset=$2 search=$3 first=$4 last=$5 lo_k=${6:-6} hi_k=${7:-8}
+    local below=${8:-3} above=${9:-0} seed k
+    local GRID=(--grid "test_bins=$BINS")   # the search sets the epochs
+    for seed in $(seq "$first" "$last"); do
+        for k in $(seq "$lo_k" "$hi_k"); do
+            sweep "$family" --preset "$preset" --posenc nope --languages "L$k" \
+                --depths "$((k - below)):$((k - above))" --seeds "$seed:$seed" --search "$search"
+        done
+    done
+}
 
 run_stage() {
     case "$1" in
@@ -44,6 +74,10 @@ run_stage() {
                       done ;;
     ek-one-head-edge) edge ek-one-head one-head 3 6 E 1 ;;
     alibi-one-head)   sweep alibi-one-head --preset one-head --posenc alibi --languages E4 --depths 2:2 --seeds 0:4 ;;
+    search-one-head)  search_disputed search-one-head one-head "$SEARCH" 0 4 ;;
+    search-four-head) search_disputed search-four-head default "$SEARCH" 0 4 ;;
+    search-l7d4)      search_disputed search-four-head default "$SEARCH" 5 9 7 7 3 3 ;;
+    paper-grid)       search_disputed paper-grid knee-deep paper 0 4 ;;
     *)  return 2 ;;
     esac
 }

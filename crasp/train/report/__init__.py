@@ -20,6 +20,11 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
   both criteria (≥ threshold on the longest bin; 100% validation exact match);
 * distribution checks (``distributions``): of the cells that reach the threshold on the longest
   uniform bin, how many reach it on each bin drawn from a harder distribution, and the others;
+* seed counts (``seed_counts``): per (encoding, language, depth), how many seeds of the
+  selected setting reach the threshold, and whether one string would change that count or the
+  majority verdict ("fragile");
+* search choices (``search_choices``): for cells that searched (``crasp sweep --search``), the
+  configuration each chose on validation and the trials it ran;
 * with ``budget=B``: every cell as the checkpoint validation selects within B epochs
   (``crasp.train.budget``); ``budget_<encoding>.png`` plots the smallest succeeding depth
   against the budget for every budget the runs can answer for.
@@ -31,10 +36,12 @@ not at all.
 
 The pipeline, one module per pass: ``loading`` (directories -> cells), ``reference`` (the theory's
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
-checks, budget curves), ``distributions`` (the distribution checks), ``budget_losses`` (the
-successes a larger budget loses), ``summary`` (each summary line's sentence), ``contents`` (the
-``Report`` and its CSV rows), ``markdown`` and ``plots`` (the files), ``replacing`` (the files take
-an earlier report's place); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
+checks, budget curves), ``distributions`` (the distribution checks), ``seed_counts`` (the seed
+counts and their fragile marks), ``search_choices`` (the configuration each searching cell
+chose), ``budget_losses`` (the successes a larger budget loses), ``summary`` (each summary
+line's sentence), ``contents`` (the ``Report`` and its CSV rows), ``markdown`` and ``plots`` (the
+files), ``replacing`` (the files take an earlier report's place); ``cli`` is ``crasp report``.
+``build_report`` below is the driver.
 """
 
 from __future__ import annotations
@@ -58,6 +65,8 @@ from crasp.train.report.markdown import distribution_file_stem, markdown_report,
 from crasp.train.report.ordering import language_sort_key
 from crasp.train.report.plots import budget_png, heatmap_png
 from crasp.train.report.replacing import replace_report
+from crasp.train.report.search_choices import search_choices
+from crasp.train.report.seed_counts import seed_counts
 from crasp.train.report.reference import (
     COMPILED_CACHE, CompiledFn, evaluate_compiled, read_cache, score_references, theory_depth,
     theory_depths,
@@ -102,7 +111,8 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
                   theory_checks(data.cells, threshold), curves,
                   distribution_checks(data.cells, threshold),
                   {posenc: distribution_tables(posenc, languages, data.cells, threshold)
-                   for posenc, languages in table.items()}, losses, cache)
+                   for posenc, languages in table.items()}, losses,
+                  seed_counts(data.cells, table, threshold), search_choices(data.cells), cache)
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:

@@ -28,6 +28,8 @@ class Report:
     distributions: list[dict] = field(default_factory=list)
     distribution_tables: dict[str, dict] = field(default_factory=dict)
     budget_losses: list[dict] = field(default_factory=list)
+    seed_counts: list[dict] = field(default_factory=list)
+    search_choices: list[dict] = field(default_factory=list)
     compiled_cache: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -58,6 +60,8 @@ class Report:
             "cells_without_budget": self.data.unbudgeted,
             "budget_curves": self.curves,
             "budget_losses": self.budget_losses,
+            "seed_counts": self.seed_counts,
+            "search_choices": self.search_choices,
             "compiled": self.compiled,
             "wall_time": wall_time(self.data),
             "code_versions": code_versions(self.data),
@@ -98,7 +102,9 @@ def csv_rows(cells: Sequence[CellResult]) -> tuple[list[dict], list[str]]:
     # A result named like a config field gets "_run" (e.g. epochs run vs the epochs budget).
     taken = set(head) | set(config_fields) | {"hyper"}
     scalar_columns = {k: f"{k}_run" if k in taken else k for k in scalars}
-    columns = (head + list(config_fields) + ["hyper"] + list(scalar_columns.values())
+    # a search's chosen configuration (a dict, so not among the scalars)
+    searched = ["selected"] if any(cell.results.selected for cell in cells) else []
+    columns = (head + list(config_fields) + ["hyper"] + list(scalar_columns.values()) + searched
                + ["long_bin", "long_exact_match"]
                + [f"{metric}_{_bin_suffix(b)}" for b in ordered_bins
                   for metric in ("exact_match", "token_accuracy", "n")])
@@ -107,6 +113,7 @@ def csv_rows(cells: Sequence[CellResult]) -> tuple[list[dict], list[str]]:
         row = {"cell_id": cell.id, "sweep_dir": cell.sweep_dir, "index": cell.index,
                "language": cell.language, "depth": cell.depth, "posenc": cell.posenc,
                "seed": cell.seed, "hyper": _flat(cell.hyper),
+               "selected": _flat(cell.results.selected),
                "long_bin": cell.long_bin, "long_exact_match": cell.long_exact_match}
         for key in config_fields:
             row[key] = _flat(cell.config.get(key))

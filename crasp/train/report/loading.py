@@ -173,7 +173,8 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
     unique_specs = []
     for spec in specs:
         key = canonical_json({k: spec.get(k) for k in
-                              ("preset", "depths", "languages", "posenc", "seeds", "grid")})
+                              ("preset", "depths", "languages", "posenc", "seeds", "grid",
+                               "search")})
         if key in seen_specs:  # the same spec in several shard directories
             known = seen_specs[key].setdefault("commands", [])
             known += [c for c in spec.get("commands", []) if c not in known]

@@ -16,6 +16,9 @@ from crasp.train.report.distributions import totals
 from crasp.train.report.loading import UNRECORDED_CODE, code_versions, commands, wall_time
 from crasp.train.report.ordering import architecture_name
 from crasp.train.report.summary import bin_label, summary_text
+from crasp.train.report.search_choices import search_choice_lines
+from crasp.train.report.seed_counts import seed_count_lines
+
 
 def pct(value: float | None, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -279,6 +282,9 @@ def markdown_report(report: Report) -> str:
                 "Y operator of TL[◁#]^pos), which in theory brings L_k down to depth 1, and the "
                 "E_k theorems under positional encodings are about recognition.\n")
         parts.append(f"![{posenc} heatmap](heatmap_{posenc}.png)\n")
+        counts = [entry for entry in report.seed_counts if entry["posenc"] == posenc]
+        if counts:
+            parts += seed_count_lines(counts, depths, bin_label(counts[0]["bin"]))
         extra = distribution_table(report.distribution_tables.get(posenc, {}), depths,
                                    report.threshold, posenc)
         if extra:
@@ -300,6 +306,7 @@ def markdown_report(report: Report) -> str:
         losses = [g for g in report.budget_losses if g["posenc"] == posenc]
         if losses:
             parts += budget_loss_lines(losses) + [""]
+    parts += search_choice_lines(report.search_choices, pct)
     if report.compiled:
         all_bins = sorted({b for r in report.compiled.values() for b in (r.get("bins") or {})},
                           key=lambda n: (*parse_test_bin(n)[:2], "@" in n, n))

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from crasp import depth_of, syntax
+from crasp import depth_of
 from crasp.compiler import compile_program, execute
 from crasp.errors import CraspError
 from crasp.languages import Language, build_task, get_language
@@ -104,8 +104,8 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
     """Compile ``language``'s reference program and score it on the cell's test bins.
 
     Returns ``{"status": "ok", "program", "depth", "bins": {"lo:hi": {"exact_match", "n"}},
-    "all_perfect"}``, or a status of ``"no program"``, ``"n/a (positional)"`` or
-    ``"error: ..."``.
+    "all_perfect"}``, or a status of ``"no program"`` or ``"error: ..."``. Positional programs
+    compile too (version-3 models: ``crasp.compiler.encodings``).
     """
     try:
         known = get_language(language, config.get("dialect", "crasp"))
@@ -118,8 +118,6 @@ def evaluate_compiled(language: str, config: Mapping) -> dict:
     result: dict = {"program": path, "kind": kind}
     try:
         result["depth"] = depth_of(program)
-        if syntax.is_positional(program):
-            return {**result, "status": "n/a (positional)"}
         missing = [name for name in REQUIRED_DATA_FIELDS if name not in config]
         if missing:
             raise CraspError(f"the cells record no {', '.join(missing)}: cannot rebuild their bins")

@@ -20,6 +20,14 @@ last). Re-running the same command skips done cells and resumes the others from 
 checkpoints, so a killed sweep loses at most the epochs in flight. ``--shard i/n`` takes the
 cells whose index satisfies ``index % n == i``: the shards of one sweep partition its cells.
 
+``--search`` makes every cell a per-cell hyperparameter search (the paper's protocol): the
+cell's config carries the trainer's ``search`` list, so one run tries the configurations in
+order, ends at the first that reaches 100% validation exact match, else keeps the best on
+validation, and its results.json records every trial and the one chosen (``selected``,
+``best_trial``). The search is part of the cell's config, hence of its id, and of its setting
+(``hyper["search"]``), so searched and unsearched runs of one coordinate never mix; a search
+cell resumes mid-trial like any run, and shards as any cell does.
+
 Workers are ``spawn``-ed processes with one thread each (``OMP_NUM_THREADS=1`` and
 ``torch.set_num_threads(1)``): on a small CPU, two one-thread processes train about twice as
 fast as one two-thread process. Workers ignore SIGINT; the parent turns Ctrl-C (or SIGTERM,
@@ -35,7 +43,8 @@ finished runs in worker processes), ``lock`` (one sweep process per directory an
 from crasp.train.results import RESULTS_FILE, parse_bin
 from crasp.train.field_text import parse_value
 from crasp.train.sweep.axes import (
-    AXES, parse_grid, parse_int_range, parse_languages, parse_names, parse_seeds, parse_shard,
+    AXES, PAPER_SEARCH, parse_grid, parse_int_range, parse_languages, parse_names, parse_search,
+    parse_seeds, parse_shard,
 )
 from crasp.train.sweep.cells import (
     Cell, SweepSpec, canonical_json, cell_id, check_languages, config_dict, config_hash,
@@ -49,10 +58,10 @@ from crasp.train.sweep.directory import (
 from crasp.train.sweep.pool import SweepOutcome, run_cell, run_sweep
 
 __all__ = [
-    "AXES", "CELL_FILE", "CELLS_DIR", "Cell", "ERROR_FILE", "RESULTS_FILE", "SESSIONS_DIR",
-    "SWEEP_FILE", "SweepOutcome", "SweepSpec", "canonical_json", "cell_dir", "cell_id",
-    "check_languages", "config_dict", "config_hash", "default_resolver", "enumerate_cells",
-    "is_done", "parse_bin", "parse_grid", "parse_int_range",
-    "parse_languages", "parse_names", "parse_seeds", "parse_shard", "parse_value", "read_json",
-    "record_spec", "run_cell", "run_sweep", "shard_cells", "sweep_status", "write_json_atomic",
+    "AXES", "PAPER_SEARCH", "CELL_FILE", "CELLS_DIR", "Cell", "ERROR_FILE", "RESULTS_FILE",
+    "SESSIONS_DIR", "SWEEP_FILE", "SweepOutcome", "SweepSpec", "canonical_json", "cell_dir",
+    "cell_id", "check_languages", "config_dict", "config_hash", "default_resolver",
+    "enumerate_cells", "is_done", "parse_bin", "parse_grid", "parse_int_range", "parse_languages",
+    "parse_names", "parse_search", "parse_seeds", "parse_shard", "parse_value", "read_json",
+    "record_spec", "run_cell", "run_sweep", "shard_cells", "sweep_status", "write_json_atomic"
 ]

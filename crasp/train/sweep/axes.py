@@ -1,13 +1,15 @@
 """Sweep pass 1: the command line's text -> axis values and grid points.
 
 ``--depths 1:6``, ``--languages L3:L8``, ``--posenc nope,rope``, ``--seeds 3``, ``--shard 1/4``
-and ``--grid lr=1e-3,3e-4 test_bins=...``: each parsed once here, into plain values (a grid
-value is typed by the config field it sets, when the config class is known).
+``--grid lr=1e-3,3e-4 test_bins=...`` and ``--search paper``: each parsed once here, into plain
+values (a grid or search value is typed by the config field it sets, when the config class is
+known).
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
 from typing import Iterable, Sequence
@@ -159,3 +161,39 @@ def parse_grid(entries: Sequence[str], config_cls: type | None = None) -> dict[s
                 raise CraspError(f"--grid: no values for {key!r}")
             grid[key] = _unique(values)
     return grid
+
+
+# The paper's search (pentagonalize/CRASP_depth, make_configs.sh and train.py): heads [1] ->
+# d_model [256, 512] -> lr [1e-4, 1e-5], nested in that order, each configuration trained for
+# up to 25 epochs at batch size 1. Written as a --search text so that it is parsed, typed and
+# recorded exactly as a search given on the command line is.
+PAPER_SEARCH = "n_heads=1 d_model=256,512 lr=1e-4,1e-5 batch_size=1 epochs=25"
+SEARCH_NAMES = {"paper": PAPER_SEARCH}
+
+
+def parse_search(entries: Sequence[str], config_cls: type | None = None
+                 ) -> tuple[list[dict], str] | None:
+    """``--search`` -> (the configurations a cell tries, in order; the search's text), or None.
+
+    ``["paper"]`` is the paper's search (``PAPER_SEARCH``); otherwise the entries are
+    ``KEY=V1,V2`` items as ``--grid`` takes them, and the configurations are their product in
+    the order given, the first key outermost (the paper's loops: heads, then d_model, then lr).
+    A key with one value sets that field in every configuration (``epochs=25``).
+    """
+    items = [item for entry in entries for item in entry.split()]
+    if not items:
+        return None
+    if len(items) == 1 and items[0].lower() in SEARCH_NAMES:
+        items = SEARCH_NAMES[items[0].lower()].split()
+    elif any("=" not in item for item in items):
+        named = ", ".join(SEARCH_NAMES)
+        raise CraspError(f"--search: {' '.join(items)!r} is neither a named search ({named}) "
+                         "nor KEY=V1,V2 items")
+    try:
+        values = parse_grid([" ".join(items)], config_cls)
+    except CraspError as error:
+        raise CraspError(str(error).replace("--grid", "--search")) from None
+    keys = list(values)
+    configurations = [dict(zip(keys, point)) for point in itertools.product(*values.values())]
+    text = " ".join(f"{key}={','.join(str(v) for v in points)}" for key, points in values.items())
+    return configurations, text

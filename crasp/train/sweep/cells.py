@@ -34,11 +34,18 @@ class SweepSpec:
     seeds: list[int] = field(default_factory=lambda: [0])
     grid: dict[str, list] = field(default_factory=dict)
     preset: str = "default"
+    # --search: the configurations each cell tries in order (the trainer's ``search``: the
+    # first to reach 100% validation exact match ends it, else the best on validation is kept)
+    search: list[dict] | None = None
+    search_text: str | None = None
 
     def as_dict(self) -> dict:
-        return {"preset": self.preset, "depths": list(self.depths),
+        spec = {"preset": self.preset, "depths": list(self.depths),
                 "languages": list(self.languages), "posenc": list(self.posencs),
                 "seeds": list(self.seeds), "grid": {k: list(v) for k, v in self.grid.items()}}
+        if self.search:  # absent otherwise, so the specs of sweeps without one keep their keys
+            spec.update(search=[dict(entry) for entry in self.search], search_text=self.search_text)
+        return spec
 
     def key(self) -> str:
         return canonical_json(self.as_dict())
@@ -51,7 +58,8 @@ class Cell:
     index: int
     id: str
     overrides: dict   # keyword overrides given to resolve_preset (axes + grid point)
-    hyper: dict       # the grid point alone (what "best over hyperparameters" ranges over)
+    hyper: dict       # the grid point alone (what "best over hyperparameters" ranges over),
+                      # and "search" (its text) when every cell searches: one setting of its own
     config: dict      # the resolved config, as a JSON-able dict
     preset: str = "default"
     config_object: Any = field(default=None, repr=False, compare=False)
@@ -178,6 +186,10 @@ def enumerate_cells(spec: SweepSpec, resolve: Resolver | None = None,
                     for seed in spec.seeds:
                         overrides = {"language": language, "depth": depth, "posenc": posenc,
                                      "seed": seed, **hyper}
+                        setting = dict(hyper)
+                        if spec.search:
+                            overrides["search"] = [dict(entry) for entry in spec.search]
+                            setting["search"] = spec.search_text
                         if pin_threads:
                             overrides["threads"] = 1
                         config_object = resolve(spec.preset, **overrides)
@@ -186,7 +198,7 @@ def enumerate_cells(spec: SweepSpec, resolve: Resolver | None = None,
                         if identifier in seen:
                             continue
                         seen.add(identifier)
-                        cells.append(Cell(len(cells), identifier, overrides, dict(hyper), config,
+                        cells.append(Cell(len(cells), identifier, overrides, setting, config,
                                           spec.preset, config_object))
     return cells
 

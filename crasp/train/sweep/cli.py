@@ -10,12 +10,13 @@ import click
 
 from crasp.errors import CraspError
 from crasp.util.outputs import SWEEP, claim_updatable
+from crasp.train.sweep.axes import PAPER_SEARCH
 from crasp.train.sweep.lock import SweepLock
 from crasp.train.progress import progress_option, wants_progress
 
 
 def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,
-                  shard) -> str:
+                  shard, search_text=None) -> str:
     """The sweep as one normalized ``crasp sweep`` command (recorded in sweep.json)."""
     words = ["crasp", "sweep", "--depths", depths, "--languages", languages, "--posenc", posenc,
              "--seeds", seeds]
@@ -23,6 +24,8 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
         words += ["--grid", *grid_entries]
     if preset != "default":
         words += ["--preset", preset]
+    if search_text:
+        words += ["--search", search_text]
     words += ["--jobs", str(jobs), "-o", str(out_dir)]
     if shard != "0/1":
         words += ["--shard", shard]
@@ -43,6 +46,12 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
                    "arguments after it are grid entries too). The grid is the product.")
 @click.option("--preset", default="default", show_default=True,
               help="Trainer preset the cells start from.")
+@click.option("--search", "search", multiple=True, metavar="paper|KEY=V1,V2...",
+              help="Per-cell hyperparameter search with the paper's selection rule: each cell "
+                   "tries the configurations in order (the product of the KEY=VALUES items, "
+                   "first key outermost), stops at the first that reaches 100% validation exact "
+                   "match, else keeps the best on validation. 'paper' is the paper's: "
+                   f"{PAPER_SEARCH}.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes (one thread each).")
 @click.option("--out", "-o", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -51,14 +60,16 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
               help="Run only cells with index % n == i (0-based i/n), e.g. a Slurm array task.")
 @click.option("--dry-run", is_flag=True, help="List the cells (index, id, done?) and exit.")
 @progress_option
-def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, jobs, out_dir, shard,
-                  dry_run, progress):
+def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, search, jobs, out_dir,
+                  shard, dry_run, progress):
     """Train every cell of a grid (depth x language x encoding x seed x --grid), resumably.
 
     \b
       crasp sweep --depths 1:6 --languages L3:L8 --posenc nope,rope,alibi --seeds 3 \\
           --grid lr=1e-3,3e-4 d_model=64,128 --jobs 2 -o runs/sweep
       crasp report runs/sweep
+      crasp sweep --depths 3:6 --languages L6 --preset one-head --seeds 5 \\
+          --search "d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25" -o runs/search
 
     Each cell trains in DIR/cells/<id>/; a cell is done when its results.json exists. Run the
     same command again to resume: done cells are skipped, interrupted ones continue from their
@@ -67,13 +78,19 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
     from crasp.train import sweep
 
     resolve, config_cls = sweep.default_resolver()
+    grid_values = sweep.parse_grid(list(grid) + list(grid_args), config_cls)
+    searched = sweep.parse_search(search, config_cls)
+    configurations, search_text = searched if searched else (None, None)
+    both = sorted(set(grid_values) & {key for entry in configurations or [] for key in entry})
+    if both:
+        raise CraspError(f"--grid and --search both set {', '.join(both)}: give each field in "
+                         "one of them")
     spec = sweep.SweepSpec(
         depths=sweep.parse_int_range(depths, "--depths"),
         languages=sweep.parse_languages(languages),
         posencs=sweep.parse_names(posenc, "--posenc"),
         seeds=sweep.parse_seeds(seeds),
-        grid=sweep.parse_grid(list(grid) + list(grid_args), config_cls),
-        preset=preset)
+        grid=grid_values, preset=preset, search=configurations, search_text=search_text)
     if min(spec.depths) < 1:
         raise CraspError("--depths: depths start at 1")
     sweep.check_languages(spec.languages)
@@ -89,7 +106,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, job
         return
     entries = [item for entry in list(grid) + list(grid_args) for item in entry.split()]
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
-                            shard)
+                            shard, search_text)
     claim_updatable(out, SWEEP)
     try:
         with SweepLock(out, shard_index, command):

@@ -1,0 +1,22 @@
+"""Verification: equivalence, emptiness, universality and inclusion of C-RASP programs, decided
+for every string up to a length by z3 or by enumeration, and for every length by k-induction.
+
+The passes, one module each:
+
+* ``questions``   the questions as violations at a position; the default alphabet;
+* ``encode``      Program x symbolic tokens -> z3 terms, one position at a time;
+* ``bounded``     the shortest violating string by z3 (lengths 0, 1, 2, ... in order);
+* ``enumeration`` the shortest violating string by the interpreter on every string;
+* ``sweep``       candidate equal definitions of two programs, by simulation (lemmas);
+* ``induction``   k-induction over the programs' counts (proof for every length);
+* ``explain``     a violating string re-run by the interpreter, and where the programs part;
+* ``driver``      Question -> Verdict; ``report`` Verdict -> text, JSON, exit status;
+* ``cli``         ``crasp equiv``, ``crasp check`` and the ``--prove`` of other commands.
+
+z3 (the ``verify`` extra) is imported only when a search needs it. See docs/verification.md.
+"""
+
+from crasp.verify.driver import Verdict, decide
+from crasp.verify.questions import QUESTIONS, Question
+
+__all__ = ["QUESTIONS", "Question", "Verdict", "decide"]

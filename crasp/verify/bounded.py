@@ -1,0 +1,187 @@
+"""Pass: Question x alphabet x N -> the shortest violating string, by an SMT solver.
+
+Derivation. ``crasp.verify.encode`` turns each program's answer at position i of a symbolic
+string into a term of linear integer arithmetic over the one-hot tokens t_0..t_i. Because the
+answer at i is the acceptance of the prefix of length i + 1 (``crasp.verify.questions``), the
+shortest violating string has length n exactly when
+
+    V(n) = violation at position n - 1   is satisfiable   and   V(m) is not, for every m < n.
+
+The solver is asked V(0) (BOS: no tokens), V(1), V(2), ... in order, on one incremental
+solver: the string grows by one token per round, and a round that is unsatisfiable adds
+``not V(n)`` as a *lemma* (it holds for every string, so adding it changes no answer, and it
+spares the solver rediscovering that the shorter prefixes agree). The first satisfiable round
+gives the shortest counterexample; its model's tokens are read off and returned. If every
+round up to N is unsatisfiable, no string of length <= N violates.
+
+Precondition: ``alphabet`` is non-empty. The caller re-runs the returned string through the
+interpreter (``crasp.verify.explain``), so a solver answer is never reported unchecked.
+"""
+
+from __future__ import annotations
+
+from crasp.errors import CraspError
+from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
+from crasp.verify.enumeration import Violation
+from crasp.verify.questions import Question
+from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
+from crasp.verify.solver import z3
+
+
+class _Unrolling:
+    """Both programs unrolled over a symbolic string that grows one token per ``advance``,
+    on one solver, with the second program's definitions swept (``_Sweeper``)."""
+
+    def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int):
+        z = self.z = z3()
+        self.question, self.alphabet = question, alphabet
+        self.solver = z.Solver()
+        table = CountTable(self.solver)
+        self.encoders = [ProgramEncoder(program, alphabet, table)
+                         for program in question.programs]
+        self.bos = [encoder.bos() for encoder in self.encoders]
+        pairs = candidate_pairs(*question.programs, alphabet, max_length) \
+            if len(question.programs) == 2 else []
+        # a pair must hold at BOS too (all its terms are constants there)
+        pairs = [(a, b) for a, b in pairs
+                 if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
+        self.sweeper = _Sweeper(z, self.solver, pairs) if pairs else None
+        self.tokens: list[list] = []
+        self.parikh = ParikhCounts(self.solver, [z.IntVal(0)] * len(alphabet), 0, "n")
+
+    def violation_at_bos(self):
+        return self.question.violation([values[p.answer.name]
+                                        for values, p in zip(self.bos, self.question.programs)])
+
+    def advance(self):
+        """The violation at the next position (whose token is added to the string)."""
+        position = len(self.tokens)
+        bits, exactly_one = one_hot_token(f"t{position}", len(self.alphabet))
+        self.tokens.append(bits)
+        self.solver.add(exactly_one)
+        counts = self.parikh.advance(bits)
+        values = [self.encoders[0].step(bits, position, counts)]
+        if self.sweeper is not None:
+            self.sweeper.first, self.sweeper.token_constraint = values[0], exactly_one
+        values += [encoder.step(bits, position, counts, self.sweeper)
+                   for encoder in self.encoders[1:]]
+        return self.question.violation([value[p.answer.name]
+                                        for value, p in zip(values, self.question.programs)])
+
+
+def first_violation(question: Question, alphabet: tuple[str, ...],
+                    max_length: int) -> Violation | None:
+    """The shortest string of length <= ``max_length`` over ``alphabet`` on which the question
+    is violated (found by z3), or None."""
+    unrolling = _Unrolling(question, alphabet, max_length)
+    z, solver = unrolling.z, unrolling.solver
+    if z.is_true(z.simplify(unrolling.violation_at_bos())):
+        return Violation(())
+    for position in range(max_length):
+        violated = unrolling.advance()
+        solver.push()
+        solver.add(violated)
+        verdict = solver.check()
+        if verdict == z.unknown:
+            raise CraspError(f"z3 could not decide length {position + 1} "
+                             f"({solver.reason_unknown()}); try --method enumerate")
+        if verdict == z.sat:
+            model = solver.model()
+            return Violation(tuple(alphabet[_which(z, model, bits)]
+                                   for bits in unrolling.tokens))
+        solver.pop()
+        solver.add(z.Not(violated))
+    return None
+
+
+def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int) -> list[tuple]:
+    """What simulation proposes and the solver proves equal at every position of every string
+    of length <= ``length`` (the base case of the induction's strengthened property,
+    ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
+    too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
+    counted)."""
+    if len(question.programs) != 2:
+        return []
+    unrolling = _Unrolling(question, alphabet, length)
+    z, solver = unrolling.z, unrolling.solver
+    nodes = [unrolled_counts(program) for program in question.programs]
+    bodies = body_pairs(*question.programs, alphabet, length)
+    for _ in range(length):
+        unrolling.advance()
+        kept = []
+        for i, j in bodies:
+            left, right = (encoder.history[id(node_list[index])][-1] for encoder, node_list, index
+                           in zip(unrolling.encoders, nodes, (i, j)))
+            solver.push()
+            solver.add(left != right)
+            if solver.check() == z.unsat:
+                kept.append((i, j))
+            solver.pop()
+        bodies = kept
+    definitions = unrolling.sweeper.partner.items() if unrolling.sweeper else ()
+    return [("definition", name, other) for other, name in definitions] + \
+        [("count", i, j) for i, j in bodies]
+
+
+class _Sweeper:
+    """``replace`` for the second program's encoder: a definition that simulation paired with
+    one of the first program (``crasp.verify.sweep``) and that the solver proves equal to it
+    at this position takes the first program's term, so that everything built on it (counts
+    above all) is the same term in both programs. Proved under valid facts only, so the swap
+    changes no answer; a pair the solver refutes is dropped."""
+
+    def __init__(self, z, solver, pairs: list[tuple[str, str]]):
+        self.z, self.solver = z, solver
+        self.partner = {other: name for name, other in pairs}
+        self.first: dict = {}
+        self.token_constraint = None   # exactly one token at the current position
+
+    def __call__(self, name: str, term):
+        if name not in self.partner:
+            return term
+        theirs = self.first[self.partner[name]]
+        if theirs.eq(term) or self._locally_equal(theirs, term):
+            return theirs
+        self.solver.push()
+        self.solver.add(theirs != term)
+        verdict = self.solver.check()
+        self.solver.pop()
+        if verdict == self.z.unsat:
+            return theirs
+        del self.partner[name]
+        return term
+
+    def _locally_equal(self, theirs, term) -> bool:
+        """Equal given only that every integer variable (a count or a Parikh count) is
+        non-negative and that one token is at this position: a small, fast solver call that
+        settles most pairs (the full solver holds every position's constraints)."""
+        z = self.z
+        scratch = z.Solver()
+        difference = theirs != term
+        scratch.add(difference, self.token_constraint,
+                    *[v >= 0 for v in _integer_variables(z, difference)])
+        return scratch.check() == z.unsat
+
+
+def _integer_variables(z, term) -> list:
+    """The integer variables in ``term`` (each once)."""
+    found: dict[int, object] = {}
+    seen: set[int] = set()
+    stack = [term]
+    while stack:
+        node = stack.pop()
+        if node.get_id() in seen:
+            continue
+        seen.add(node.get_id())
+        if z.is_const(node) and node.decl().kind() == z.Z3_OP_UNINTERPRETED:
+            if z.is_int(node):
+                found[node.get_id()] = node
+        else:
+            stack.extend(node.children())
+    return list(found.values())
+
+
+def _which(z, model, bits: list) -> int:
+    """The index of the one-hot bit that holds in ``model``."""
+    return next(k for k, bit in enumerate(bits)
+                if z.is_true(model.evaluate(bit, model_completion=True)))

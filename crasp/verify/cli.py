@@ -1,0 +1,141 @@
+"""``crasp equiv A B`` and ``crasp check PROG --empty | --universal | --includes OTHER``, and
+``prove_equivalence``, the ``--prove`` of ``compile``, ``decompile`` and ``fmt``.
+
+``crasp/cli.py`` imports this module lazily; z3 is imported only when a search needs it
+(``crasp.verify.solver``). Exit status: 0 yes (up to N, or proved), 1 a counterexample,
+2 an error, 3 unknown (``--unbounded`` found neither a proof nor a counterexample).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from crasp import syntax
+from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
+from crasp.verify.driver import METHODS, decide
+from crasp.verify.questions import Question
+from crasp.verify.report import as_json, exit_status, format_text
+
+DEFAULT_MAX_LENGTH = 20
+
+
+def question_options(command):
+    """--max-length, --alphabet, --method, --unbounded, --json (shared by equiv and check)."""
+    for option in reversed([
+        click.option("--max-length", type=click.IntRange(min=0), default=DEFAULT_MAX_LENGTH,
+                     show_default=True, metavar="N",
+                     help="Every string of length up to N (and, with --unbounded, the base "
+                          "case of the induction)."),
+        click.option("--alphabet", "alphabet", multiple=True,
+                     help="The tokens strings are made of (space-separated; default: every "
+                          "token the programs mention plus one foreign token)."),
+        click.option("--method", type=click.Choice(METHODS, case_sensitive=False),
+                     default="auto", show_default=True,
+                     help="smt: z3 on a linear integer arithmetic encoding; enumerate: the "
+                          "interpreter on every string; auto: enumerate when there are few "
+                          "strings."),
+        click.option("--unbounded", is_flag=True,
+                     help="Also try to prove the answer for every length (k-induction); "
+                          "answers proved, counterexample or unknown (exit status 3)."),
+        click.option("--json", "as_json_flag", is_flag=True,
+                     help='Print the verdict as JSON: {"question", "programs", "result", '
+                          '"counterexample", "method", ...}.')]):
+        command = option(command)
+    return command
+
+
+def _load(paths: list[str], dialect: str) -> list[syntax.Program]:
+    if sum(path == STDIN_NAME for path in paths) > 1:
+        raise click.UsageError("only one program can be read from stdin (-)")
+    return [load_program_argument(path, dialect=dialect) for path in paths]
+
+
+def _answer(question: Question, max_length, alphabet, method, unbounded, as_json_flag):
+    tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
+    verdict = decide(question, max_length, tokens, method, unbounded)
+    click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
+    sys.exit(exit_status(verdict))
+
+
+@click.command("equiv")
+@click.argument("first", metavar="A")
+@click.argument("second", metavar="B")
+@question_options
+@dialect_option
+def equiv_command(first, second, max_length, alphabet, method, unbounded, as_json_flag,
+                  dialect):
+    """Decide whether programs A and B give the same answer at every position of every
+    string up to length N (and, with --unbounded, of every length).
+
+    \b
+      crasp equiv examples/majority.crasp rewritten.crasp --max-length 30
+      crasp equiv A.crasp B.crasp --unbounded --alphabet "a b"
+
+    Exit status 0: equivalent for every string of length ≤ N (or proved); 1: a shortest
+    counterexample (the string, its last position, both answers and the first definitions
+    that differ); 3: --unbounded could not decide; 2: an error.
+    """
+    programs = _load([first, second], dialect)
+    _answer(Question("equivalent", tuple(programs), ("A", "B")), max_length, alphabet, method,
+            unbounded, as_json_flag)
+
+
+@click.command("check")
+@click.argument("program_path", metavar="PROG")
+@click.option("--empty", "kind", flag_value="empty", help="Does PROG accept no string?")
+@click.option("--universal", "kind", flag_value="universal",
+              help="Does PROG accept every string?")
+@click.option("--includes", "other", metavar="OTHER",
+              help="Does PROG accept every string that program OTHER accepts?")
+@question_options
+@dialect_option
+def check_command(program_path, kind, other, max_length, alphabet, method, unbounded,
+                  as_json_flag, dialect):
+    """Decide a question about PROG's language (the strings it accepts: its answer at their
+    last position) for every string up to length N, with a witness string when the answer
+    is no.
+
+    \b
+      crasp check examples/anbncn.crasp --empty
+      crasp check examples/dyck1.crasp --universal --max-length 12
+      crasp check examples/majority.crasp --includes examples/L1.crasp --unbounded
+
+    Exit status 0: yes; 1: no (with a shortest witness); 3: --unbounded could not decide;
+    2: an error.
+    """
+    if (kind is None) == (other is None):
+        raise click.UsageError("give exactly one of --empty, --universal, --includes OTHER")
+    paths = [program_path] + ([other] if other is not None else [])
+    programs = _load(paths, dialect)
+    question = Question(kind or "includes", tuple(programs),
+                        ("PROG", "OTHER")[:len(programs)])
+    _answer(question, max_length, alphabet, method, unbounded, as_json_flag)
+
+
+PROVE_DEFAULT = 12
+
+
+def prove_option(command):
+    """``--prove [N]``: check that what a command produced is equivalent to its input, for every
+    string of length ≤ N (default ``PROVE_DEFAULT``)."""
+    return click.option("--prove", "prove_length", type=click.IntRange(min=0), default=None,
+                        is_flag=False, flag_value=PROVE_DEFAULT, metavar="[N]",
+                        help="Also prove that the result is equivalent to the input for every "
+                             f"string of length ≤ N (default {PROVE_DEFAULT}), as crasp equiv "
+                             "does; exit status 1 if it is not. Put it after PROG, or write "
+                             "--prove=N.")(command)
+
+
+def prove_equivalence(original: syntax.Program, result: syntax.Program,
+                      max_length: int, what: str) -> bool:
+    """Run equiv between ``original`` and ``result``; print the verdict on stderr, each line
+    prefixed with ``what`` (for example "compile --prove"). True when they are equivalent for
+    every string of length ≤ ``max_length``."""
+    verdict = decide(Question("equivalent", (original, result), ("input", "output")),
+                     max_length)
+    for line in format_text(verdict).splitlines():
+        click.echo(f"{what}: {line}", err=True)
+    return verdict.outcome != "counterexample"

@@ -1,0 +1,101 @@
+"""Pass: Verdict -> text or JSON, and the exit status (0 yes, 1 counterexample, 3 unknown)."""
+
+from __future__ import annotations
+
+from crasp.verify.driver import Verdict
+from crasp.verify.questions import shown_string
+
+EXIT_STATUS = {"holds": 0, "proved": 0, "counterexample": 1, "unknown": 3}
+
+_YES = {
+    "equivalent": "{A} and {B} are equivalent",
+    "includes": "{A} includes {B} (every string {B} accepts, {A} accepts)",
+    "empty": "{A} is empty (it accepts no string)",
+    "universal": "{A} is universal (it accepts every string)",
+}
+_NO = {
+    "equivalent": "not equivalent",
+    "includes": "{A} does not include {B}: {B} accepts the string, {A} rejects it",
+    "empty": "not empty: {A} accepts the string",
+    "universal": "not universal: {A} rejects the string",
+}
+
+
+def exit_status(verdict: Verdict) -> int:
+    return EXIT_STATUS[verdict.outcome]
+
+
+def _names(verdict: Verdict) -> dict[str, str]:
+    files = [program.filename for program in verdict.question.programs]
+    return {"A": files[0], "B": files[-1]}
+
+
+def _alphabet_line(verdict: Verdict) -> str:
+    line = "alphabet: " + " ".join(f'"{t}"' for t in verdict.alphabet)
+    if verdict.foreign is not None:
+        line += (f' ("{verdict.foreign}" stands for every token no program mentions; '
+                 "--alphabet chooses the tokens)")
+    return line
+
+
+def format_text(verdict: Verdict) -> str:
+    names = _names(verdict)
+    kind, n = verdict.question.kind, verdict.max_length
+    method = ("z3 (linear integer arithmetic)" if verdict.method == "smt"
+              else "enumeration (the interpreter on every string)")
+    lines = []
+    if verdict.outcome == "holds":
+        lines.append(_YES[kind].format(**names) + f" for every string of length ≤ {n}")
+    elif verdict.outcome == "proved":
+        k = verdict.induction.k
+        lines.append("proved: " + _YES[kind].format(**names) + " for every string of every "
+                     f"length (k-induction with k = {k}; base case: lengths ≤ {n})")
+    elif verdict.outcome == "unknown":
+        lines.append(f"unknown: {_YES[kind].format(**names)} for every string of length ≤ {n}, "
+                     f"but k-induction up to k = {verdict.induction.tried} proves nothing "
+                     "for longer strings and found no counterexample (see docs/verification.md)")
+    else:
+        lines += _counterexample_lines(verdict, names)
+    lines.append(_alphabet_line(verdict))
+    lines.append(f"method: {method}, {verdict.seconds:.2f} s")
+    return "\n".join(lines)
+
+
+def _counterexample_lines(verdict: Verdict, names: dict[str, str]) -> list[str]:
+    example = verdict.counterexample
+    shown = shown_string(example.tokens, verdict.alphabet)
+    where = "at BOS" if example.position < 0 else f"at its last position {example.position}"
+    noun = "counterexample" if verdict.question.kind == "equivalent" else "witness"
+    which = (f"shortest {noun}" if verdict.shortest
+             else f"{noun} (none has length ≤ {verdict.max_length})")
+    lines = [_NO[verdict.question.kind].format(**names),
+             f"{which}: {shown} (length {len(example.tokens)}), {where}"]
+    for label, program, answer in zip(verdict.question.labels, verdict.question.programs,
+                                      example.answers):
+        lines.append(f"  {label} {program.filename} answers {answer}")
+    for difference in example.differences:
+        line = f" (line {difference.line})" if difference.line else ""
+        values = ", ".join(str(v) for v in difference.values)
+        lines.append(f"  first definition of {difference.label} that the other program does not "
+                     f"compute here: {difference.name}{line} = [{values}] (BOS, then each token)")
+    return lines
+
+
+def as_json(verdict: Verdict) -> dict:
+    example = verdict.counterexample
+    induction = verdict.induction
+    return {
+        "question": verdict.question.kind,
+        "programs": [program.filename for program in verdict.question.programs],
+        "result": verdict.outcome,
+        "max_length": verdict.max_length,
+        "alphabet": list(verdict.alphabet),
+        "foreign_token": verdict.foreign,
+        "method": verdict.method,
+        "counterexample": (example.as_dict(shown_string(example.tokens, verdict.alphabet))
+                           if example else None),
+        "shortest": verdict.shortest if example else None,
+        "induction": ({"proved": induction.proved, "k": induction.k, "tried": induction.tried,
+                       "exact": induction.exact} if induction else None),
+        "seconds": round(verdict.seconds, 3),
+    }

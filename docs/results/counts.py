@@ -1,0 +1,148 @@
+"""The counts the results READMEs quote, recomputed from the committed reports and CSVs.
+
+    python docs/results/counts.py distributions REPORT_DIR [--leave-out L3]
+    python docs/results/counts.py below REPORT_DIR
+    python docs/results/counts.py fragile REPORT_DIR [REPORT_DIR ...]
+    python docs/results/counts.py hours CELLS_CSV [--seeds 0:2]
+    python docs/results/counts.py means CELLS_CSV LANGUAGE:DEPTH [LANGUAGE:DEPTH ...]
+
+* ``distributions``: of the cells that reach the threshold on the uniform longest bin, how many
+  also reach it on each bin drawn from another distribution (``distribution_checks`` of
+  report.json), over every language and without the languages ``--leave-out`` names.
+* ``below``: per language with a proved depth bound, the cells below the proved lower bound and
+  the cells below depth k - 2 (``theory_checks`` and ``cells`` of report.json), and how many of
+  each succeed on the longest bin.
+* ``fragile``: every seed count that one string would change (``seed_counts``, computed by
+  ``crasp report``; crasp.train.report.seed_counts).
+* ``hours``: hours of training summed over the cells of a cells.csv (``wall_time_s``), for the
+  seeds given.
+* ``means``: the mean exact match (%) on 351-400 of NoPE cells at the given places.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import statistics
+from pathlib import Path
+
+
+def report(directory: str) -> dict:
+    return json.loads((Path(directory) / "report.json").read_text(encoding="utf-8"))
+
+
+def distributions(directory: str, leave_out: list[str]) -> list[str]:
+    lines = []
+    totals: dict[tuple, list[int]] = {}
+    for check in report(directory)["distribution_checks"]:
+        for scope in ("all", "rest"):
+            if scope == "rest" and check["language"] in leave_out:
+                continue
+            key = (check["posenc"], check["bin"], scope)
+            total = totals.setdefault(key, [0, 0])
+            total[0] += check["also_passing"]
+            total[1] += check["passing_uniform"]
+    for (posenc, name, scope), (also, passing) in totals.items():
+        languages = "every language" if scope == "all" else f"without {', '.join(leave_out)}"
+        lines.append(f"{posenc} {name}: {also} of {passing} ({languages})")
+    return lines
+
+
+def k_of(language: str) -> int:
+    return int(re.sub(r"\D", "", language))
+
+
+def below(directory: str, threshold: float = 0.99) -> list[str]:
+    data = report(directory)
+    lines, sums = [], [0, 0, 0, 0]
+    for check in data["theory_checks"]:
+        language, lower = check["language"], check["bound"]["lower"]
+        cells = [row for row in data["cells"] if row["language"] == language
+                 and row["posenc"] == check["posenc"]]
+        under_bound = [row for row in cells if row["depth"] < lower]
+        under_k2 = [row for row in cells if row["depth"] < k_of(language) - 2]
+        counts = [len(under_bound), sum(r["long_exact_match"] >= threshold for r in under_bound),
+                  len(under_k2), sum(r["long_exact_match"] >= threshold for r in under_k2)]
+        sums = [a + b for a, b in zip(sums, counts)]
+        lines.append(f"{check['posenc']} {language}: below the proved lower bound {lower}: "
+                     f"{counts[1]} of {counts[0]} succeed; below k - 2 = {k_of(language) - 2}: "
+                     f"{counts[3]} of {counts[2]}")
+    lines.append(f"total: below the proved lower bounds {sums[1]} of {sums[0]} succeed; "
+                 f"below k - 2 {sums[3]} of {sums[2]}")
+    return lines
+
+
+def fragile(directories: list[str]) -> list[str]:
+    lines = []
+    for directory in directories:
+        for entry in report(directory)["seed_counts"]:
+            if not entry["fragile"]:
+                continue
+            verdicts = [name for name, key in (("majority", "majority_fragile"),
+                                               ("every seed", "all_fragile")) if entry[key]]
+            seeds = ", ".join(f"s{seed['seed']} {seed['correct']}/{seed['strings']}"
+                              for seed in entry["fragile_seeds"])
+            lines.append(f"{Path(directory).name} {entry['posenc']} {entry['language']} "
+                         f"d{entry['depth']}: {entry['text']} ({seeds}); one string changes "
+                         f"the count" + (f" and the {' and the '.join(verdicts)} verdict"
+                                         if verdicts else ""))
+    return lines
+
+
+def rows(path: str) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as file:
+        return list(csv.DictReader(file))
+
+
+def hours(path: str, seeds: str) -> list[str]:
+    first, last = (int(part) for part in seeds.split(":"))
+    chosen = [row for row in rows(path) if first <= int(row["seed"]) <= last]
+    total = sum(float(row["wall_time_s"]) for row in chosen) / 3600
+    return [f"{len(chosen)} cells (seeds {seeds}): {total:.2f} h of training summed over cells"]
+
+
+def means(path: str, places: list[str]) -> list[str]:
+    table = rows(path)
+    lines = []
+    for place in places:
+        language, depth = place.split(":")
+        values = [float(row["exact_match_351_400"]) for row in table
+                  if row["posenc"] == "nope" and row["language"] == language
+                  and int(row["depth"]) == int(depth)]
+        lines.append(f"{language} d{depth}: {100 * statistics.fmean(values):.1f}% "
+                     f"(mean of {len(values)} seeds)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    command = commands.add_parser("distributions")
+    command.add_argument("report_dir")
+    command.add_argument("--leave-out", default="L3")
+    commands.add_parser("below").add_argument("report_dir")
+    commands.add_parser("fragile").add_argument("report_dirs", nargs="+")
+    command = commands.add_parser("hours")
+    command.add_argument("cells_csv")
+    command.add_argument("--seeds", default="0:2")
+    command = commands.add_parser("means")
+    command.add_argument("cells_csv")
+    command.add_argument("places", nargs="+")
+    args = parser.parse_args(argv)
+    if args.command == "distributions":
+        lines = distributions(args.report_dir, args.leave_out.split(","))
+    elif args.command == "below":
+        lines = below(args.report_dir)
+    elif args.command == "fragile":
+        lines = fragile(args.report_dirs)
+    elif args.command == "hours":
+        lines = hours(args.cells_csv, args.seeds)
+    else:
+        lines = means(args.cells_csv, args.places)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

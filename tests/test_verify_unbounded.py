@@ -1,0 +1,139 @@
+"""``--unbounded``: k-induction proofs of identities, each re-checked by enumeration (the
+interpreter on every string, no solver); honest ``unknown``; counterexamples beyond N; and on
+random programs, never ``proved`` where enumeration finds a difference."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import crasp
+from crasp import syntax
+from crasp.verify import Question, decide
+from crasp.verify import enumeration
+from strategies import program_asts
+
+RECHECK_LENGTH = 10
+
+
+def program(text: str) -> crasp.Program:
+    return crasp.parse_program(text)
+
+
+def recheck(question: Question, alphabet) -> None:
+    """The independent bounded check of a proof: no string of length <= RECHECK_LENGTH
+    violates, by running them all."""
+    assert enumeration.first_violation(question, tuple(alphabet), RECHECK_LENGTH) is None
+
+
+IDENTITIES = [
+    # (question, first program, second program or None, alphabet or None = default)
+    ("equivalent", 'm = #"a" > #"b"', 'm = 2 * #"a" > #true', ("a", "b")),
+    ("equivalent", 'x = #(#"a" > 0) == 0', 'x = #"a" == 0', None),
+    ("equivalent", 'x = #(!("a" || "b")) > 0', 'x = #"a" + #"b" < #true', None),
+    ("universal", 'x = min(#"a", #"b") + max(#"a", #"b") == #"a" + #"b"', None, None),
+    ("universal", "x = mod(2, 0) || mod(2, 1)", None, None),
+    ("universal", 'x = #[offset(1)] "a" <= #"a"', None, None),
+    ("universal", 'x = #(#"a" > #"b") <= #true', None, None),
+    ("includes", 'x = #"a" >= #"b"', 'x = #"a" > #"b" + 1', None),
+    ("empty", 'x = #"a" > #true', None, None),
+    # "never below 0" is "never at -1" (steps are +1, -1 or 0): the strengthened property
+    # (the two "bad" definitions equal) makes it 1-inductive
+    ("equivalent", 'o = #"a"\nbad = #(o - #"b" < 0) == 0\nD = bad && o == #"b"',
+     'o = #"a"\nbad = #(o - #"b" == -1) == 0\nD = bad && o == #"b"', None),
+]
+
+
+@pytest.mark.parametrize("kind,first,second,alphabet", IDENTITIES)
+def test_identities_are_proved_and_the_proof_rechecked_by_enumeration(kind, first, second,
+                                                                      alphabet):
+    programs = tuple(program(text) for text in (first, second) if text is not None)
+    question = Question(kind, programs, ("A", "B")[:len(programs)])
+    verdict = decide(question, 6, alphabet, unbounded=True)
+    assert verdict.outcome == "proved", verdict
+    assert verdict.induction.k <= 6
+    recheck(question, verdict.alphabet)
+
+
+UNKNOWN = [
+    # true for every string over a b, but no window of k positions re-establishes why (see
+    # docs/verification.md): the balanced positions are at most #"a", and at most #"b"
+    ('x = #(#"a" == #"b") <= #"a"', "x = true", ("a", "b")),
+    ('x = #(#"a" == #"b") <= #"b"', "x = true", ("a", "b")),
+]
+
+
+@pytest.mark.parametrize("name", ["L3", "L5", "dyck1", "anbn"])
+def test_a_decompiled_program_is_proved_equal_to_its_original_at_every_length(name):
+    from crasp.compiler import compile_program, decompile_model
+
+    original = crasp.load_program(crasp.example(name))
+    twin = decompile_model(compile_program(original)).program
+    question = Question("equivalent", (original, twin), ("A", "B"))
+    verdict = decide(question, 8, unbounded=True)
+    assert verdict.outcome == "proved", verdict
+    recheck(question, verdict.alphabet)
+
+
+@pytest.mark.parametrize("first,second,alphabet", UNKNOWN)
+def test_what_induction_cannot_prove_is_unknown_not_proved(first, second, alphabet):
+    question = Question("equivalent", (program(first), program(second)), ("A", "B"))
+    verdict = decide(question, 8, alphabet, unbounded=True)
+    assert verdict.outcome == "unknown"
+    assert verdict.counterexample is None and not verdict.induction.proved
+    recheck(question, verdict.alphabet)
+
+
+@pytest.mark.parametrize("length", [9, 14, 20])
+def test_a_counterexample_beyond_n_is_found_and_is_the_shortest(length):
+    question = Question("equivalent", (program(f'x = #"a" < {length}'), program("y = true")),
+                        ("A", "B"))
+    verdict = decide(question, 5, unbounded=True)
+    assert verdict.outcome == "counterexample" and verdict.shortest
+    assert verdict.counterexample.tokens == ("a",) * length
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program_asts(max_depth=2, max_definitions=4, positional=True),
+       st.sampled_from(["empty", "universal"]))
+def test_a_proof_on_a_random_program_is_never_wrong(prog, kind):
+    question = Question(kind, (prog,), ("PROG",))
+    verdict = decide(question, 4, ("a", "b"), method="smt", unbounded=True)
+    if verdict.outcome == "proved":
+        recheck(question, ("a", "b"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program_asts(max_depth=2, max_definitions=4, positional=True), st.integers(1, 4))
+def test_a_proof_on_a_random_near_identical_pair_is_never_wrong(prog, threshold):
+    """The second program's answer also asks a count of the answer to stay below a
+    threshold: equivalent exactly when the answer holds fewer than that many times."""
+    answer = prog.answer
+    late = syntax.And(syntax.Ref(answer.name), syntax.Compare(
+        "<", syntax.Count(syntax.Ref(answer.name)), syntax.IntConst(threshold + 1)))
+    other = crasp.Program(prog.definitions + (syntax.Definition("late", late, "bool"),),
+                          prog.alphabet, declared_alphabet=True)
+    question = Question("equivalent", (prog, other), ("A", "B"))
+    verdict = decide(question, 3, ("a", "b"), method="smt", unbounded=True)
+    if verdict.outcome == "proved":
+        recheck(question, ("a", "b"))
+    elif verdict.outcome == "counterexample":
+        assert enumeration.first_violation(question, ("a", "b"), 3) is not None \
+            or len(verdict.counterexample.tokens) > 3
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program_asts(max_depth=2, max_definitions=4))
+def test_a_proof_between_a_random_program_and_its_decompiled_twin_is_never_wrong(prog):
+    """The strengthened induction at work (many paired definitions and count bodies): every
+    proof is re-checked by enumeration, and the pair is never told apart."""
+    from crasp.compiler import compile_program, decompile_model
+
+    twin = decompile_model(compile_program(prog)).program
+    question = Question("equivalent", (prog, twin), ("A", "B"))
+    verdict = decide(question, 4, method="smt", unbounded=True)
+    assert verdict.outcome in ("proved", "unknown")
+    if verdict.outcome == "proved":
+        alphabet = verdict.alphabet
+        assert enumeration.first_violation(question, alphabet, 8) is None
