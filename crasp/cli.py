@@ -32,6 +32,8 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
                 "Compile a program to the weights of an equivalent transformer."),
     "decompile": ("crasp.decompile.cli:decompile_command",
                   "Turn a fixed-precision transformer into a C-RASP program of the same depth."),
+    "extract": ("crasp.train.extract_cli:extract_command",
+                "Quantize a trained float run and decompile it, with its fidelity measured."),
     "equiv": ("crasp.verify.cli:equiv_command",
               "Decide whether two programs answer the same on every string up to a length."),
     "check": ("crasp.verify.cli:check_command",

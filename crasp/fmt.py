@@ -89,8 +89,10 @@ def _atom_text(expr: syntax.Expr) -> str | None:
     return None
 
 
-def format_expr(expr: syntax.Expr) -> str:
-    """The conventional text with the parentheses both parsers need (without recursion)."""
+def format_expr(expr: syntax.Expr, group_mixed: bool = False) -> str:
+    """The conventional text with the parentheses both parsers need (without recursion);
+    ``group_mixed`` also parenthesizes every ``&&`` operand of ``||`` (and ``||`` of ``&&``),
+    so that a mixed chain needs no precedence rule to be read."""
     def node(expr: syntax.Expr, texts: list[str]) -> str:
         kids = syntax.children(expr)
 
@@ -98,7 +100,10 @@ def format_expr(expr: syntax.Expr) -> str:
             kid, text = kids[index], texts[index]
             swallows = followed_by and followed_by in _swallowed(kid, minimum)
             hahn_sum = followed_by == "+" and isinstance(kid, syntax.Sub)   # a - b + c
-            return f"({text})" if _precedence(kid) < minimum or swallows or hahn_sum else text
+            mixed = (group_mixed and isinstance(kid, (syntax.And, syntax.Or))
+                     and isinstance(expr, (syntax.And, syntax.Or)) and type(kid) is not type(expr))
+            return (f"({text})" if _precedence(kid) < minimum or swallows or hahn_sum or mixed
+                    else text)
         return _print(expr, texts, operand)
     return syntax.fold(expr, node)
 

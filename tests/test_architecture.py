@@ -10,11 +10,12 @@ Every module belongs to one layer; a layer imports only the layers below it:
     verify      crasp/verify/: questions about programs -> z3 terms or enumeration -> verdicts
     compiler    crasp/compiler/: program -> fixed-precision model, its format and executor
     decompile   crasp/decompile/: fixed-precision model -> program
-    model class crasp/train/{model,posenc,config,run,results,checkpoint}.py: the trainer's model
-                class and its run directory, which a float realization is written in
+    model class crasp/train/{model,posenc,config,run,results,checkpoint,fixed_precision}.py: the
+                trainer's model classes and its run directory, which a float realization is
+                written in
     realize     crasp/realize/: program -> float realization, its certificate and checkpoint
     train       the rest of crasp/train/: the loop (which can start from a realization), sweeps,
-                reports, analyses
+                reports, analyses, extraction (which decompiles a quantized run)
     models      crasp/models/: every kind of model, one type each, one loader
     export      crasp/export/: models for other tools
     zoo         crasp/zoo/: compiled models with their ground-truth circuits, scored by ablation
@@ -49,14 +50,15 @@ ALLOWED = {
     "decompile": {"errors", "util", "core", "compiler"},
     "model class": {"errors", "util", "core", "languages", "compiler"},
     "realize": {"errors", "util", "core", "compiler", "model class"},
-    "train": {"errors", "util", "core", "languages", "compiler", "model class", "realize"},
+    "train": {"errors", "util", "core", "languages", "compiler", "decompile", "model class",
+              "realize"},
     "models": {"errors", "util", "core", "compiler", "model class"},
     "export": {"errors", "util", "core", "compiler", "models"},
     "zoo": {"errors", "util", "core", "languages", "compiler", "realize", "models"},
     "commands": set(LAYERS),
 }
 MODEL_CLASS = {"crasp.train.model", "crasp.train.posenc", "crasp.train.config", "crasp.train.run",
-               "crasp.train.results", "crasp.train.checkpoint"}
+               "crasp.train.results", "crasp.train.checkpoint", "crasp.train.fixed_precision"}
 PACKAGES = {"util", "languages", "verify", "compiler", "decompile", "realize", "models",
             "export", "zoo"}
 

@@ -45,6 +45,11 @@ NOT_RUN = {
         "test_the_options_are_sweep_axes_and_train_options",
     "crasp report runs/study17 -o docs/analysis/t5-dp-free --no-compiled":
         "reports that study; crasp report runs/sweep runs here",
+    "crasp sweep --depths 1:3 --languages L3:L5 --seeds 3 --grid precision=none,8.4 d_model=16 "
+    "n_heads=2 d_ff=32 train_bin=11:30 test_bins=31:60 n_train=1000 n_test=200 epochs=20 "
+    "-o fpcost": "docs/train.md's 54-cell cost of --precision (half an hour of CPU); the "
+                 "option runs in tests/test_fixed_precision_train.py",
+    "crasp report fpcost": "reports that study; crasp report runs/sweep runs here",
     "crasp sweep --depths 3:6 --languages L6 --preset one-head --seeds 5 --search "
     "\"d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25\" -o runs/search":
         "a search of 20 cells (hours); tests/test_sweep_search.py runs a tiny real search sweep "

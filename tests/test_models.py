@@ -14,9 +14,11 @@ from click.testing import CliRunner
 import crasp
 from crasp.cli import cli
 from crasp.export import FORMATS
-from crasp.models import (ACCEPTS, KINDS, FixedPrecisionModel, FloatRealizationModel,
-                          TrainedRun, WrongKindError, check_kind, load_model, recognize)
-from crasp.models.kinds import FIXED_PRECISION, FLOAT_REALIZATION, ONNX_GRAPH, TRAINED_RUN
+from crasp.models import (ACCEPTS, KINDS, FixedPrecisionModel, FixedPrecisionRun,
+                          FloatRealizationModel, TrainedRun, WrongKindError, check_kind,
+                          load_model, recognize)
+from crasp.models.kinds import (FIXED_PRECISION, FIXED_PRECISION_RUN, FLOAT_REALIZATION,
+                                ONNX_GRAPH, TRAINED_RUN)
 from crasp.train.loop import train
 from crasp.train.presets import resolve_preset
 
@@ -37,15 +39,18 @@ def models(tmp_path_factory) -> dict[str, object]:
     """One model of every kind, over L3's vocabulary: kind name -> its path."""
     place = tmp_path_factory.mktemp("models")
     paths = {FIXED_PRECISION.name: place / "l3.model", FLOAT_REALIZATION.name: place / "l3.float",
-             TRAINED_RUN.name: place / "l3.run", ONNX_GRAPH.name: place / "l3.onnx"}
+             TRAINED_RUN.name: place / "l3.run", ONNX_GRAPH.name: place / "l3.onnx",
+             FIXED_PRECISION_RUN.name: place / "l3.fp-run"}
     program = crasp.example("L3_predict")
     assert invoke("compile", program, "-o", paths["fixed-precision"]).exit_code == 0
     assert invoke("compile", program, "--target", "float", "--max-length", "24", "-o",
                   paths["float-realization"]).exit_code == 0
-    train(resolve_preset("default", language="L3", depth=1, d_model=8, n_heads=1, d_ff=16,
-                         train_bin=(4, 8), test_bins=[(9, 12)], n_train=32, n_test=8, epochs=1,
-                         warmup_steps=1, device="cpu"),
-          paths["trained-run"], progress=False, resume=False)
+    for kind, precision in (("trained-run", None), ("fixed-precision-run", "4.1")):
+        # two residual dimensions: few enough states for crasp extract and decompile
+        train(resolve_preset("default", language="L3", depth=1, d_model=2, n_heads=1, d_ff=8,
+                             train_bin=(4, 8), test_bins=[(9, 12)], n_train=32, n_test=8,
+                             epochs=1, warmup_steps=1, device="cpu", precision=precision),
+              paths[kind], progress=False, resume=False)
     assert invoke("export", paths["fixed-precision"], "-o", paths["onnx"]).exit_code == 0
     return paths
 
@@ -63,6 +68,7 @@ COMMAND_LINES = {
     "export --format hf": (lambda model, out: ["export", model, "--format", "hf", "--n-ctx", "16",
                                                "-o", out / "model.hf"], "wrote "),
     "decompile": (lambda model, out: ["decompile", model, "-o", out / "program.crasp"], "wrote "),
+    "extract": (lambda model, out: ["extract", model, "-o", out / "program.crasp"], "fidelity"),
     "analyze": (lambda model, out: ["analyze", model, "-o", out / "analysis"], "effective depth"),
     "train --init-from": (lambda model, out: ["train", "--language", "L3", "--depth", "1",
                                               "--init-from", model, *TINY, "-o", out / "run"],
@@ -123,7 +129,7 @@ def test_each_kind_is_recognized_from_its_files_and_loaded_as_its_type(models):
     assert {kind: recognize(path).name for kind, path in models.items()} == {
         kind: kind for kind in models}
     types = {"fixed-precision": FixedPrecisionModel, "float-realization": FloatRealizationModel,
-             "trained-run": TrainedRun}
+             "trained-run": TrainedRun, "fixed-precision-run": FixedPrecisionRun}
     strings = ["", "a", "a b b a", "b a a b a b"]
     for kind, model_type in types.items():
         model = load_model(models[kind])
@@ -133,7 +139,7 @@ def test_each_kind_is_recognized_from_its_files_and_loaded_as_its_type(models):
         evaluation = model.predict(strings)
         expected = crasp.compiler.execute(model.executable, strings)
         assert evaluation.accept.tolist() == expected.accept.tolist()
-        if kind != "trained-run":  # both compiled kinds answer as the program does
+        if kind not in ("trained-run", "fixed-precision-run"):  # compiled: as the program
             program = crasp.load_program(crasp.example("L3_predict"))
             assert (evaluation.output == crasp.evaluate(program, strings).output).all()
 
@@ -142,8 +148,9 @@ def test_the_kinds_are_told_apart_by_the_file_names_their_writers_use():
     from crasp.compiler.model_format import WEIGHTS_FILE
     from crasp.models import kinds
     from crasp.train.checkpoint import ARCHITECTURE_FILE
-    from crasp.train.run import BEST_FILE
+    from crasp.train.run import BEST_FILE, FORMAT_MODEL_DIR
 
+    assert kinds.FORMAT_MODEL_DIR == FORMAT_MODEL_DIR
     assert kinds.FIXED_PRECISION_WEIGHTS == WEIGHTS_FILE
     assert kinds.CHECKPOINT_WEIGHTS == BEST_FILE
     assert kinds.REALIZATION_ARCHITECTURE == ARCHITECTURE_FILE
@@ -162,7 +169,14 @@ def test_check_kind_names_the_kind_or_refuses_it(models, tmp_path):
     assert str(refused.value) == (
         f"{models['float-realization']} is a float realization (written by crasp compile "
         f"--target float); crasp decompile takes a fixed-precision model (written by crasp "
-        f"compile); compile the program it realizes instead: crasp compile PROG -o DIR")
+        f"compile) or a fixed-precision run (written by crasp train --precision); compile the "
+        f"program it realizes instead: crasp compile PROG -o DIR")
+    with pytest.raises(WrongKindError) as refused:   # a float run: extract it instead
+        check_kind(models["trained-run"], "decompile")
+    assert str(refused.value).startswith(f"{models['trained-run']} is a trained run (written by "
+                                         f"crasp train); crasp decompile takes ")
+    assert "extract a program from it instead: crasp extract RUN -o PROG.crasp" in str(
+        refused.value)
 
 
 def test_the_api_names_of_docs_api_md_stay_where_they_were(models):

@@ -211,14 +211,16 @@ class FixedPrecisionTransformer(torch.nn.Module):
         return bool((self.weight(attention(layer, "q"))[rows] == 0).all()
                     or (self.weight(attention(layer, "k"))[rows] == 0).all())
 
-    def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
-        arithmetic, p = self.arithmetic, self.weight
+    def project(self, h: torch.Tensor, layer: int, head: int):
+        """q, k, v of ``head`` in ``layer`` for states h [..., d_model] (exact, not rounded)."""
         rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        v = linear(h, p(attention(layer, "v"))[rows])
+        return tuple(linear(h, self.weight(attention(layer, part))[rows]) for part in "qkv")
+
+    def _head(self, h: torch.Tensor, layer: int, head: int) -> torch.Tensor:
+        arithmetic = self.arithmetic
+        q, k, v = self.project(h, layer, head)
         if self.uniform[layer][head] and self.uniform_shortcut:
             return arithmetic.uniform(v)
-        q = linear(h, p(attention(layer, "q"))[rows])
-        k = linear(h, p(attention(layer, "k"))[rows])
         slope = self.slopes[layer][head]
         batch, width = h.shape[0], h.shape[1]
         positions = torch.arange(width, device=h.device)

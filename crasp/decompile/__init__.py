@@ -8,6 +8,8 @@ it does:
     classify          states  -> classes no later layer tells apart  (classify.py)
     write_program     classes -> one Boolean per class, one comparison per head-output
                                  threshold                           (write_program.py)
+    readable          program -> the same answers in fewer, minimized, named
+                                 definitions                         (readable.py)
 
 ``budget.py`` is the work budget (``--max-states``) the passes charge before they work;
 ``cli.py`` is ``crasp decompile``. The decompiler imports the compiler (the model format and the

@@ -55,7 +55,10 @@ class Budget:
                 f"{self.spent + units:,} in all > --max-states {self.limit:,} (a unit: a state "
                 f"enumerated, {PAIRS_PER_STATE} attention-table pairs or a count term written)"
                 f"\n  units spent before:{done or ' none'}\n(raise --max-states to try anyway; "
-                f"time, memory and the program's size grow with these counts)",
+                f"time, memory and the program's size grow with these counts. A head's output "
+                f"ranges over up to 2^p values per coordinate, so a narrower model (fewer head "
+                f"dimensions: --d-model, --n-heads) or fewer bits (--precision P.S, crasp "
+                f"extract --precision) has fewer states)",
                 self.spent, self.limit)
         self.spent += units
         self.spent_on[kind] = self.spent_on.get(kind, 0) + units

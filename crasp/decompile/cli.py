@@ -27,7 +27,7 @@ from crasp.util.outputs import writing
 from crasp.verify.cli import prove_equivalence, prove_option
 
 
-def _check_output(output: str, force: bool) -> bool:
+def check_program_output(output: str, force: bool) -> bool:
     """Refuse a place that holds anything but a program this command wrote (and that only
     with --force); returns whether there is one to replace (perhaps behind a symbolic link)."""
     path = Path(output)
@@ -50,6 +50,19 @@ def _check_output(output: str, force: bool) -> bool:
         raise CraspError(f"{output!r} exists (a program written by crasp decompile); pass "
                          f"--force to replace it")
     return True
+
+
+def write_program_file(output: str, text: str, replacing: bool) -> None:
+    """The program on standard output (``-``) or into ``output`` (checked by
+    ``check_program_output``): atomically, or in place where it replaces one of ours."""
+    if output == "-":
+        click.echo(text, nl=False)
+        return
+    with writing(output, "program"):
+        if replacing:  # through a symbolic link, into the same file, as fmt -w
+            rewrite_in_place(output, text.encode("utf-8"))
+        else:
+            write_text_atomic(output, text)
 
 
 def _describe(result: VerificationResult) -> str:
@@ -104,7 +117,7 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     equiv; without it, it runs the model and the program on every string of length ≤ N over
     the vocabulary. Exit status 1 if they differ.
     """
-    replacing = output != "-" and _check_output(output, force)
+    replacing = output != "-" and check_program_output(output, force)
     model = load_model(model_dir, "decompile").executable
     result = decompile_model(model, source=model_dir, max_states=max_states)
     summary = dict(result.summary)
@@ -116,14 +129,8 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
                              "checked_strings": verification.checked_strings,
                              "counterexample": verification.counterexample,
                              "message": _describe(verification)}
-    if output == "-":
-        click.echo(result.text, nl=False)
-    else:
-        with writing(output, "program"):
-            if replacing:  # through a symbolic link, into the same file, as fmt -w
-                rewrite_in_place(output, result.text.encode("utf-8"))
-            else:
-                write_text_atomic(output, result.text)
+    write_program_file(output, result.text, replacing)
+    if output != "-":
         summary["output"] = output
     proved = prove_length is None or _prove(model, result.program, prove_length)
     report = json.dumps(summary, indent=2) if as_json else format_decompile_summary(summary)

@@ -22,7 +22,8 @@ import crasp
 from crasp.decompile.classify import classify
 from crasp.decompile.write_program import check_vocabulary, write_program
 from crasp.decompile.budget import DEFAULT_MAX_STATES, Budget
-from crasp.decompile.enumerate_states import enumerate_states
+from crasp.decompile.enumerate_states import StateSource, enumerate_states
+from crasp.decompile.readable import Unreadable, readable_program
 from crasp.compiler.model_format import CompiledModel
 
 
@@ -36,14 +37,18 @@ class Decompilation:
     summary: dict
 
 
-def decompile_model(model: CompiledModel, source: str = "a model",
-                    max_states: int = DEFAULT_MAX_STATES) -> Decompilation:
+def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
+                    max_states: int = DEFAULT_MAX_STATES, readable: bool = True
+                    ) -> Decompilation:
     """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
     at every position of every input (the passes: ``enumerate_states`` → ``classify``
-    → ``write_program``; the derivation is in their docstrings). Raises ``CraspError``
-    before the work would exceed ``max_states`` units (``budget.py``: states enumerated,
-    attention-table pairs, count terms written; ``summary["work"]`` is what it spent), and for a
-    vocabulary token that no token literal can hold (``crasp.parse.token_literal_problem``).
+    → ``write_program``, then ``readable`` unless ``readable`` is False or its program would
+    be longer; the derivation is in their docstrings). ``model`` is a format model or a
+    ``StateSource`` (a float run read in fixed precision: ``crasp extract``). The program
+    returned is the text written, read back. Raises ``CraspError`` before the work would
+    exceed ``max_states`` units (``budget.py``: states enumerated, attention-table pairs, count
+    terms written; ``summary["work"]`` is what it spent), and for a vocabulary token that no
+    token literal can hold (``crasp.parse.token_literal_problem``).
 
     >>> import crasp
     >>> from crasp.compiler import compile_program
@@ -52,13 +57,16 @@ def decompile_model(model: CompiledModel, source: str = "a model",
     >>> result.summary["depth"], crasp.depth_of(result.program)
     (2, 2)
     """
-    check_vocabulary(model.spec.vocab, source)
+    if isinstance(model, CompiledModel):
+        model = StateSource.from_model(model)
+    check_vocabulary(model.vocab, source)
     budget = Budget(max_states)
     machine = enumerate_states(model, budget)
     classes = classify(machine)
-    text = write_program(machine, classes, list(model.config["residual_labels"]), source,
-                         budget)
+    text = write_program(machine, classes, list(model.labels), source, budget)
     program = crasp.parse_program(text, source)  # what was written, read back
+    if readable:
+        text, program = shorter(text, program)
     report = crasp.analyze(program)
     summary = {
         "layers": len(machine.layers),
@@ -74,6 +82,22 @@ def decompile_model(model: CompiledModel, source: str = "a model",
         "work": budget.spent,
     }
     return Decompilation(program, text, summary)
+
+
+def shorter(text: str, program: crasp.Program) -> tuple[str, crasp.Program]:
+    """``text`` and its ``program`` rewritten by ``readable.readable_program`` and read back,
+    unless that is longer in definition lines or in characters (or the program is not one the
+    pass reads)."""
+    try:
+        rewritten = readable_program(program)
+    except Unreadable:
+        return text, program
+    first, _, alphabet = text.splitlines()[:3]
+    header = [first, "// A definition per counted formula, and the answer.", alphabet]
+    new_text = "\n".join(header + rewritten.lines) + "\n"
+    if len(rewritten.lines) > len(program.definitions) or len(new_text) > len(text):
+        return text, program   # inlining can repeat a wide formula: never more text either
+    return new_text, crasp.parse_program(new_text, filename=program.filename)
 
 
 def format_decompile_summary(summary: dict) -> str:

@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from torch.nn.functional import linear
 
 from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
 from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
@@ -100,26 +99,73 @@ class StateMachine:
     candidates: list[int]
 
 
-class _Model:
-    """The executor's module with its fixed-precision arithmetic, on grid-unit arrays."""
+@dataclass(frozen=True)
+class StateSource:
+    """What the enumeration reads: a fixed-precision ``module`` with ``project(h, layer,
+    head) -> q, k, v``, ``finish_layer(h, heads, layer)``, ``decide(h) -> scores``,
+    ``embedded(residue)`` (the rounded embedding rows at a position of that residue modulo the
+    period of ``periodic_moduli``), ``slopes[layer][head]``, ``ignored_outputs(layer)`` and
+    ``forward(ids, record=True)``, computing with R at (``total_bits``, ``frac_bits``) and
+    the format's attention; and the vocabulary, with the ids of BOS and of the row of tokens
+    outside it (None: the model reads no such tokens). The executor's
+    ``FixedPrecisionTransformer`` (``from_model``) and ``crasp.train.quantize.QuantizedRun``
+    (a float run read in fixed precision) are such modules."""
 
-    def __init__(self, model: CompiledModel):
-        self.module = FixedPrecisionTransformer(model)
-        spec = self.module.spec
-        self.arithmetic = self.module.arithmetic = _Exact(spec.precision.total_bits,
-                                                           spec.precision.frac_bits)
-        self.scale = self.arithmetic.scale
-        self.n_heads, self.d_head = spec.n_heads, spec.d_head
+    module: torch.nn.Module
+    vocab: tuple[str, ...]
+    bos_id: int
+    other_id: int | None
+    n_layers: int
+    n_heads: int
+    d_head: int
+    total_bits: int
+    frac_bits: int
+    labels: tuple[str, ...]
+    periodic_moduli: tuple[int, ...] = ()
+
+    @classmethod
+    def from_model(cls, model: CompiledModel) -> StateSource:
+        spec = model.spec
+        return cls(_FormatModule(model), spec.vocab, spec.bos_id, spec.other_id,
+                   spec.n_layers, spec.n_heads, spec.d_head, spec.precision.total_bits,
+                   spec.precision.frac_bits, spec.residual_labels, spec.periodic_moduli)
+
+
+class _FormatModule(FixedPrecisionTransformer):
+    """The executor's module with the rest of the ``StateSource`` interface."""
+
+    def embedded(self, residue: int = 0) -> torch.Tensor:
+        """R of every embedding row at a position t with t mod M = ``residue`` for each
+        periodic table M (which adds its row t mod M)."""
+        x = self.weight(EMBED)
+        for modulus in self.spec.periodic_moduli:
+            x = x + self.weight(periodic(modulus))[residue % modulus]
+        precision = self.spec.precision
+        return _Exact(precision.total_bits, precision.frac_bits).round(x)
+
+    def ignored_outputs(self, layer: int) -> torch.Tensor:
+        """Per head-output coordinate: whether the output projection ignores it."""
+        return (self.weight(attention(layer, "o")) == 0).all(dim=0)
+
+    def decide(self, h: torch.Tensor) -> torch.Tensor:
+        return h @ self.weight(OUT_WEIGHT) + self.weight(OUT_BIAS)
+
+
+class _Model:
+    """The source's module with the fixed-precision arithmetic, on grid-unit arrays."""
+
+    def __init__(self, source: StateSource):
+        self.module = source.module
+        self.arithmetic = _Exact(source.total_bits, source.frac_bits)
+        self.module.arithmetic = self.arithmetic   # the executor's module rounds with it
+        self.scale, self.frac_bits = self.arithmetic.scale, source.frac_bits
+        self.n_heads, self.d_head = source.n_heads, source.d_head
 
     def values(self, units: np.ndarray) -> torch.Tensor:
         return self.arithmetic.value(torch.tensor(np.asarray(units), dtype=torch.int64))
 
     def units(self, values: torch.Tensor) -> np.ndarray:
         return torch.round(values * self.scale).to(torch.int64).numpy()
-
-    def head_rows(self, name: str, layer: int, head: int) -> torch.Tensor:
-        rows = slice(head * self.d_head, (head + 1) * self.d_head)
-        return self.module.weight(attention(layer, name))[rows]
 
 
 def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,23 +181,21 @@ def _tables(model: _Model, layer: int, keys: np.ndarray) -> LayerTables:
     queries = h[:-1]
     weights, summands, values, windows = [], [], [], {}
     for head in range(model.n_heads):
-        q = linear(queries, model.head_rows("q", layer, head))
-        k = linear(h, model.head_rows("k", layer, head))
-        v = linear(h, model.head_rows("v", layer, head))
+        q = model.module.project(queries, layer, head)[0]
+        _, k, v = model.module.project(h, layer, head)
         slope = model.module.slopes[layer][head]
         w = arithmetic.units(torch.exp(q @ k.T)) * (slope == 0)
         weights.append(w.numpy())
         summands.append(arithmetic.units(arithmetic.value(w)[..., None] * v[None]).numpy())
         values.append(v.numpy())
         if slope:
-            windows[head] = window_tables(arithmetic, q, k, v, slope,
-                                          model.module.spec.precision.frac_bits)
+            windows[head] = window_tables(arithmetic, q, k, v, slope, model.frac_bits)
     return LayerTables(np.stack(weights), np.stack(summands), np.stack(values),
                        boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64),
                        windows=windows)
 
 
-def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> None:
+def _boxes(model: _Model, tables: LayerTables, ignored: np.ndarray) -> None:
     """The range of every head output coordinate per query (see the module docstring)."""
     low, high = model.arithmetic.low, model.arithmetic.high
     n_queries = tables.boxes.shape[0]
@@ -172,7 +216,7 @@ def _boxes(model: _Model, tables: LayerTables, out_projection: np.ndarray) -> No
                     points += list(np.floor(tables.values[a, zero, e] * model.scale)
                                    .astype(np.int64))
                 first, last = np.clip([min(points), max(points)], low, high)
-                if not out_projection[:, column].any():
+                if ignored[column]:
                     last = first  # W_O ignores this coordinate
                 tables.boxes[q, column] = (first, last)
 
@@ -219,41 +263,38 @@ def _transitions(model: _Model, layer: int, states: np.ndarray, tables: LayerTab
 def _embedded(model: _Model, rows: list[int], residue: int) -> torch.Tensor:
     """The rounded input of the embedding rows ``rows`` at a position t with t mod period =
     ``residue`` (each periodic table adds its row t mod M, ``docs/model-format.md``)."""
-    module = model.module
-    x = module.weight(EMBED)[rows]
-    for modulus in module.spec.periodic_moduli:
-        x = x + module.weight(periodic(modulus))[residue % modulus]
-    return model.arithmetic.round(x)
+    return model.module.embedded(residue)[rows]
 
 
-def enumerate_states(model: CompiledModel, budget: Budget | None = None) -> StateMachine:
+def enumerate_states(source: CompiledModel | StateSource, budget: Budget | None = None
+                     ) -> StateMachine:
     """The states and tables of every layer, each layer's tables and candidates charged to
     ``budget`` before they are built (``StateLimitError`` when they would exceed it)."""
     budget = budget or Budget()
-    arithmetic = _Model(model)
-    spec = arithmetic.module.spec
-    bos_id = spec.bos_id
+    if isinstance(source, CompiledModel):
+        source = StateSource.from_model(source)
+    arithmetic = _Model(source)
+    module, bos_id, other_id = source.module, source.bos_id, source.other_id
     with torch.no_grad():
-        bos_score, recorded = arithmetic.module(torch.tensor([[bos_id]]), record=True)
-    period = math.lcm(*spec.periodic_moduli) if spec.periodic_moduli else 1
+        bos_score, recorded = module(torch.tensor([[bos_id]]), record=True)
+    period = math.lcm(*source.periodic_moduli) if source.periodic_moduli else 1
     bos = [arithmetic.units(_embedded(arithmetic, [bos_id], 0))[0]]
     bos += [arithmetic.units(h[0, 0]) for h in recorded]
-    other_id = spec.other_id
     rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
     inputs = np.concatenate([arithmetic.units(_embedded(arithmetic, rows, residue))
                              for residue in range(period)])       # [residue][row]
     first, inverse = _unique_rows(inputs)
     token_states = inverse.reshape(period, len(rows)).T            # [row, residue]
     states, layers, candidates = [first], [], []
-    for layer in range(spec.n_layers):
-        pairs = len(states[-1]) * (len(states[-1]) + 1) * spec.n_heads
+    for layer in range(source.n_layers):
+        pairs = len(states[-1]) * (len(states[-1]) + 1) * source.n_heads
         budget.charge(-(-pairs // PAIRS_PER_STATE), f"layer {layer + 1}: attention tables",
                       f"the attention tables of layer {layer + 1} would hold {pairs:,} (query "
                       f"state, key state) pairs over its {len(states[-1]):,} states")
         keys = np.concatenate([states[-1], bos[layer][None]])
-        tables = _tables(arithmetic, layer, keys)
-        out_projection = model.tensors[attention(layer, "o")]
-        _boxes(arithmetic, tables, out_projection)
+        with torch.no_grad():
+            tables = _tables(arithmetic, layer, keys)
+            _boxes(arithmetic, tables, module.ignored_outputs(layer).numpy())
         sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
         count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))
         budget.charge(count, f"layer {layer + 1}: candidate states",
@@ -262,11 +303,10 @@ def enumerate_states(model: CompiledModel, budget: Budget | None = None) -> Stat
         candidates.append(count)
         states.append(_transitions(arithmetic, layer, states[-1], tables))
         layers.append(tables)
-    score = lambda units: (arithmetic.values(units) @ arithmetic.module.weight(OUT_WEIGHT)  # noqa: E731
-                           + arithmetic.module.weight(OUT_BIAS))
+    with torch.no_grad():
+        decisions = (module.decide(arithmetic.values(states[-1])) > 0).numpy()
     return StateMachine(
-        vocab=spec.vocab, period=period, d_head=spec.d_head,
-        frac_bits=spec.precision.frac_bits, states=states, bos=bos,
-        token_states=token_states, has_other=other_id is not None, layers=layers,
-        decisions=(score(states[-1]) > 0).numpy(), bos_decision=bool(bos_score[0, 0] > 0),
+        vocab=source.vocab, period=period, d_head=source.d_head, frac_bits=source.frac_bits,
+        states=states, bos=bos, token_states=token_states, has_other=other_id is not None,
+        layers=layers, decisions=decisions, bos_decision=bool(bos_score[0, 0] > 0),
         candidates=candidates)

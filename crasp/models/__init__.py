@@ -9,6 +9,7 @@
     trainer_checkpoint.py  what the two checkpoints of the trainer's model class share:
     float_realization.py ``FloatRealizationModel``  (crasp compile --target float)
     trained_run.py       ``TrainedRun``             (crasp train)
+    fixed_precision_run.py ``FixedPrecisionRun``    (crasp train --precision P.S)
 
 Every type offers ``kind``, ``path``, ``vocab``, ``n_layers``, ``predict(inputs)`` and
 ``describe()``. A new kind of model is a ``Kind`` in ``kinds.py``, a module here with its type,
@@ -17,10 +18,12 @@ checkpoint reader (``crasp.train.checkpoint``); the commands and ``crasp.export`
 """
 
 from crasp.models.fixed_precision import FixedPrecisionModel
+from crasp.models.fixed_precision_run import FixedPrecisionRun
 from crasp.models.float_realization import FloatRealizationModel
 from crasp.models.kinds import ACCEPTS, KINDS, Kind, WrongKindError, recognize
 from crasp.models.registry import Model, check_kind, load_model
 from crasp.models.trained_run import TrainedRun
 
-__all__ = ["ACCEPTS", "KINDS", "FixedPrecisionModel", "FloatRealizationModel", "Kind", "Model",
+__all__ = ["ACCEPTS", "KINDS", "FixedPrecisionModel", "FixedPrecisionRun",
+           "FloatRealizationModel", "Kind", "Model",
            "TrainedRun", "WrongKindError", "check_kind", "load_model", "recognize"]

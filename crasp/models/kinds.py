@@ -20,6 +20,7 @@ from crasp.errors import CraspError
 # The other files that tell the kinds apart (docs/model-format.md; crasp.train.checkpoint holds
 # the same name, which a test checks: importing it here would import torch).
 REALIZATION_ARCHITECTURE = "model.json"
+FORMAT_MODEL_DIR = "model"     # crasp.train.run.FORMAT_MODEL_DIR: a --precision run's model
 ONNX_SUFFIX = ".onnx"
 
 
@@ -49,18 +50,24 @@ FLOAT_REALIZATION = Kind(
 TRAINED_RUN = Kind(
     "trained-run", "a trained run", "crasp train",
     lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
-    and not (path / REALIZATION_ARCHITECTURE).exists())
+    and not (path / REALIZATION_ARCHITECTURE).exists()
+    and not (path / FORMAT_MODEL_DIR / FIXED_PRECISION_WEIGHTS).is_file())
+FIXED_PRECISION_RUN = Kind(
+    "fixed-precision-run", "a fixed-precision run", "crasp train --precision",
+    lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
+    and (path / FORMAT_MODEL_DIR / FIXED_PRECISION_WEIGHTS).is_file())
 ONNX_GRAPH = Kind(
     "onnx", "an ONNX graph", "crasp export",
     lambda path: path.is_file() and path.suffix.lower() == ONNX_SUFFIX)
 
-KINDS = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN, ONNX_GRAPH)
+KINDS = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN, FIXED_PRECISION_RUN, ONNX_GRAPH)
 
-RUNNABLE = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN)
+RUNNABLE = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN, FIXED_PRECISION_RUN)
 ACCEPTS: dict[str, tuple[Kind, ...]] = {
     "run --model": RUNNABLE,
     "eval": RUNNABLE,
-    "decompile": (FIXED_PRECISION,),
+    "decompile": (FIXED_PRECISION, FIXED_PRECISION_RUN),
+    "extract": (TRAINED_RUN,),
     "analyze": (TRAINED_RUN,),
     "train --init-from": (TRAINED_RUN, FLOAT_REALIZATION),
 }
@@ -69,6 +76,12 @@ a path is none of them: its reader then says what is missing). ``crasp export`` 
 kinds per format, in ``crasp.export.FORMATS``."""
 
 CONVERSIONS: dict[tuple[str, str], str] = {
+    (TRAINED_RUN.name, FIXED_PRECISION.name):
+        "extract a program from it instead: crasp extract RUN -o PROG.crasp (it quantizes the "
+        "run and reports the program's fidelity), or train in the format's class: crasp train "
+        "--precision P.S",
+    (FIXED_PRECISION_RUN.name, TRAINED_RUN.name):
+        "decompile it exactly instead: crasp decompile RUN -o PROG.crasp",
     (FLOAT_REALIZATION.name, FIXED_PRECISION.name):
         "compile the program it realizes instead: crasp compile PROG -o DIR",
     (FIXED_PRECISION.name, FLOAT_REALIZATION.name):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol
 
 from crasp.api_inputs import Inputs
 from crasp.models.fixed_precision import FixedPrecisionModel
+from crasp.models.fixed_precision_run import FixedPrecisionRun
 from crasp.models.float_realization import FloatRealizationModel
 from crasp.models.kinds import ACCEPTS, KINDS, Kind, recognize, wrong_kind
 from crasp.models.trained_run import TrainedRun
@@ -40,7 +41,8 @@ class Model(Protocol):
     def describe(self) -> str: ...
 
 
-TYPES: tuple[type, ...] = (FixedPrecisionModel, FloatRealizationModel, TrainedRun)
+TYPES: tuple[type, ...] = (FixedPrecisionModel, FloatRealizationModel, TrainedRun,
+                           FixedPrecisionRun)
 LOADERS: dict[str, Callable[[str], Model]] = {model.kind.name: model.load for model in TYPES}
 """Kind name -> the loader of its type. An ONNX graph is recognized (so that a command given one
 says so) but read by no crasp command: it is an export."""

@@ -143,6 +143,10 @@ def _summary(results: dict, run_dir: Path) -> str:
 @click.option("--device", help="auto, cpu or cuda.")
 @click.option("--threads", type=int, help="CPU threads of this process (default 1).")
 @click.option("--eval-batch-tokens", type=int, help="Padded positions per evaluation batch.")
+@click.option("--precision", metavar="P[.S]",
+              help="Train the model format's fixed-precision class: every number P total bits, "
+                   "S fractional (e.g. 8.4); no LayerNorm, NoPE, ReLU, the format's attention "
+                   "(docs/train.md). The run is a format model (crasp decompile reads it).")
 @click.option("--init-from", metavar="DIR|compiled",
               help="Start from a checkpoint (a trained run or a float realization) or from the "
                    "language's compiled reference program ('compiled'); the architecture is "

@@ -87,6 +87,7 @@ class TrainConfig:
     qk_rank: int | None = None                   # rank of each head's W_Q W_K^T (default d/H)
     ffn_widths: list[list[int]] | None = None   # per-layer hidden widths (default [[d_ff]] * depth)
     init_from: str | None = None                 # a checkpoint directory or "compiled" (init.py)
+    precision: str | None = None                 # "P.S": the model format's fixed-precision class
     # optimisation
     lr: float = 1e-3
     batch_size: int = 32
@@ -263,6 +264,8 @@ class TrainConfig:
                          for w in self.ffn_widths),
                  f"ffn_widths must hold one non-empty list of positive widths per layer "
                  f"({self.depth} layers), got {self.ffn_widths!r}")
+        if self.precision is not None:
+            self._validate_precision(need)
         lo, hi = self.train_bin
         need(1 <= lo <= hi, f"train_bin {lo}:{hi}: need 1 <= LO <= HI")
         need(len(self.test_bins) >= 1, "give at least one test bin")
@@ -290,6 +293,27 @@ class TrainConfig:
                 self.replace(**entry, search=None).validate()
         return self
 
+    def _validate_precision(self, need) -> None:
+        """``precision`` trains the model format's class (``crasp.train.fixed_precision``):
+        every setting that class lacks is refused, and the width must keep its arithmetic
+        exact in float64."""
+        from crasp.train.fixed_precision import MAX_EXACT_BITS, exactness_bits, parse_precision
+
+        total_bits, _ = parse_precision(self.precision)
+        fixed = {"norm": "none", "activation": "relu", "posenc": "nope", "attention": "softmax",
+                 "qk_rank": None, "dropout": 0.0, "init_from": None}
+        for name, value in fixed.items():
+            need(getattr(self, name) == value,
+                 f"precision {self.precision} trains the model format's class, which has "
+                 f"{name} {value if value is not None else 'unset'}; got {name} "
+                 f"{getattr(self, name)!r}")
+        bits = exactness_bits(total_bits, self.d_model, self.d_model // self.n_heads)
+        need(bits <= MAX_EXACT_BITS,
+             f"precision {self.precision} at d_model {self.d_model} with {self.n_heads} "
+             f"head(s): a score q.k can need {bits} bits, more than float64's "
+             f"{MAX_EXACT_BITS}, so training could not match the format's arithmetic bit for "
+             f"bit; use fewer total bits or a smaller width")
+
     def max_length(self) -> int:
         """The longest string any split can hold (bins' upper ends)."""
         return max([self.train_bin[1]] + [b[1] for b in self.test_bins])
@@ -313,7 +337,7 @@ def rope_dims(head_dim: int, fraction: float) -> int:
 
 ID_NEUTRAL_DEFAULTS: dict[str, Any] = {"t5_buckets": 32, "t5_max_distance": 128,
                                         "attention": "softmax", "qk_rank": None,
-                                        "moduli": None}
+                                        "moduli": None, "precision": None}
 """Fields added after sweeps had been run, each with the value that reproduces the behaviour
 from before it existed. A sweep cell's id hashes the resolved config without these fields when
 they hold that value (``identity_fields``), so the cells of earlier sweeps keep their ids and
@@ -337,6 +361,8 @@ def architecture_label(config: dict[str, Any]) -> str:
         label += f"+{config['attention']}"
     if config.get("qk_rank") is not None:
         label += f"+qk{config['qk_rank']}"
+    if config.get("precision") is not None:
+        label += f"+fp{config['precision']}"
     return label
 
 

@@ -6,8 +6,7 @@ with AdamW (linear warmup, then a constant, linear or cosine schedule), gradient
 evaluates the validation split after every epoch. A trial stops at 100% validation exact match
 (success; that also ends the search), when ``patience`` epochs pass without a better validation
 score (exact strings, then right positions), or after ``epochs`` epochs. The best weights over
-all trials are kept as a safetensors file; at the end they are loaded back and every test bin
-is evaluated with them.
+all trials are kept as a safetensors file; at the end every test bin is evaluated with them.
 
 Reproducibility: the data come from ``build_task(..., seed=data_seed or seed)``, the weights
 from ``torch.manual_seed(seed)``, the batch order from a numpy Generator seeded with
@@ -34,6 +33,7 @@ from crasp.train import run as files
 from crasp.train.batching import EncodedSplit, encode_split
 from crasp.train.budget import improvement_record
 from crasp.train.config import TrainConfig, test_bin_name
+from crasp.train.fixed_precision import remove_format_model, write_format_model
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
@@ -171,6 +171,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     else:
         for name in files.RUN_FILES:
             (run_dir / name).unlink(missing_ok=True)
+        remove_format_model(run_dir)   # an earlier --precision run's
         files.write_json(config_path, config.to_dict())
 
     device = resolve_device(config.device)
@@ -444,5 +445,6 @@ class _Trainer:
             config=self.config.to_dict(),
         )
         results.write(self.run_dir)
+        write_format_model(model, self.vocab, config, self.run_dir)  # --precision runs
         (self.run_dir / files.STATE_FILE).unlink(missing_ok=True)
         return results.to_json()

@@ -245,8 +245,16 @@ class CausalTransformer(nn.Module):
         return self.head(self.hidden(tokens)).squeeze(-1)
 
 
-def build_model(config: TrainConfig, vocab_size: int) -> CausalTransformer:
-    """The model for ``config`` (weights drawn from torch's global RNG)."""
+def build_model(config: TrainConfig, vocab_size: int) -> nn.Module:
+    """The model for ``config`` (weights drawn from torch's global RNG): a
+    ``CausalTransformer``, or with ``precision`` set the format's fixed-precision class
+    (``crasp.train.fixed_precision.PrecisionTransformer``)."""
+    if config.precision is not None:
+        from crasp.train.fixed_precision import PrecisionTransformer, parse_precision
+
+        return PrecisionTransformer(vocab_size, config.d_model, config.n_heads,
+                                    config.ffn_widths or [[config.d_ff]] * config.depth,
+                                    *parse_precision(config.precision))
     return CausalTransformer(config, vocab_size, max_positions=config.max_length() + 1,
                              ffn_widths=config.ffn_widths)
 

@@ -42,6 +42,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+FIXED_PRECISION_CLASS = {"norm": "none", "dropout": 0.0}
+"""What ``precision`` changes in a preset (``crasp.train.fixed_precision``)."""
+
 PRESETS["one-head"] = {**PRESETS["default"], "n_heads": 1}
 
 
@@ -69,6 +72,11 @@ def resolve_preset(name: str = "default", **overrides: Any) -> TrainConfig:
     if "preset" in overrides and overrides["preset"] != name:
         raise CraspError(f"preset={overrides['preset']!r} contradicts the preset {name!r}")
     values = {**PRESETS[name], **overrides, "preset": name}
+    if overrides.get("precision") is not None:
+        # the model format's class has no normalization and no dropout: a preset's values
+        # give way (an explicit --norm or --dropout is kept, and refused by validate)
+        values.update({key: value for key, value in FIXED_PRECISION_CLASS.items()
+                       if key not in overrides})
     search = values.get("search")
     if search and "search" not in overrides:
         pinned = set(overrides)

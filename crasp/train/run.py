@@ -38,6 +38,9 @@ BEST_FILE = "best.safetensors"
 LAST_FILE = "last.safetensors"
 STATE_FILE = "state.pt"
 RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST_FILE, LAST_FILE, STATE_FILE, RESULTS_FILE)
+FORMAT_MODEL_DIR = "model"
+"""A finished ``--precision`` run's best weights as a model-format directory (config.json,
+model.safetensors: ``crasp.train.fixed_precision.format_model``), beside the run's files."""
 
 
 class TrainingInterrupted(KeyboardInterrupt):

@@ -1,0 +1,94 @@
+"""``crasp extract RUN``: a float run quantized, decompiled, and its fidelity measured.
+
+The fidelity ``crasp extract --json`` reports is recomputed here from scratch: the program it
+wrote, read back and run by the interpreter, against the float run's own decisions
+(``crasp.models``), on the test bins rebuilt from the run's config, with the skewed and extreme
+distributions of the language.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+
+import crasp
+from crasp.cli import cli
+from crasp.languages import build_task, get_language
+from crasp.languages.datasets import parse_test_bin
+from crasp.models import load_model
+from crasp.train.loop import train
+from crasp.train.presets import resolve_preset
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A float L3 run at depth 1 of two residual dimensions (few states), 3 epochs."""
+    place = tmp_path_factory.mktemp("extract") / "run"
+    train(resolve_preset("default", language="L3", depth=1, d_model=2, n_heads=1, d_ff=8,
+                         train_bin=(4, 12), test_bins=[(13, 20), (21, 30)], n_train=200,
+                         n_test=40, epochs=3, device="cpu"), place, resume=False)
+    return place
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_extract_reports_a_fidelity_the_test_recomputes(tiny_run, tmp_path):
+    result = invoke("extract", tiny_run, "-o", tmp_path / "p.crasp", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    program = crasp.load_program(tmp_path / "p.crasp")
+    run = load_model(tiny_run)
+    config = run.executable.config["train_config"]
+    language = get_language("L3")
+    names = ["13:20", "21:30"] + [f"{b}@{d}" for b in ("13:20", "21:30")
+                                  for d in ("extreme", "skewed")]
+    assert sorted(report["fidelity"]) == sorted(names)
+    task = build_task(language, train_bin=(4, 12), test_bins=[parse_test_bin(n) for n in names],
+                      n_train=config["n_train"], n_test=config["n_test"],
+                      val_fraction=config["val_fraction"], seed=config["seed"])
+    for name, split in zip(names, task.tests):
+        strings = [list(s) for s in split.strings]
+        ours = crasp.evaluate(program, strings).output
+        theirs = run.predict(strings).output
+        real = np.arange(ours.shape[1])[None, :] < np.array([len(s) for s in strings])[:, None]
+        agree = float((ours == theirs[:, :ours.shape[1]])[real].mean())
+        reported = report["fidelity"][name]["float"]
+        assert reported["positions"] == int(real.sum())
+        assert reported["agree"] == pytest.approx(agree, abs=1e-12)
+        assert report["fidelity"][name]["quantized"]["agree"] == 1.0  # exact decompilation
+    depth = report["depth"]
+    assert depth["program"] == crasp.depth_of(program) <= depth["nominal"] == 1
+    assert depth["theory"] == 1
+    precision = report["precision"]
+    assert precision["chosen_by"] == "validation token accuracy"
+    chosen = [c for c in precision["candidates"]
+              if (c["total_bits"], c["frac_bits"]) == (precision["total_bits"],
+                                                       precision["frac_bits"])]
+    assert chosen and (chosen[0]["token_accuracy"]
+                       >= precision["float_validation_token_accuracy"]
+                       or chosen[0]["token_accuracy"] == max(
+                           c["token_accuracy"] for c in precision["candidates"]))
+
+
+def test_extract_refuses_a_full_state_budget_and_other_kinds(tiny_run, tmp_path):
+    result = invoke("extract", tiny_run, "-o", tmp_path / "p.crasp", "--precision", "8.4",
+                    "--max-states", "10")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "too many states" in result.output and "layer 1" in result.output
+    assert "--precision" in result.output
+    assert not (tmp_path / "p.crasp").exists()
+    for bad in (["--precision", "8.9"], ["--precision", "x"]):
+        refused = invoke("extract", tiny_run, "-o", tmp_path / "p.crasp", *bad)
+        assert refused.exit_code == 2 and "Traceback" not in refused.output
+    model = tmp_path / "l3.model"
+    assert invoke("compile", crasp.example("L3_predict"), "-o", model).exit_code == 0
+    refused = invoke("extract", model, "-o", tmp_path / "p.crasp")
+    assert refused.exit_code == 2 and "crasp extract takes a trained run" in refused.output
