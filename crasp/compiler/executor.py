@@ -439,13 +439,8 @@ def _evaluation(scores: np.ndarray, lengths: np.ndarray, mode: str, saturations:
                 disagreement: Disagreement | None = None) -> ModelEvaluation:
     decisions = scores > 0
     mask = np.arange(scores.shape[1] - 1)[None, :] < lengths[:, None]
-    return ModelEvaluation(
-        output=decisions[:, 1:] & mask,
-        accept=decisions[np.arange(len(lengths)), lengths],
-        lengths=lengths,
-        scores=scores,
-        mode=mode,
-        saturations=saturations,
-        disagreement=disagreement,
-    )
+    return ModelEvaluation(output=decisions[:, 1:] & mask,
+                           accept=decisions[np.arange(len(lengths)), lengths], lengths=lengths,
+                           scores=scores, mode=mode, saturations=saturations,
+                           disagreement=disagreement)
 
