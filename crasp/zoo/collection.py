@@ -86,16 +86,19 @@ def _every_boolean_varies(program) -> bool:
 def collect(programs_glob: str, random_count: int, depths: tuple[int, int], seed: int
             ) -> tuple[list[tuple[str, str, str]], list[str]]:
     """(name, source kind, program text) of every model, and the reference programs skipped
-    (those the compiler refuses, named with the reason)."""
+    (those the compiler refuses, and positional ones, named with the reason)."""
     chosen, skipped = [], []
     for path in sorted(PROGRAMS_DIR.glob("*.crasp")):
         if not fnmatch.fnmatch(path.stem, programs_glob):
             continue
         try:
-            compile_program(crasp.load_program(path))
+            model = compile_program(crasp.load_program(path))
         except ProgramError as error:
             reason = str(error).splitlines()[0].split("error: ")[-1]
             skipped.append(f"{path.stem} ({reason})")
+            continue
+        if model.spec.periodic_moduli or model.spec.alibi:   # ground_truth reads NoPE circuits
+            skipped.append(f"{path.stem} (positional: the zoo's circuits cover NoPE models)")
             continue
         chosen.append((path.stem, "reference", path.read_text()))
     low, high = depths
