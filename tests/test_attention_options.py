@@ -190,7 +190,8 @@ def test_cell_ids_of_earlier_sweeps_do_not_change():
     config = TrainConfig(language="L4", depth=2).to_dict()
     overrides = {"language": "L4", "depth": 2, "posenc": "nope", "seed": 0}
     before = {k: v for k, v in config.items()
-              if k not in ("t5_buckets", "t5_max_distance", "attention", "qk_rank", "moduli")}
+              if k not in ("t5_buckets", "t5_max_distance", "attention", "qk_rank", "moduli",
+                       "precision")}
     assert identity_fields(config) == before
     assert sweep.cell_id(overrides, config) == sweep.cell_id(overrides, before)
     assert sweep.cell_id(overrides, {**config, "attention": "dp-free"}) != \

@@ -162,8 +162,8 @@ def fixed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grid: Gri
 class PrecisionTransformer(nn.Module):
     """``forward(tokens (B, T) long) -> scores (B, T)`` in float64; position 0 holds BOS (id V),
     padding (id V + 1) reads the format's "other token" row and is never seen by a real
-    position. Parameter names are the format's tensor names (``embed``, ``layers.{l}.attn.q``,
-    ``layers.{l}.ffn.{m}.weight``, ``out.weight``, ...); the format's tensors are their R."""
+    position. Parameter names are the format's tensor names (``model_config``'s ``EMBED``,
+    ``attention``, ``ffn``, ``OUT_WEIGHT``, ...); the format's tensors are their R."""
 
     def __init__(self, vocab_size: int, d_model: int, n_heads: int,
                  ffn_widths: list[list[int]], total_bits: int, frac_bits: int):
