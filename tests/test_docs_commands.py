@@ -50,6 +50,11 @@ NOT_RUN = {
     "-o fpcost": "docs/train.md's 54-cell cost of --precision (half an hour of CPU); the "
                  "option runs in tests/test_fixed_precision_train.py",
     "crasp report fpcost": "reports that study; crasp report runs/sweep runs here",
+    "crasp sweep --languages L4 --depths 2,3 --seeds 3 --jobs 1 --grid precision=none,6.2 "
+    "d_model=2 n_heads=1 d_ff=32 norm=none lr=0.003 train_bin=4:16 test_bins=17:40 n_train=2000 "
+    "n_test=200 epochs=100 patience=25 -o runs/extraction/L4":
+        "one of docs/extraction.md's study sweeps (its 72 runs take 20 minutes of one core); "
+        "tests/test_extraction_tables.py checks the committed results",
     "crasp sweep --depths 3:6 --languages L6 --preset one-head --seeds 5 --search "
     "\"d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25\" -o runs/search":
         "a search of 20 cells (hours); tests/test_sweep_search.py runs a tiny real search sweep "

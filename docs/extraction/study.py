@@ -1,0 +1,126 @@
+"""The steps of docs/extraction.md after training, and the collection of their results.
+
+    python docs/extraction/study.py steps RUNS OUT     (resumable: a step whose report exists is skipped)
+    python docs/extraction/study.py collect RUNS OUT   (writes OUT/results.json)
+
+``steps`` runs, for every finished run under RUNS/<language>/cells/ (ordered by depth, then
+language, then seed, so that the cheap cells come first):
+
+* a fixed-precision run (``precision`` set): ``crasp decompile RUN -o OUT/programs/<run>.crasp
+  --json`` at the default --max-states;
+* a float run: ``crasp extract RUN -o OUT/programs/<run>.crasp --json``;
+
+then ``crasp depth-check --json`` on the program written. Each command runs under a limit of
+CPU time (``CPU_LIMIT_S``: the readable-program pass that follows the decompilation is not
+charged to --max-states, and on this shared machine one run's pass took minutes), and its
+report, with the command line, exit status, CPU seconds and outcome, goes to
+OUT/steps/<run>.json. ``collect`` joins those reports with each run's config.json and
+results.json into OUT/results.json, the one file docs/extraction/tables.py reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+CPU_LIMIT_S = 120
+SUCCESS = 0.99          # crasp report's threshold: exact match on the longest test bin
+STATE_BUDGET_MESSAGE = "too many states to decompile"
+
+
+def finished_runs(runs: Path) -> list[Path]:
+    cells = [cell for cell in runs.glob("*/cells/*") if (cell / "results.json").exists()]
+    return sorted(cells, key=lambda cell: _order(json.loads((cell / "config.json").read_text())))
+
+
+def _order(config: dict) -> tuple:
+    return (config["depth"], config["language"], config["seed"], config.get("precision") or "")
+
+
+def _limit_cpu() -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S + 5))
+
+
+def run_command(command: list[str]) -> dict:
+    """``command``'s exit status, CPU seconds, standard output and first error line."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=_limit_cpu)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    error = done.stderr.strip().splitlines()
+    return {"command": " ".join(command), "rc": done.returncode, "cpu_s": round(cpu, 1),
+            "stdout": done.stdout, "error": error[0] if error else None}
+
+
+def outcome(result: dict) -> str:
+    if result["rc"] == 0:
+        return "ok"
+    if result["rc"] == 2 and STATE_BUDGET_MESSAGE in (result["error"] or ""):
+        return "state budget"
+    if result["rc"] < 0 or result["cpu_s"] >= CPU_LIMIT_S:
+        return "cpu limit"
+    return "error"
+
+
+def step(cell: Path, out: Path) -> dict:
+    config = json.loads((cell / "config.json").read_text())
+    program = out / "programs" / f"{cell.name}.crasp"
+    verb = "decompile" if config.get("precision") else "extract"
+    result = run_command(["crasp", verb, str(cell), "-o", str(program), "--json", "--force"])
+    report = {"run": cell.name, "step": verb, "command": result["command"], "rc": result["rc"],
+              "cpu_s": result["cpu_s"], "outcome": outcome(result), "error": result["error"]}
+    if report["outcome"] == "ok":
+        summary = json.loads(result["stdout"])
+        summary.get("decompile", summary).pop("depths", None)   # per definition: in the program
+        report["summary"] = summary
+        checked = run_command(["crasp", "depth-check", str(program), "--json"])
+        report["depth_check"] = {"command": checked["command"], "rc": checked["rc"],
+                                 "depth": json.loads(checked["stdout"])["depth"]}
+    return report
+
+
+def steps(runs: Path, out: Path) -> None:
+    (out / "programs").mkdir(parents=True, exist_ok=True)
+    (out / "steps").mkdir(parents=True, exist_ok=True)
+    for cell in finished_runs(runs):
+        target = out / "steps" / f"{cell.name}.json"
+        if target.exists():
+            continue
+        report = step(cell, out)
+        print(f"{cell.name}: {report['step']} {report['outcome']} ({report['cpu_s']} s CPU)",
+              flush=True)
+        partial = target.with_suffix(".json.partial")
+        partial.write_text(json.dumps(report, indent=1) + "\n")
+        os.replace(partial, target)
+
+
+def collect(runs: Path, out: Path) -> None:
+    rows = []
+    for cell in finished_runs(runs):
+        config = json.loads((cell / "config.json").read_text())
+        results = json.loads((cell / "results.json").read_text())
+        longest = max(results["bins"], key=lambda name: int(name.split("@")[0].split(":")[1]))
+        exact = results["bins"][longest]["exact_match"]
+        report_path = out / "steps" / f"{cell.name}.json"
+        rows.append({"run": cell.name, "language": config["language"], "depth": config["depth"],
+                     "seed": config["seed"], "precision": config.get("precision"),
+                     "test_bin": longest, "exact_match": exact, "success": exact >= SUCCESS,
+                     "val_exact_match": results["val_exact_match"], "epochs": results["epochs"],
+                     "step": json.loads(report_path.read_text()) if report_path.exists() else None})
+    target = out / "results.json"
+    target.write_text(json.dumps({"success_threshold": SUCCESS, "cpu_limit_s": CPU_LIMIT_S,
+                                  "runs": rows}, indent=1) + "\n")
+    print(f"{len(rows)} runs -> {target}")
+
+
+def main(argv: list[str]) -> None:
+    command, runs, out = argv
+    {"steps": steps, "collect": collect}[command](Path(runs), Path(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,177 @@
+"""The tables of docs/extraction.md, from the committed docs/extraction/results.json.
+
+    python docs/extraction/tables.py            print every table
+    python docs/extraction/tables.py --write    replace each table in docs/extraction.md
+    python docs/extraction/tables.py --check    exit 1 if a table there differs from results.json
+
+Each table in docs/extraction.md sits between ``<!-- table:NAME -->`` and ``<!-- /table:NAME -->``
+(NAME one of TABLES). tests/test_extraction_tables.py runs --check's comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results.json"
+DOC = HERE.parent / "extraction.md"
+# crasp languages, column "prediction depth": the depth of the language's C-RASP program
+THEORY_DEPTH = {"L3": 1, "L4": 2, "L5": 3, "L6": 4, "E3": 2, "E4": 3}
+FIXED = "fixed-precision"
+FLOAT = "float"
+
+
+def load(path: Path = RESULTS) -> list[dict]:
+    return json.loads(path.read_text())["runs"]
+
+
+def klass(run: dict) -> str:
+    return f"{FIXED} {run['precision']}" if run["precision"] else FLOAT
+
+
+def cells(runs: list[dict]) -> list[tuple[str, int]]:
+    found = {(run["language"], run["depth"]) for run in runs}
+    order = list(THEORY_DEPTH)
+    return sorted(found, key=lambda cell: (order.index(cell[0]), cell[1]))
+
+
+def members(runs, language, depth, fixed: bool) -> list[dict]:
+    return sorted((run for run in runs if run["language"] == language and run["depth"] == depth
+                   and bool(run["precision"]) == fixed), key=lambda run: run["seed"])
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _program_depth(run: dict) -> int | None:
+    step = run["step"]
+    return step["depth_check"]["depth"] if step and step["outcome"] == "ok" else None
+
+
+def _outcome(run: dict) -> str:
+    step = run["step"]
+    return "not run" if step is None else step["outcome"]
+
+
+def success_table(runs: list[dict]) -> str:
+    lines = ["| language (theory depth) | depth | float: successes | float: exact match per seed "
+             "| fixed-precision: successes | fixed-precision: exact match per seed |",
+             "|---|---:|---:|---|---:|---|"]
+    for language, depth in cells(runs):
+        row = [f"{language} ({THEORY_DEPTH[language]})", str(depth)]
+        for fixed in (False, True):
+            group = members(runs, language, depth, fixed)
+            row += [f"{sum(run['success'] for run in group)}/{len(group)}",
+                    ", ".join(_percent(run["exact_match"]) for run in group)]
+        lines.append("| " + " | ".join(row) + " |")
+    totals = []
+    for fixed in (False, True):
+        group = [run for run in runs if bool(run["precision"]) == fixed]
+        totals += [f"{sum(run['success'] for run in group)}/{len(group)}", ""]
+    lines.append("| all | | " + " | ".join(totals) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def decompile_table(runs: list[dict]) -> str:
+    """Per cell, the fixed-precision runs by `crasp decompile`'s outcome."""
+    outcomes = ["ok", "state budget", "cpu limit", "error", "not run"]
+    lines = ["| language | depth | decompiled | refused: state budget | stopped: CPU limit "
+             "| other error | not run | CPU s per run (decompile) |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for language, depth in cells(runs):
+        group = members(runs, language, depth, True)
+        counts = [sum(_outcome(run) == name for run in group) for name in outcomes]
+        cpu = ", ".join(str(run["step"]["cpu_s"]) if run["step"] else "-" for run in group)
+        lines.append(f"| {language} | {depth} | " + " | ".join(map(str, counts)) + f" | {cpu} |")
+    group = [run for run in runs if run["precision"]]
+    counts = [sum(_outcome(run) == name for run in group) for name in outcomes]
+    lines.append("| all | | " + " | ".join(map(str, counts)) + " | |")
+    return "\n".join(lines) + "\n"
+
+
+def depth_table(runs: list[dict]) -> str:
+    """Every fixed-precision run that decompiled: its program's depth beside the others."""
+    lines = ["| run | exact match | success | layers | program depth (depth-check) "
+             "| theory depth | program depth >= theory depth |",
+             "|---|---:|---|---:|---:|---:|---|"]
+    for run in sorted((run for run in runs if run["precision"]), key=_run_order):
+        depth = _program_depth(run)
+        if depth is None:
+            continue
+        theory = THEORY_DEPTH[run["language"]]
+        lines.append(f"| {run['run']} | {_percent(run['exact_match'])} | "
+                     f"{'yes' if run['success'] else 'no'} | {run['depth']} | {depth} | {theory} "
+                     f"| {'yes' if depth >= theory else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
+def _run_order(run: dict) -> tuple:
+    return (list(THEORY_DEPTH).index(run["language"]), run["depth"], run["seed"])
+
+
+def _agreement(fidelity: dict, name: str) -> str:
+    entry = fidelity.get(name)
+    return "-" if entry is None else f"{_percent(entry['float']['agree'])}"
+
+
+def extract_table(runs: list[dict]) -> str:
+    """Every float run: crasp extract's chosen precision, fidelity and depths."""
+    lines = ["| run | exact match | extract | precision | fidelity (test bin) | skewed | extreme "
+             "| strings agreeing (test bin) | program depth | nominal | effective | theory |",
+             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for run in sorted((run for run in runs if not run["precision"]), key=_run_order):
+        step = run["step"]
+        cells_ = [run["run"], _percent(run["exact_match"]), _outcome(run)]
+        if step is not None and step["outcome"] == "ok":
+            summary = step["summary"]
+            precision = summary["precision"]
+            fidelity = summary["fidelity"]
+            test_bin = run["test_bin"]
+            depth = summary["depth"]
+            cells_ += [f"{precision['total_bits']}.{precision['frac_bits']}",
+                       _agreement(fidelity, test_bin),
+                       _agreement(fidelity, f"{test_bin}@skewed"),
+                       _agreement(fidelity, f"{test_bin}@extreme"),
+                       _percent(fidelity[test_bin]["float"]["strings_agree"]),
+                       str(_program_depth(run)), str(depth["nominal"]),
+                       str(depth["effective"]), str(depth["theory"])]
+        else:
+            cells_ += ["-"] * 9
+        lines.append("| " + " | ".join(cells_) + " |")
+    return "\n".join(lines) + "\n"
+
+
+TABLES = {"success": success_table, "decompile": decompile_table, "depths": depth_table,
+          "extract": extract_table}
+BLOCK = re.compile(r"(<!-- table:(?P<name>[a-z]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)",
+                   re.S)
+
+
+def regenerated(document: str, runs: list[dict]) -> str:
+    """``document`` with each marked table replaced by its regeneration from ``runs``."""
+    return BLOCK.sub(lambda m: m.group(1) + TABLES[m["name"]](runs) + m.group(4), document)
+
+
+def main(argv: list[str]) -> int:
+    runs = load()
+    if not argv:
+        for name, table in TABLES.items():
+            print(f"<!-- table:{name} -->\n{table(runs)}<!-- /table:{name} -->\n")
+        return 0
+    document = DOC.read_text(encoding="utf-8")
+    new = regenerated(document, runs)
+    if argv == ["--write"]:
+        DOC.write_text(new, encoding="utf-8")
+        return 0
+    if argv == ["--check"]:
+        return 0 if new == document else 1
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
