@@ -20,16 +20,10 @@ RESULTS = HERE / "results.json"
 DOC = HERE.parent / "extraction.md"
 # crasp languages, column "prediction depth": the depth of the language's C-RASP program
 THEORY_DEPTH = {"L3": 1, "L4": 2, "L5": 3, "L6": 4, "E3": 2, "E4": 3}
-FIXED = "fixed-precision"
-FLOAT = "float"
 
 
 def load(path: Path = RESULTS) -> list[dict]:
     return json.loads(path.read_text())["runs"]
-
-
-def klass(run: dict) -> str:
-    return f"{FIXED} {run['precision']}" if run["precision"] else FLOAT
 
 
 def cells(runs: list[dict]) -> list[tuple[str, int]]:
@@ -57,9 +51,30 @@ def _outcome(run: dict) -> str:
     return "not run" if step is None else step["outcome"]
 
 
+def _refusal(run: dict) -> str:
+    """Where a refusal stopped, from its message: "layer L (N units)", N the work in all."""
+    error = run["step"]["error"] or ""
+    layer, total = re.search(r"layer (\d+)", error), re.search(r"([\d,]+) in all", error)
+    return f"layer {layer[1] if layer else '?'} ({total[1] if total else '?'} units)"
+
+
+def _read_at(run: dict) -> str:
+    """The precision crasp extract chose, from its report or its refusal's message."""
+    step = run["step"]
+    if step is None:
+        return "-"
+    if step["outcome"] == "ok":
+        precision = step["summary"]["precision"]
+        return f"{precision['total_bits']}.{precision['frac_bits']}"
+    found = re.search(r"read at precision (\d+\.\d+)", step["error"] or "")
+    return found[1] if found else "-"
+
+
 def success_table(runs: list[dict]) -> str:
+    fixed = "fixed-precision " + "/".join(sorted({run["precision"] for run in runs
+                                                  if run["precision"]}))
     lines = ["| language (theory depth) | depth | float: successes | float: exact match per seed "
-             "| fixed-precision: successes | fixed-precision: exact match per seed |",
+             f"| {fixed}: successes | {fixed}: exact match per seed |",
              "|---|---:|---:|---|---:|---|"]
     for language, depth in cells(runs):
         row = [f"{language} ({THEORY_DEPTH[language]})", str(depth)]
@@ -80,16 +95,19 @@ def decompile_table(runs: list[dict]) -> str:
     """Per cell, the fixed-precision runs by `crasp decompile`'s outcome."""
     outcomes = ["ok", "state budget", "cpu limit", "error", "not run"]
     lines = ["| language | depth | decompiled | refused: state budget | stopped: CPU limit "
-             "| other error | not run | CPU s per run (decompile) |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
+             "| other error | not run | CPU s per seed | refused at |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for language, depth in cells(runs):
         group = members(runs, language, depth, True)
         counts = [sum(_outcome(run) == name for run in group) for name in outcomes]
         cpu = ", ".join(str(run["step"]["cpu_s"]) if run["step"] else "-" for run in group)
-        lines.append(f"| {language} | {depth} | " + " | ".join(map(str, counts)) + f" | {cpu} |")
+        refused = ", ".join(f"seed {run['seed']}: {_refusal(run)}" for run in group
+                            if _outcome(run) == "state budget")
+        lines.append(f"| {language} | {depth} | " + " | ".join(map(str, counts))
+                     + f" | {cpu} | {refused} |")
     group = [run for run in runs if run["precision"]]
     counts = [sum(_outcome(run) == name for run in group) for name in outcomes]
-    lines.append("| all | | " + " | ".join(map(str, counts)) + " | |")
+    lines.append("| all | | " + " | ".join(map(str, counts)) + " | | |")
     return "\n".join(lines) + "\n"
 
 
@@ -125,22 +143,21 @@ def extract_table(runs: list[dict]) -> str:
              "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for run in sorted((run for run in runs if not run["precision"]), key=_run_order):
         step = run["step"]
-        cells_ = [run["run"], _percent(run["exact_match"]), _outcome(run)]
+        cells_ = [run["run"], _percent(run["exact_match"]), _outcome(run), _read_at(run)]
         if step is not None and step["outcome"] == "ok":
             summary = step["summary"]
-            precision = summary["precision"]
             fidelity = summary["fidelity"]
             test_bin = run["test_bin"]
             depth = summary["depth"]
-            cells_ += [f"{precision['total_bits']}.{precision['frac_bits']}",
-                       _agreement(fidelity, test_bin),
+            cells_ += [_agreement(fidelity, test_bin),
                        _agreement(fidelity, f"{test_bin}@skewed"),
                        _agreement(fidelity, f"{test_bin}@extreme"),
                        _percent(fidelity[test_bin]["float"]["strings_agree"]),
                        str(_program_depth(run)), str(depth["nominal"]),
-                       str(depth["effective"]), str(depth["theory"])]
+                       "none" if depth["effective"] is None else str(depth["effective"]),
+                       str(depth["theory"])]
         else:
-            cells_ += ["-"] * 9
+            cells_ += ["-"] * 8
         lines.append("| " + " | ".join(cells_) + " |")
     return "\n".join(lines) + "\n"
 
