@@ -8,7 +8,10 @@ language, then seed, so that the cheap cells come first):
 
 * a fixed-precision run (``precision`` set): ``crasp decompile RUN -o OUT/programs/<run>.crasp
   --json`` at the default --max-states;
-* a float run: ``crasp extract RUN -o OUT/programs/<run>.crasp --json``;
+* a float run: ``crasp extract RUN -o OUT/programs/<run>.crasp --json``, and, after every run
+  has had its step, ``crasp extract RUN -o OUT/programs/<run>.p6.2.crasp --precision 6.2
+  --json`` (``EXTRACT_AT``: the fixed-precision runs' precision, where extract's own choice
+  is refused);
 
 then ``crasp depth-check --json`` on the program written. Each command runs under a limit of
 CPU time (``CPU_LIMIT_S``: the readable-program pass that follows the decompilation is not
@@ -30,6 +33,7 @@ from pathlib import Path
 
 CPU_LIMIT_S = 600
 FIRST_PASS_CPU_LIMIT_S = 120     # the limit of the reports written before the limit was raised
+EXTRACT_AT = "6.2"               # the fixed-precision class's: every float run is read at it too
 SUCCESS = 0.99          # crasp report's threshold: exact match on the longest test bin
 STATE_BUDGET_MESSAGE = "too many states to decompile"
 
@@ -68,11 +72,15 @@ def outcome(result: dict) -> str:
     return "error"
 
 
-def step(cell: Path, out: Path) -> dict:
+def step(cell: Path, out: Path, precision: str | None = None) -> dict:
+    """The run's decompilation or extraction (read at ``precision`` if given) and the depth of
+    the program written."""
     config = json.loads((cell / "config.json").read_text())
-    program = out / "programs" / f"{cell.name}.crasp"
+    program = out / "programs" / f"{cell.name}{_suffix(precision)}.crasp"
     verb = "decompile" if config.get("precision") else "extract"
-    result = run_command(["crasp", verb, str(cell), "-o", str(program), "--json", "--force"])
+    chosen = ["--precision", precision] if precision else []
+    result = run_command(["crasp", verb, str(cell), "-o", str(program), *chosen, "--json",
+                          "--force"])
     report = {"run": cell.name, "step": verb, "command": result["command"], "rc": result["rc"],
               "cpu_s": result["cpu_s"], "cpu_limit_s": CPU_LIMIT_S, "outcome": outcome(result),
               "error": result["error"]}
@@ -86,6 +94,10 @@ def step(cell: Path, out: Path) -> dict:
     return report
 
 
+def _suffix(precision: str | None) -> str:
+    return f".p{precision}" if precision else ""
+
+
 def stopped_below_limit(report: dict) -> bool:
     return (report["outcome"] == "cpu limit"
             and report.get("cpu_limit_s", FIRST_PASS_CPU_LIMIT_S) < CPU_LIMIT_S)
@@ -94,16 +106,24 @@ def stopped_below_limit(report: dict) -> bool:
 def steps(runs: Path, out: Path) -> None:
     (out / "programs").mkdir(parents=True, exist_ok=True)
     (out / "steps").mkdir(parents=True, exist_ok=True)
-    for cell in finished_runs(runs):
-        target = out / "steps" / f"{cell.name}.json"
+    cells = finished_runs(runs)
+    floats = [cell for cell in cells
+              if not json.loads((cell / "config.json").read_text()).get("precision")]
+    for cell, precision in [(cell, None) for cell in cells] + [(cell, EXTRACT_AT)
+                                                               for cell in floats]:
+        target = out / "steps" / f"{cell.name}{_suffix(precision)}.json"
         if target.exists() and not stopped_below_limit(json.loads(target.read_text())):
             continue
-        report = step(cell, out)
-        print(f"{cell.name}: {report['step']} {report['outcome']} ({report['cpu_s']} s CPU)",
+        report = step(cell, out, precision)
+        print(f"{target.stem}: {report['step']} {report['outcome']} ({report['cpu_s']} s CPU)",
               flush=True)
         partial = target.with_suffix(".json.partial")
         partial.write_text(json.dumps(report, indent=1) + "\n")
         os.replace(partial, target)
+
+
+def _report(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def collect(runs: Path, out: Path) -> None:
@@ -113,12 +133,13 @@ def collect(runs: Path, out: Path) -> None:
         results = json.loads((cell / "results.json").read_text())
         longest = max(results["bins"], key=lambda name: int(name.split("@")[0].split(":")[1]))
         exact = results["bins"][longest]["exact_match"]
-        report_path = out / "steps" / f"{cell.name}.json"
         rows.append({"run": cell.name, "language": config["language"], "depth": config["depth"],
                      "seed": config["seed"], "precision": config.get("precision"),
                      "test_bin": longest, "exact_match": exact, "success": exact >= SUCCESS,
                      "val_exact_match": results["val_exact_match"], "epochs": results["epochs"],
-                     "step": json.loads(report_path.read_text()) if report_path.exists() else None})
+                     "step": _report(out / "steps" / f"{cell.name}.json"),
+                     "step_at_class_precision": None if config.get("precision") else
+                     _report(out / "steps" / f"{cell.name}{_suffix(EXTRACT_AT)}.json")})
     target = out / "results.json"
     target.write_text(json.dumps({"success_threshold": SUCCESS, "cpu_limit_s": CPU_LIMIT_S,
                                   "runs": rows}, indent=1) + "\n")

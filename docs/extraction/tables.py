@@ -41,26 +41,23 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def _program_depth(run: dict) -> int | None:
-    step = run["step"]
+def _program_depth(step: dict | None) -> int | None:
     return step["depth_check"]["depth"] if step and step["outcome"] == "ok" else None
 
 
-def _outcome(run: dict) -> str:
-    step = run["step"]
+def _outcome(step: dict | None) -> str:
     return "not run" if step is None else step["outcome"]
 
 
-def _refusal(run: dict) -> str:
+def _refusal(step: dict) -> str:
     """Where a refusal stopped, from its message: "layer L (N units)", N the work in all."""
-    error = run["step"]["error"] or ""
+    error = step["error"] or ""
     layer, total = re.search(r"layer (\d+)", error), re.search(r"([\d,]+) in all", error)
     return f"layer {layer[1] if layer else '?'} ({total[1] if total else '?'} units)"
 
 
-def _read_at(run: dict) -> str:
+def _read_at(step: dict | None) -> str:
     """The precision crasp extract chose, from its report or its refusal's message."""
-    step = run["step"]
     if step is None:
         return "-"
     if step["outcome"] == "ok":
@@ -99,14 +96,14 @@ def decompile_table(runs: list[dict]) -> str:
              "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for language, depth in cells(runs):
         group = members(runs, language, depth, True)
-        counts = [sum(_outcome(run) == name for run in group) for name in outcomes]
+        counts = [sum(_outcome(run["step"]) == name for run in group) for name in outcomes]
         cpu = ", ".join(str(run["step"]["cpu_s"]) if run["step"] else "-" for run in group)
-        refused = ", ".join(f"seed {run['seed']}: {_refusal(run)}" for run in group
-                            if _outcome(run) == "state budget")
+        refused = ", ".join(f"seed {run['seed']}: {_refusal(run['step'])}" for run in group
+                            if _outcome(run["step"]) == "state budget")
         lines.append(f"| {language} | {depth} | " + " | ".join(map(str, counts))
                      + f" | {cpu} | {refused} |")
     group = [run for run in runs if run["precision"]]
-    counts = [sum(_outcome(run) == name for run in group) for name in outcomes]
+    counts = [sum(_outcome(run["step"]) == name for run in group) for name in outcomes]
     lines.append("| all | | " + " | ".join(map(str, counts)) + " | | |")
     return "\n".join(lines) + "\n"
 
@@ -117,7 +114,7 @@ def depth_table(runs: list[dict]) -> str:
              "| theory depth | program depth >= theory depth |",
              "|---|---:|---|---:|---:|---:|---|"]
     for run in sorted((run for run in runs if run["precision"]), key=_run_order):
-        depth = _program_depth(run)
+        depth = _program_depth(run["step"])
         if depth is None:
             continue
         theory = THEORY_DEPTH[run["language"]]
@@ -136,14 +133,15 @@ def _agreement(fidelity: dict, name: str) -> str:
     return "-" if entry is None else f"{_percent(entry['float']['agree'])}"
 
 
-def extract_table(runs: list[dict]) -> str:
-    """Every float run: crasp extract's chosen precision, fidelity and depths."""
+def extract_table(runs: list[dict], key: str = "step") -> str:
+    """Every float run: crasp extract's precision, fidelity and depths (``key``: the run's
+    extraction at the precision extract chose, or the one at the class's precision)."""
     lines = ["| run | exact match | extract | precision | fidelity (test bin) | skewed | extreme "
              "| strings agreeing (test bin) | program depth | nominal | effective | theory |",
              "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for run in sorted((run for run in runs if not run["precision"]), key=_run_order):
-        step = run["step"]
-        cells_ = [run["run"], _percent(run["exact_match"]), _outcome(run), _read_at(run)]
+        step = run.get(key)
+        cells_ = [run["run"], _percent(run["exact_match"]), _outcome(step), _read_at(step)]
         if step is not None and step["outcome"] == "ok":
             summary = step["summary"]
             fidelity = summary["fidelity"]
@@ -153,7 +151,7 @@ def extract_table(runs: list[dict]) -> str:
                        _agreement(fidelity, f"{test_bin}@skewed"),
                        _agreement(fidelity, f"{test_bin}@extreme"),
                        _percent(fidelity[test_bin]["float"]["strings_agree"]),
-                       str(_program_depth(run)), str(depth["nominal"]),
+                       str(_program_depth(step)), str(depth["nominal"]),
                        "none" if depth["effective"] is None else str(depth["effective"]),
                        str(depth["theory"])]
         else:
@@ -162,8 +160,12 @@ def extract_table(runs: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def extract_at_class_precision_table(runs: list[dict]) -> str:
+    return extract_table(runs, "step_at_class_precision")
+
+
 TABLES = {"success": success_table, "decompile": decompile_table, "depths": depth_table,
-          "extract": extract_table}
+          "extract": extract_table, "extractfixed": extract_at_class_precision_table}
 BLOCK = re.compile(r"(<!-- table:(?P<name>[a-z]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)",
                    re.S)
 
