@@ -3,9 +3,10 @@
 #   bash docs/extraction/run_study.sh            (from the repository root, crasp installed)
 # 1. trains every cell (crasp sweep; runs in runs/extraction/<language>, git-ignored): each
 #    language at the theory's depth and one above, 3 seeds, the float class and --precision 6.2;
-# 2. decompiles every fixed-precision run and extracts a program from every float run
-#    (docs/extraction/study.py; programs in docs/extraction/programs/, reports in
-#    docs/extraction/steps/, one per run and command, each naming its command line);
+# 2. decompiles every fixed-precision run and extracts a program from every float run, at the
+#    precision extract chooses and then at the class's, 6.2 (docs/extraction/study.py; programs
+#    in docs/extraction/programs/, reports in docs/extraction/steps/, one per run and command,
+#    each naming its command line);
 # 3. collects docs/extraction/results.json and regenerates the tables of docs/extraction.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

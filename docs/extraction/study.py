@@ -13,7 +13,9 @@ language, then seed, so that the cheap cells come first):
   --json`` (``EXTRACT_AT``: the fixed-precision runs' precision, where extract's own choice
   is refused);
 
-then ``crasp depth-check --json`` on the program written. Each command runs under a limit of
+then ``crasp depth-check --json`` on the program written, and once every run has had its
+steps, ``crasp equiv PROGRAM crasp/programs/<language>_predict.crasp --unbounded`` on each
+program (``equivalences``). Each command runs under a limit of
 CPU time (``CPU_LIMIT_S``: the readable-program pass that follows the decompilation is not
 charged to --max-states, and on this shared machine one run's pass took minutes), and its
 report, with the command line, exit status, CPU seconds, the limit and the outcome, goes to
@@ -33,6 +35,8 @@ from pathlib import Path
 
 CPU_LIMIT_S = 600
 FIRST_PASS_CPU_LIMIT_S = 120     # the limit of the reports written before the limit was raised
+EQUIV_LENGTH = 16               # crasp equiv's base case: every string up to this length
+EQUIV_CPU_LIMIT_S = 120
 EXTRACT_AT = "6.2"               # the fixed-precision class's: every float run is read at it too
 SUCCESS = 0.99          # crasp report's threshold: exact match on the longest test bin
 STATE_BUDGET_MESSAGE = "too many states to decompile"
@@ -47,14 +51,13 @@ def _order(config: dict) -> tuple:
     return (config["depth"], config["language"], config["seed"], config.get("precision") or "")
 
 
-def _limit_cpu() -> None:
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S + 5))
-
-
-def run_command(command: list[str]) -> dict:
+def run_command(command: list[str], cpu_limit_s: int = CPU_LIMIT_S) -> dict:
     """``command``'s exit status, CPU seconds, standard output and first error line."""
+    def limit_cpu() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit_s, cpu_limit_s + 5))
+
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=_limit_cpu)
+    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=limit_cpu)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     error = done.stderr.strip().splitlines()
@@ -120,6 +123,43 @@ def steps(runs: Path, out: Path) -> None:
         partial = target.with_suffix(".json.partial")
         partial.write_text(json.dumps(report, indent=1) + "\n")
         os.replace(partial, target)
+    equivalences(runs, out)
+
+
+def equivalence(program: Path, language: str) -> dict:
+    """Whether ``program`` answers as the language's own prediction program at every position
+    of every string over its alphabet: up to length EQUIV_LENGTH, and for every length where
+    k-induction proves it."""
+    reference = f"crasp/programs/{language}_predict.crasp"
+    alphabet = "a b e" if language.startswith("E") else "a b"
+    result = run_command(["crasp", "equiv", str(program), reference, "--alphabet", alphabet,
+                          "--max-length", str(EQUIV_LENGTH), "--unbounded", "--json"],
+                         EQUIV_CPU_LIMIT_S)
+    answer = {"command": f"crasp equiv {program} {reference} --alphabet \"{alphabet}\" "
+                         f"--max-length {EQUIV_LENGTH} --unbounded --json",
+              "rc": result["rc"], "cpu_s": result["cpu_s"], "outcome": outcome(result)}
+    if result["stdout"]:
+        verdict = json.loads(result["stdout"])
+        answer["result"] = verdict["result"]
+        answer["counterexample"] = verdict["counterexample"]
+    return answer
+
+
+def equivalences(runs: Path, out: Path) -> None:
+    """The equivalence check of every program written, once (added to its step's report)."""
+    for cell in finished_runs(runs):
+        language = json.loads((cell / "config.json").read_text())["language"]
+        for path in sorted((out / "steps").glob(f"{cell.name}*.json")):
+            report = json.loads(path.read_text())
+            if report["outcome"] != "ok" or "equiv" in report or report["run"] != cell.name:
+                continue
+            program = report["command"].split(" -o ")[1].split()[0]
+            report["equiv"] = equivalence(Path(program), language)
+            print(f"{path.stem}: equiv {report['equiv'].get('result', report['equiv']['outcome'])}",
+                  flush=True)
+            partial = path.with_suffix(".json.partial")
+            partial.write_text(json.dumps(report, indent=1) + "\n")
+            os.replace(partial, path)
 
 
 def _report(path: Path) -> dict | None:

@@ -164,8 +164,40 @@ def extract_at_class_precision_table(runs: list[dict]) -> str:
     return extract_table(runs, "step_at_class_precision")
 
 
+def _verdict(equiv: dict | None) -> str:
+    if equiv is None:
+        return "not run"
+    result = equiv.get("result")
+    if result == "proved":
+        return "same answers at every length (proved)"
+    if result == "unknown":
+        return "same answers up to length 16; not proved beyond"
+    if result == "counterexample":
+        found = equiv["counterexample"]
+        where = "the empty input" if found["length"] == 0 else \
+            f"{found['string']} at position {found['position']}"
+        return f"differs: {where}"
+    return equiv["outcome"]
+
+
+def equiv_table(runs: list[dict]) -> str:
+    """Every program written, against the language's own prediction program (crasp equiv)."""
+    lines = ["| run | program | success | program depth | against the language's program |",
+             "|---|---|---|---:|---|"]
+    for run in sorted(runs, key=_run_order):
+        for step in (run["step"], run.get("step_at_class_precision")):
+            if step is None or step["outcome"] != "ok":
+                continue
+            program = step["command"].split(" -o ")[1].split()[0].rsplit("/", 1)[1]
+            lines.append(f"| {run['run']} | {program} ({step['step']}) | "
+                         f"{'yes' if run['success'] else 'no'} | {_program_depth(step)} | "
+                         f"{_verdict(step.get('equiv'))} |")
+    return "\n".join(lines) + "\n"
+
+
 TABLES = {"success": success_table, "decompile": decompile_table, "depths": depth_table,
-          "extract": extract_table, "extractfixed": extract_at_class_precision_table}
+          "extract": extract_table, "extractfixed": extract_at_class_precision_table,
+          "equiv": equiv_table}
 BLOCK = re.compile(r"(<!-- table:(?P<name>[a-z]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)",
                    re.S)
 
