@@ -38,6 +38,7 @@ FIRST_PASS_CPU_LIMIT_S = 120     # the limit of the reports written before the l
 EQUIV_LENGTH = 16               # crasp equiv's base case: every string up to this length
 EQUIV_CPU_LIMIT_S = 120
 EXTRACT_AT = "6.2"               # the fixed-precision class's: every float run is read at it too
+EXTRACT_AT_CPU_LIMIT_S = 150     # its limit: the study's time ran short
 SUCCESS = 0.99          # crasp report's threshold: exact match on the longest test bin
 STATE_BUDGET_MESSAGE = "too many states to decompile"
 
@@ -78,14 +79,15 @@ def outcome(result: dict) -> str:
 def step(cell: Path, out: Path, precision: str | None = None) -> dict:
     """The run's decompilation or extraction (read at ``precision`` if given) and the depth of
     the program written."""
+    cpu_limit_s = EXTRACT_AT_CPU_LIMIT_S if precision else CPU_LIMIT_S
     config = json.loads((cell / "config.json").read_text())
     program = out / "programs" / f"{cell.name}{_suffix(precision)}.crasp"
     verb = "decompile" if config.get("precision") else "extract"
     chosen = ["--precision", precision] if precision else []
     result = run_command(["crasp", verb, str(cell), "-o", str(program), *chosen, "--json",
-                          "--force"])
+                          "--force"], cpu_limit_s)
     report = {"run": cell.name, "step": verb, "command": result["command"], "rc": result["rc"],
-              "cpu_s": result["cpu_s"], "cpu_limit_s": CPU_LIMIT_S, "outcome": outcome(result),
+              "cpu_s": result["cpu_s"], "cpu_limit_s": cpu_limit_s, "outcome": outcome(result),
               "error": result["error"]}
     if report["outcome"] == "ok":
         summary = json.loads(result["stdout"])
@@ -101,9 +103,9 @@ def _suffix(precision: str | None) -> str:
     return f".p{precision}" if precision else ""
 
 
-def stopped_below_limit(report: dict) -> bool:
+def stopped_below_limit(report: dict, limit: int) -> bool:
     return (report["outcome"] == "cpu limit"
-            and report.get("cpu_limit_s", FIRST_PASS_CPU_LIMIT_S) < CPU_LIMIT_S)
+            and report.get("cpu_limit_s", FIRST_PASS_CPU_LIMIT_S) < limit)
 
 
 def steps(runs: Path, out: Path) -> None:
@@ -115,7 +117,8 @@ def steps(runs: Path, out: Path) -> None:
     for cell, precision in [(cell, None) for cell in cells] + [(cell, EXTRACT_AT)
                                                                for cell in floats]:
         target = out / "steps" / f"{cell.name}{_suffix(precision)}.json"
-        if target.exists() and not stopped_below_limit(json.loads(target.read_text())):
+        limit = EXTRACT_AT_CPU_LIMIT_S if precision else CPU_LIMIT_S
+        if target.exists() and not stopped_below_limit(json.loads(target.read_text()), limit):
             continue
         report = step(cell, out, precision)
         print(f"{target.stem}: {report['step']} {report['outcome']} ({report['cpu_s']} s CPU)",
