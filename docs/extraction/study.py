@@ -37,6 +37,7 @@ CPU_LIMIT_S = 600
 FIRST_PASS_CPU_LIMIT_S = 120     # the limit of the reports written before the limit was raised
 EQUIV_LENGTH = 16               # crasp equiv's base case: every string up to this length
 EQUIV_CPU_LIMIT_S = 120
+EQUIV_SHORT_LENGTH = 10         # where the CPU limit stopped the check up to EQUIV_LENGTH
 EXTRACT_AT = "6.2"               # the fixed-precision class's: every float run is read at it too
 EXTRACT_AT_CPU_LIMIT_S = 150     # its limit: the study's time ran short
 SUCCESS = 0.99          # crasp report's threshold: exact match on the longest test bin
@@ -129,17 +130,17 @@ def steps(runs: Path, out: Path) -> None:
     equivalences(runs, out)
 
 
-def equivalence(program: Path, language: str) -> dict:
+def equivalence(program: Path, language: str, length: int) -> dict:
     """Whether ``program`` answers as the language's own prediction program at every position
-    of every string over its alphabet: up to length EQUIV_LENGTH, and for every length where
+    of every string over its alphabet: up to ``length``, and for every length where
     k-induction proves it."""
     reference = f"crasp/programs/{language}_predict.crasp"
     alphabet = "a b e" if language.startswith("E") else "a b"
     result = run_command(["crasp", "equiv", str(program), reference, "--alphabet", alphabet,
-                          "--max-length", str(EQUIV_LENGTH), "--unbounded", "--json"],
+                          "--max-length", str(length), "--unbounded", "--json"],
                          EQUIV_CPU_LIMIT_S)
     answer = {"command": f"crasp equiv {program} {reference} --alphabet \"{alphabet}\" "
-                         f"--max-length {EQUIV_LENGTH} --unbounded --json",
+                         f"--max-length {length} --unbounded --json",
               "rc": result["rc"], "cpu_s": result["cpu_s"], "outcome": outcome(result)}
     if result["stdout"]:
         verdict = json.loads(result["stdout"])
@@ -149,16 +150,24 @@ def equivalence(program: Path, language: str) -> dict:
 
 
 def equivalences(runs: Path, out: Path) -> None:
-    """The equivalence check of every program written, once (added to its step's report)."""
+    """The equivalence check of every program written, once (added to its step's report as
+    ``equiv``), and where the CPU limit stopped it, once more up to EQUIV_SHORT_LENGTH
+    (``equiv_short``)."""
     for cell in finished_runs(runs):
         language = json.loads((cell / "config.json").read_text())["language"]
         for path in sorted((out / "steps").glob(f"{cell.name}*.json")):
             report = json.loads(path.read_text())
-            if report["outcome"] != "ok" or "equiv" in report or report["run"] != cell.name:
+            if report["outcome"] != "ok" or report["run"] != cell.name:
+                continue
+            if "equiv" not in report:
+                key, length = "equiv", EQUIV_LENGTH
+            elif report["equiv"]["outcome"] == "cpu limit" and "equiv_short" not in report:
+                key, length = "equiv_short", EQUIV_SHORT_LENGTH
+            else:
                 continue
             program = report["command"].split(" -o ")[1].split()[0]
-            report["equiv"] = equivalence(Path(program), language)
-            print(f"{path.stem}: equiv {report['equiv'].get('result', report['equiv']['outcome'])}",
+            report[key] = equivalence(Path(program), language, length)
+            print(f"{path.stem}: {key} {report[key].get('result', report[key]['outcome'])}",
                   flush=True)
             partial = path.with_suffix(".json.partial")
             partial.write_text(json.dumps(report, indent=1) + "\n")

@@ -179,20 +179,28 @@ def extract_at_class_precision_table(runs: list[dict]) -> str:
     return extract_table(runs, "step_at_class_precision")
 
 
-def _verdict(equiv: dict | None) -> str:
+def _verdict(equiv: dict | None, short: dict | None = None) -> str:
     if equiv is None:
         return "not run"
+    if equiv["outcome"] == "cpu limit" and short is not None:
+        return f"up to length {_length(equiv)}: stopped by the CPU limit; " + _verdict(short)
     result = equiv.get("result")
     if result == "proved":
         return "same answers at every length (proved)"
     if result == "unknown":
-        return "same answers up to length 16; not proved beyond"
+        return f"same answers up to length {_length(equiv)}; not proved beyond"
     if result == "counterexample":
         found = equiv["counterexample"]
         where = "the empty input" if found["length"] == 0 else \
             f"{found['string']} at position {found['position']}"
         return f"differs: {where}"
+    if equiv["outcome"] == "cpu limit":
+        return f"up to length {_length(equiv)}: stopped by the CPU limit"
     return equiv["outcome"]
+
+
+def _length(equiv: dict) -> str:
+    return equiv["command"].split("--max-length ")[1].split()[0]
 
 
 def equiv_table(runs: list[dict]) -> str:
@@ -206,7 +214,7 @@ def equiv_table(runs: list[dict]) -> str:
             program = step["command"].split(" -o ")[1].split()[0].rsplit("/", 1)[1]
             lines.append(f"| {run['run']} | {program} ({step['step']}) | "
                          f"{'yes' if run['success'] else 'no'} | {_program_depth(step)} | "
-                         f"{_verdict(step.get('equiv'))} |")
+                         f"{_verdict(step.get('equiv'), step.get('equiv_short'))} |")
     return "\n".join(lines) + "\n"
 
 
