@@ -189,6 +189,7 @@ def collect(runs: Path, out: Path) -> None:
                      "seed": config["seed"], "precision": config.get("precision"),
                      "test_bin": longest, "exact_match": exact, "success": exact >= SUCCESS,
                      "val_exact_match": results["val_exact_match"], "epochs": results["epochs"],
+                     "train_wall_s": results.get("wall_time_s"),
                      "step": _report(out / "steps" / f"{cell.name}.json"),
                      "step_at_class_precision": None if config.get("precision") else
                      _report(out / "steps" / f"{cell.name}{_suffix(EXTRACT_AT)}.json")})

@@ -218,9 +218,29 @@ def equiv_table(runs: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cost_table(runs: list[dict]) -> str:
+    """The study's compute: training wall time, and the CPU time of each kind of step."""
+    rows = [("training (wall time, crasp sweep)", "runs",
+             [run.get("train_wall_s") for run in runs])]
+    for name, key, fixed in (("crasp decompile", "step", True), ("crasp extract", "step", False),
+                             ("crasp extract --precision 6.2", "step_at_class_precision", False)):
+        steps = [run.get(key) for run in runs if bool(run["precision"]) == fixed]
+        rows.append((name, "steps", [step["cpu_s"] if step else None for step in steps]))
+    checks = [check for run in runs for key in ("step", "step_at_class_precision")
+              for step in [run.get(key)] if step for check in (step.get("equiv"),
+                                                               step.get("equiv_short")) if check]
+    rows.append(("crasp equiv", "checks", [check["cpu_s"] for check in checks]))
+    lines = ["| work | count | seconds in all | longest |", "|---|---:|---:|---:|"]
+    for name, unit, seconds in rows:
+        known = [value for value in seconds if value is not None]
+        lines.append(f"| {name} | {len(known)} {unit} | {sum(known):,.0f} | "
+                     f"{max(known, default=0):,.0f} |")
+    return "\n".join(lines) + "\n"
+
+
 TABLES = {"success": success_table, "decompile": decompile_table, "depths": depth_table,
           "extract": extract_table, "extractfixed": extract_at_class_precision_table,
-          "equiv": equiv_table}
+          "equiv": equiv_table, "cost": cost_table}
 BLOCK = re.compile(r"(<!-- table:(?P<name>[a-z]+) -->\n)(?P<body>.*?)(<!-- /table:(?P=name) -->)",
                    re.S)
 
