@@ -144,7 +144,7 @@ def _single_character_ids(inputs: Sequence[Sequence[str]], index: _TokenIds) -> 
     table[ord(bos)] = BOS_ID
     for token in distinct:
         table[ord(token)] = index[token]
-    return table[codes]
+    return np.take(table, codes)
 
 
 def _id_type(other: int) -> type:
@@ -206,6 +206,7 @@ class Evaluation:
         return {name: values[start:end] for name, values in self.values.items()}
 
 
+INT16_MAX = 2 ** 15 - 1
 INT32_MAX = 2 ** 31 - 1
 INT64_MAX = 2 ** 63 - 1
 
@@ -234,8 +235,10 @@ class _Evaluator:
         """[N]: each position's index in its input, -1 at BOS."""
         return np.arange(len(self.ids)) - np.repeat(self.batch.starts + 1, self.batch.lengths + 1)
 
-    def full(self, values) -> np.ndarray:
-        return np.broadcast_to(values, self.ids.shape)
+    def full(self, values: np.ndarray) -> np.ndarray:
+        """``values`` at every position (a constant is stored once, as a view)."""
+        return values if values.shape == self.ids.shape else \
+            np.broadcast_to(values, self.ids.shape)
 
     def eval(self, root: syntax.Expr) -> tuple[np.ndarray, int | None]:
         """The value of ``root`` (broadcastable to [N], bool, int32, int64 or object) and its
@@ -313,7 +316,7 @@ class _Evaluator:
             # the inputs before and over BOS, which so never counts). Both are taken modulo
             # 2^16 when a count fits int16 (unsigned numpy integers wrap around): the
             # difference, in [0, T], is then exact, and the array a quarter of int64's.
-            wrapping = self.length <= np.iinfo(np.int16).max
+            wrapping = self.length <= INT16_MAX
             counts = np.cumsum(body, dtype=np.uint16 if wrapping else _dtype(len(body)))
             counts -= np.repeat(counts[self.batch.starts], self.batch.lengths + 1)
             return (counts.view(np.int16) if wrapping else counts), self.length
