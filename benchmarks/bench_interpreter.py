@@ -10,8 +10,9 @@ test suite (the approach of Hahn's interpreter) on a 100-string sample, with the
 ``antlr4-python3-runtime``) measures instead Hahn's in-process evaluation (his ``parse_file``
 and ``Program.execute`` per input) against ``crasp.evaluate`` (encoding included) on his Dyck-1
 example ``examples/dyck1_yc24.cr``, on 1,000 random strings over ( ) of lengths 1 to 60 and on
-10,000 of lengths 1 to 100 (best of 5 each, the answers compared on every string); his code is
-imported from DIR at run time, never copied here.
+10,000 of lengths 1 to 100 (best of 10 each: 5 turns of 2 runs in a row, his and crasp's turns
+alternating; the answers compared on every string); his code is imported from DIR at run time,
+never copied here.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np  # noqa: E402
 import crasp  # noqa: E402
 from crasp.interpret import encode, evaluate_encoded  # noqa: E402
 from reference import evaluate_at  # noqa: E402
-from timing import best_of  # noqa: E402
+from timing import best_of, best_of_each  # noqa: E402
 
 
 def against_hahn(hahn_dir: str) -> None:
@@ -47,8 +48,8 @@ def against_hahn(hahn_dir: str) -> None:
     for count, longest in ((1000, 60), (10_000, 100)):
         strings = [[rng.choice("()") for _ in range(rng.randint(1, longest))]
                    for _ in range(count)]
-        hahn = best_of(5, lambda: [his.execute(tokens) for tokens in strings])
-        interpreter = best_of(5, lambda: crasp.evaluate(ours, strings).accept)
+        hahn, interpreter = best_of_each(5, lambda: [his.execute(tokens) for tokens in strings],
+                                         lambda: crasp.evaluate(ours, strings).accept)
         same = [bool(his.execute(t)) for t in strings] == \
             crasp.evaluate(ours, strings).accept.tolist()
         print(f"{count:,} strings of length 1-{longest}: Hahn {hahn * 1e3:.1f} ms, crasp "

@@ -135,8 +135,7 @@ def _single_character_ids(inputs: Sequence[Sequence[str]], index: _TokenIds) -> 
     if not all(type(token) is str and len(token) == 1 for token in distinct):
         return None
     bos = next(chr(code) for code in itertools.count() if chr(code) not in distinct)
-    text = "".join(itertools.chain.from_iterable(zip(itertools.repeat(bos),
-                                                     map("".join, inputs))))
+    text = bos + bos.join(map("".join, inputs)) if inputs else ""
     highest = max(map(ord, distinct | {bos}))
     codes = np.frombuffer(text.encode("latin-1"), dtype=np.uint8) if highest < 256 else \
         np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -212,8 +211,8 @@ INT64_MAX = 2 ** 63 - 1
 
 
 class _Evaluator:
-    """Evaluates expressions without recursion (an explicit stack, so nesting of any depth
-    works), keeping beside each integer value a bound on its magnitude at every position:
+    """Evaluates expressions (``apply``, folded over each definition by ``syntax.fold``,
+    without recursion, so nesting of any depth works), keeping beside each integer value a bound on its magnitude at every position:
     ``|#P| <= T``, ``|c| = c``, ``|a + b| <= |a| + |b|``, ``|k * a| = |k| |a|``, and the
     maximum over the operands of min, max and if. A node's value is computed in the narrowest
     of int32, int64 and Python integers (numpy object arrays) that holds its bound (each
@@ -239,23 +238,6 @@ class _Evaluator:
         """``values`` at every position (a constant is stored once, as a view)."""
         return values if values.shape == self.ids.shape else \
             np.broadcast_to(values, self.ids.shape)
-
-    def eval(self, root: syntax.Expr) -> tuple[np.ndarray, int | None]:
-        """The value of ``root`` (broadcastable to [N], bool, int32, int64 or object) and its
-        magnitude bound (None for a Boolean)."""
-        pending: list[tuple[syntax.Expr, bool]] = [(root, False)]
-        values: list[tuple[np.ndarray, int | None]] = []
-        while pending:
-            node, expanded = pending.pop()
-            operands = syntax.children(node)
-            if operands and not expanded:
-                pending.append((node, True))
-                pending.extend((operand, False) for operand in reversed(operands))
-                continue
-            arguments = values[len(values) - len(operands):]
-            del values[len(values) - len(operands):]
-            values.append(self.apply(node, arguments))
-        return values[0]
 
     def apply(self, node: syntax.Expr, arguments: list[tuple[np.ndarray, int | None]]):
         kind = type(node)
@@ -355,7 +337,7 @@ def evaluate_flat(program: syntax.Program, batch: FlatBatch) -> Evaluation:
     evaluator = _Evaluator(batch, program.alphabet)
     values: dict[str, np.ndarray] = {}
     for definition in program.definitions:
-        value, bound = evaluator.eval(definition.expr)
+        value, bound = syntax.fold(definition.expr, evaluator.apply)
         value = evaluator.full(value)
         evaluator.env[definition.name] = value
         evaluator.bounds[definition.name] = bound
