@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import numpy as np  # noqa: E402
 
 import crasp  # noqa: E402
-from crasp.interpret import encode, evaluate_encoded  # noqa: E402
+from crasp.interpret import encode_flat, evaluate_flat  # noqa: E402
 from reference import evaluate_at  # noqa: E402
 from timing import best_of, best_of_each  # noqa: E402
 
@@ -77,8 +77,8 @@ def main() -> None:
                                                               (args.strings, args.length))]]
         tokens = args.strings * args.length
         total = best_of(3, lambda: crasp.evaluate(program, strings))
-        batch = encode(program, strings)
-        evaluate_only = best_of(3, lambda: evaluate_encoded(program, batch))
+        batch = encode_flat(program, strings)
+        evaluate_only = best_of(3, lambda: evaluate_flat(program, batch))
         sample = strings[:args.baseline_strings]
         reference = best_of(1, lambda: [evaluate_at(program, s, i) for s in sample
                                         for i in range(len(s))])

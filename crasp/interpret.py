@@ -147,7 +147,7 @@ def _single_character_ids(inputs: Sequence[Sequence[str]], index: _TokenIds) -> 
 
 
 def _id_type(other: int) -> type:
-    """The narrowest integer type holding every id, from ``PAD_ID`` to ``other``: the token
+    """The narrowest integer type holding every id, from ``BOS_ID`` to ``other``: the token
     tests read fewer bytes."""
     return np.int8 if other <= 127 else np.int16 if other <= 32767 else np.int32
 
@@ -211,15 +211,15 @@ INT64_MAX = 2 ** 63 - 1
 
 
 class _Evaluator:
-    """Evaluates expressions (``apply``, folded over each definition by ``syntax.fold``,
-    without recursion, so nesting of any depth works), keeping beside each integer value a bound on its magnitude at every position:
-    ``|#P| <= T``, ``|c| = c``, ``|a + b| <= |a| + |b|``, ``|k * a| = |k| |a|``, and the
-    maximum over the operands of min, max and if. A node's value is computed in the narrowest
-    of int32, int64 and Python integers (numpy object arrays) that holds its bound (each
-    operand's bound is at most its own, so nothing overflows), so every answer is exact at
-    any length and for literals of any size. Counts are int32 up to 2^31 - 1 positions in the
-    batch: half the memory of int64, and numpy's prefix sums into int32 are several times
-    faster."""
+    """Evaluates expressions (``apply``, folded over each definition by ``syntax.fold``:
+    no recursion, so nesting of any depth works), keeping beside each integer value a bound on
+    its magnitude at every position: ``|#P| <= T``, ``|c| = c``, ``|a + b| <= |a| + |b|``,
+    ``|k * a| = |k| |a|``, and the maximum over the operands of min, max and if. A node's value
+    is computed in the narrowest of int32, int64 and Python integers (numpy object arrays) that
+    holds its bound (each operand's bound is at most its own, so nothing overflows), so every
+    answer is exact at any length and for literals of any size. Counts are int16 while the
+    longest input has at most 2^15 - 1 tokens (see ``count``): narrow types are less memory to
+    write and read, which is most of the time of numpy's passes."""
 
     def __init__(self, batch: FlatBatch, alphabet: Sequence[str]):
         self.batch = batch

@@ -215,17 +215,18 @@ def fold(expr: Expr, combine):
     """``combine(node, [result of each child])`` for every node, children first (left to
     right), with an explicit stack: no recursion, however deep the tree."""
     results: list = []
-    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    stack: list[tuple[Expr, tuple | None]] = [(expr, None)]   # None: children not yet pushed
     while stack:
-        node, children_done = stack.pop()
-        kids = children(node)
-        if children_done:
-            parts = results[len(results) - len(kids):]
-            del results[len(results) - len(kids):]
-            results.append(combine(node, parts))
-        else:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in reversed(kids))
+        node, kids = stack.pop()
+        if kids is None:
+            kids = children(node)
+            if kids:
+                stack.append((node, kids))
+                stack.extend([(kid, None) for kid in reversed(kids)])
+                continue
+        parts = results[len(results) - len(kids):]
+        del results[len(results) - len(kids):]
+        results.append(combine(node, parts))
     return results[0]
 
 
