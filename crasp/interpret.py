@@ -17,6 +17,7 @@ models read.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Sequence
@@ -170,17 +171,17 @@ class Evaluation:
         return self.batch.lengths
 
     @cached_property
-    def columns(self) -> dict[str, np.ndarray]:
-        return {name: self.batch.padded(values) for name, values in self.values.items()}
+    def columns(self) -> Mapping[str, np.ndarray]:
+        return _MadeOnUse(self.values, lambda name: self.batch.padded(self.values[name]))
 
     @property
     def mask(self) -> np.ndarray:
         """[B, T]: True at real token positions."""
         return np.arange(int(self.lengths.max(initial=0)))[None, :] < self.lengths[:, None]
 
-    @property
-    def trace(self) -> dict[str, np.ndarray]:
-        return {name: values[:, 1:] for name, values in self.columns.items()}
+    @cached_property
+    def trace(self) -> Mapping[str, np.ndarray]:
+        return _MadeOnUse(self.values, lambda name: self.columns[name][:, 1:])
 
     @property
     def output(self) -> np.ndarray:
@@ -203,6 +204,27 @@ class Evaluation:
         start = int(self.batch.starts[row]) + 1
         end = start + int(self.lengths[row])
         return {name: values[start:end] for name, values in self.values.items()}
+
+
+class _MadeOnUse(Mapping):
+    """``make(name)`` for each of ``names``, made when first read and kept: a caller that reads
+    one definition's padded values pays for that one only."""
+
+    def __init__(self, names, make):
+        self._names, self._make, self._made = names, make, {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._made:
+            if name not in self._names:
+                raise KeyError(name)
+            self._made[name] = self._make(name)
+        return self._made[name]
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 INT16_MAX = 2 ** 15 - 1
