@@ -227,7 +227,6 @@ class _MadeOnUse(Mapping):
         return len(self._names)
 
 
-INT16_MAX = 2 ** 15 - 1
 INT32_MAX = 2 ** 31 - 1
 INT64_MAX = 2 ** 63 - 1
 
@@ -239,9 +238,10 @@ class _Evaluator:
     ``|k * a| = |k| |a|``, and the maximum over the operands of min, max and if. A node's value
     is computed in the narrowest of int32, int64 and Python integers (numpy object arrays) that
     holds its bound (each operand's bound is at most its own, so nothing overflows), so every
-    answer is exact at any length and for literals of any size. Counts are int16 while the
-    longest input has at most 2^15 - 1 tokens (see ``count``): narrow types are less memory to
-    write and read, which is most of the time of numpy's passes."""
+    answer is exact at any length and for literals of any size. Counts are int32 while the
+    batch has fewer than 2^31 positions: narrow types are less memory to write and read, which
+    is most of the time of numpy's passes (a prefix sum into int64 takes several times
+    longer)."""
 
     def __init__(self, batch: FlatBatch, alphabet: Sequence[str]):
         self.batch = batch
@@ -317,13 +317,10 @@ class _Evaluator:
         body = self.full(body)
         if node.relation is None:
             # One prefix sum over the batch, less its value at each input's BOS (the sum over
-            # the inputs before and over BOS, which so never counts). Both are taken modulo
-            # 2^16 when a count fits int16 (unsigned numpy integers wrap around): the
-            # difference, in [0, T], is then exact, and the array a quarter of int64's.
-            wrapping = self.length <= INT16_MAX
-            counts = np.cumsum(body, dtype=np.uint16 if wrapping else _dtype(len(body)))
+            # the inputs before and over BOS, which so never counts).
+            counts = np.cumsum(body, dtype=_dtype(len(body)))
             counts -= np.repeat(counts[self.batch.starts], self.batch.lengths + 1)
-            return (counts.view(np.int16) if wrapping else counts), self.length
+            return counts, self.length
         # #[j = i - c] P holds exactly one candidate j, so the count is P(i - c) as 0/1, where
         # i - c is a token of the same input (i >= c: never BOS).
         offset = node.relation.offset

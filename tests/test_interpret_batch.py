@@ -1,5 +1,5 @@
 """The interpreter's flat batch (``crasp.interpret``): the encoding of every kind of token
-against a lookup per token, counts where the batch's prefix sums wrap around, integers at the
+against a lookup per token, counts over long batches, integers at the
 edges of the narrow types, a foreign token named by its input and position, and the padded
 views of the values."""
 
@@ -75,9 +75,9 @@ def test_a_foreign_token_is_named_by_its_input_and_position(inputs, foreign, dat
         encode_flat(syntax.Program((), ("a", "b")), inputs, strict_alphabet=True, first_number=7)
 
 
-def test_counts_are_exact_where_the_prefix_sums_of_the_batch_wrap_around():
-    # The batch's sums pass 2^16 (kept modulo 2^16 while a count fits int16), and one input
-    # is longer than 2^15 - 1 tokens, with counts past it (they then need int32).
+def test_counts_are_exact_over_long_batches_of_long_inputs():
+    # One prefix sum runs over the whole batch, less each input's sum before it: past 2^16
+    # positions, and past 2^15 in one input (the narrow types' edges).
     program = crasp.load_program(crasp.example("dyck1"))
     rng = np.random.default_rng(0)
     for lengths in ((30_000, 0, 32_767, 5, 20_000), (50_000, 3)):
