@@ -94,7 +94,7 @@ def encode_flat(program: syntax.Program, inputs: Sequence[Sequence[str]],
     index = _TokenIds(program.alphabet)
     lengths = np.fromiter(map(len, inputs), dtype=np.int64, count=len(inputs))
     size = len(inputs) + int(lengths.sum())
-    ids = _single_character_ids(inputs, index)
+    ids = _single_character_ids(inputs, index, lengths)
     if ids is None:
         with_bos = itertools.chain.from_iterable(
             itertools.chain.from_iterable(zip(itertools.repeat((_BOS,)), inputs)))
@@ -123,28 +123,55 @@ def encode(program: syntax.Program, inputs: Sequence[Sequence[str]],
     return EncodedBatch(batch.padded(batch.ids.astype(np.int64), PAD_ID), batch.lengths)
 
 
-def _single_character_ids(inputs: Sequence[Sequence[str]], index: _TokenIds) -> np.ndarray | None:
-    """The flat ids when every token is a string of one character, else None. The set of
-    distinct tokens is built at C speed and checked, so that the inputs can be joined into one
-    string, each after a character that stands for BOS (one not among the tokens), whose code
-    points (Latin-1 or UTF-32 bytes, one code per position) index a table from code point to
-    id: about 10 ns per token against 50 for a dictionary lookup each."""
+# The separator between tokens and the stand-in for BOS in ``_single_character_ids``.
+_SEPARATOR, _BOS_CHARACTER = "\x00", "\x01"
+
+
+def _single_character_ids(inputs: Sequence[Sequence[str]], index: _TokenIds,
+                          lengths: np.ndarray) -> np.ndarray | None:
+    """The flat ids when every token is a string of one character other than ``_SEPARATOR``
+    and ``_BOS_CHARACTER``, else None: about 10 ns per token against 50 for a dictionary
+    lookup each.
+
+    Each input's tokens are joined with the separator between them (at C speed), and these
+    strings, each after the BOS character and leaving out the empty ones, are joined the same
+    way: ``text`` is every field, BOS or token, of the N = B + sum(lengths) positions joined
+    with the separator. If every token is one such character, (a) ``text`` has 2N - 1
+    characters, (b) the separator is at no even index, (c) the BOS character is at even index
+    ``2 * start`` of each input and at no other even index. Conversely, given (a)-(c): the
+    separator after a field of even length (the empty one included) would fall at an even
+    index, so every field but the last has odd length and begins at an even index; the B BOS
+    fields are then the B even indices that (c) names, in order, so input i's tokens fill the
+    indices from ``2 * start[i] + 2`` to ``2 * start[i + 1] - 2`` (to the end of ``text``, by
+    (a), for the last input): ``lengths[i]`` tokens with a separator after each but the last
+    in ``2 * lengths[i] - 1`` characters, all but the last of odd length, so each is one
+    character, which is neither the separator (b) nor the BOS character (c). The code points
+    (Latin-1 or UTF-32 bytes) at the even indices then index a table from code point to id."""
     try:
-        distinct = set().union(*inputs)
-    except TypeError:   # an unhashable token: the caller's lookup refuses it
+        text = _SEPARATOR.join(filter(None, itertools.chain.from_iterable(
+            zip(itertools.repeat(_BOS_CHARACTER), map(_SEPARATOR.join, inputs)))))
+    except TypeError:   # a token that is not a string: the caller's lookup refuses it
         return None
-    if not all(type(token) is str and len(token) == 1 for token in distinct):
+    if len(text) != max(2 * (len(lengths) + int(lengths.sum())) - 1, 0):
         return None
-    bos = next(chr(code) for code in itertools.count() if chr(code) not in distinct)
-    text = bos + bos.join(map("".join, inputs)) if inputs else ""
-    highest = max(map(ord, distinct | {bos}))
-    codes = np.frombuffer(text.encode("latin-1"), dtype=np.uint8) if highest < 256 else \
-        np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    table = np.full(highest + 1, index.other, dtype=_id_type(index.other))
-    table[ord(bos)] = BOS_ID
-    for token in distinct:
-        table[ord(token)] = index[token]
-    return np.take(table, codes)
+    try:
+        codes = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    del text
+    positions = codes[::2]
+    separator, bos = ord(_SEPARATOR), ord(_BOS_CHARACTER)
+    starts = np.cumsum(lengths + 1) - (lengths + 1)
+    if (positions == separator).any() or np.count_nonzero(positions == bos) != len(inputs) or \
+            not (positions[starts] == bos).all():
+        return None
+    table = np.full(int(positions.max(initial=bos)) + 1, index.other,
+                    dtype=_id_type(index.other))
+    for token, i in index.items():
+        if type(token) is str and len(token) == 1 and ord(token) < len(table):
+            table[ord(token)] = i
+    table[bos] = BOS_ID
+    return np.take(table, positions)
 
 
 def _id_type(other: int) -> type:
@@ -227,6 +254,7 @@ class _MadeOnUse(Mapping):
         return len(self._names)
 
 
+INT16_MAX = 2 ** 15 - 1
 INT32_MAX = 2 ** 31 - 1
 INT64_MAX = 2 ** 63 - 1
 
@@ -238,10 +266,9 @@ class _Evaluator:
     ``|k * a| = |k| |a|``, and the maximum over the operands of min, max and if. A node's value
     is computed in the narrowest of int32, int64 and Python integers (numpy object arrays) that
     holds its bound (each operand's bound is at most its own, so nothing overflows), so every
-    answer is exact at any length and for literals of any size. Counts are int32 while the
-    batch has fewer than 2^31 positions: narrow types are less memory to write and read, which
-    is most of the time of numpy's passes (a prefix sum into int64 takes several times
-    longer)."""
+    answer is exact at any length and for literals of any size. Counts are int16 while the
+    longest input has at most 2^15 - 1 tokens (see ``count``): narrow types are less memory to
+    write and read, which is most of the time of numpy's passes."""
 
     def __init__(self, batch: FlatBatch, alphabet: Sequence[str]):
         self.batch = batch
@@ -317,10 +344,13 @@ class _Evaluator:
         body = self.full(body)
         if node.relation is None:
             # One prefix sum over the batch, less its value at each input's BOS (the sum over
-            # the inputs before and over BOS, which so never counts).
-            counts = np.cumsum(body, dtype=_dtype(len(body)))
+            # the inputs before and over BOS, which so never counts). Both are taken modulo
+            # 2^16 when a count fits int16 (unsigned numpy integers wrap around): the
+            # difference, in [0, T], is then exact, and the array a quarter of int64's.
+            wrapping = self.length <= INT16_MAX
+            counts = np.cumsum(body, dtype=np.uint16 if wrapping else _dtype(len(body)))
             counts -= np.repeat(counts[self.batch.starts], self.batch.lengths + 1)
-            return counts, self.length
+            return (counts.view(np.int16) if wrapping else counts), self.length
         # #[j = i - c] P holds exactly one candidate j, so the count is P(i - c) as 0/1, where
         # i - c is a token of the same input (i >= c: never BOS).
         offset = node.relation.offset

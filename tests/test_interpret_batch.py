@@ -1,7 +1,6 @@
 """The interpreter's flat batch (``crasp.interpret``): the encoding of every kind of token
-against a lookup per token, counts over long batches, integers at the
-edges of the narrow types, a foreign token named by its input and position, and the padded
-views of the values."""
+against a lookup per token, counts over long batches, integers at the edges of the narrow
+types, a foreign token named by its input and position, and the padded views of the values."""
 
 from __future__ import annotations
 
@@ -23,7 +22,9 @@ from strategies import program_asts, token_strings
 # beyond Latin-1, beyond the basic plane, a lone surrogate, whitespace.
 CHARACTERS = st.sampled_from(["a", "b", "(", "\x00", "\x01", "\x02", "é", "ÿ", "中", "😀",
                               "\ud800", " ", "\n"])
-TOKENS = CHARACTERS | st.sampled_from(["", "ab", "a\x00", "\x00\x01", "中文"]) | st.text(max_size=3)
+# Tokens of other lengths, some holding the characters that the encoder joins with.
+TOKENS = CHARACTERS | st.sampled_from(["", "ab", "a\x00", "\x00\x01", "a\x00b", "\x01a\x00",
+                                       "中文"]) | st.text(max_size=3)
 
 
 def looked_up(alphabet: list[str], inputs: list[list[str]]) -> list[list[int]]:
@@ -48,9 +49,10 @@ def test_every_token_is_encoded_as_a_lookup_per_token(alphabet, one_character, d
                                                     for row in rows]
 
 
-@pytest.mark.parametrize("inputs", [[["", "ab"]], [["a", "b"], ["ab", ""]], [["", "a", "b", "ab"]]])
-def test_an_empty_token_beside_a_longer_one_is_not_read_as_characters(inputs):
-    # as many characters as tokens, yet not one character per token
+@pytest.mark.parametrize("inputs", [[["", "ab"]], [["a", "b"], ["ab", ""]], [["", "a", "b", "ab"]],
+                                    [["a\x00b"], [""]], [[""], ["a\x00b"]], [["a\x01"], ["", "b"]]])
+def test_tokens_of_other_lengths_are_not_read_as_characters(inputs):
+    # as many characters as tokens, or as many once joined, yet not one character per token
     program = syntax.Program((), ("a", "b", "ab"))
     assert encode_flat(program, inputs).ids.tolist() == \
         [i for row in looked_up(["a", "b", "ab"], inputs) for i in row]
