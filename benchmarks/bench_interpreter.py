@@ -60,9 +60,15 @@ def against_hahn(hahn_dir: str) -> None:
                                          clock=time.process_time)
         interpreter /= calls
         same = [bool(his.execute(t)) for t in strings] == answers().tolist()
-        print(f"{count:,} strings of length 1-{longest}: Hahn {hahn * 1e3:.1f} ms, crasp "
-              f"(encoding included) {interpreter * 1e3:.2f} ms (mean of {calls} calls): "
-              f"{hahn / interpreter:.1f}x (same answers: {same})")
+        batch = encode_flat(ours, strings)
+        encoding, evaluation = best_of_each(5, lambda: encode_flat(ours, strings),
+                                            lambda: evaluate_flat(ours, batch).accept,
+                                            clock=time.process_time)
+        tokens = sum(map(len, strings))
+        print(f"{count:,} strings of length 1-{longest} ({tokens:,} tokens): Hahn "
+              f"{hahn * 1e3:.1f} ms, crasp (encoding included) {interpreter * 1e3:.2f} ms (mean "
+              f"of {calls} calls): {hahn / interpreter:.1f}x (same answers: {same}); crasp's "
+              f"encoding {encoding * 1e3:.2f} ms, evaluation {evaluation * 1e3:.2f} ms")
 
 
 def main() -> None:
