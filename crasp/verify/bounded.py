@@ -24,6 +24,7 @@ from crasp.errors import CraspError
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
+from crasp.verify.relations import candidate_relations
 from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
 from crasp.verify.solver import z3
 
@@ -48,6 +49,9 @@ class _Unrolling:
         self.sweeper = _Sweeper(z, self.solver, pairs) if pairs else None
         self.tokens: list[list] = []
         self.parikh = ParikhCounts(self.solver, [z.IntVal(0)] * len(alphabet), 0, "n")
+        self.counted = [unrolled_counts(program) for program in question.programs]
+        self.relations = candidate_relations(*question.programs, alphabet, max_length) \
+            if len(question.programs) == 2 else []
 
     def violation_at_bos(self):
         return self.question.violation([values[p.answer.name]
@@ -65,8 +69,30 @@ class _Unrolling:
             self.sweeper.first, self.sweeper.token_constraint = values[0], exactly_one
         values += [encoder.step(bits, position, counts, self.sweeper)
                    for encoder in self.encoders[1:]]
+        self._prove_relations(counts)
         return self.question.violation([value[p.answer.name]
                                         for value, p in zip(values, self.question.programs)])
+
+
+    def _prove_relations(self, parikh: list) -> None:
+        """Each candidate relation (``crasp.verify.relations``) at this position, proved from
+        what the solver holds (the relations proved at the previous position among it) and
+        then added as a lemma; one the solver cannot prove is dropped."""
+        z = self.z
+        values = [encoder.counts[id(node)] for encoder, nodes in zip(self.encoders, self.counted)
+                  for node in nodes] + list(parikh)
+        kept = []
+        for relation in self.relations:
+            holds = z.Sum([z.IntVal(0)] + [coefficient * value for coefficient, value
+                                           in zip(relation, values) if coefficient]) == 0
+            self.solver.push()
+            self.solver.add(z.Not(holds))
+            verdict = self.solver.check()
+            self.solver.pop()
+            if verdict == z.unsat:
+                self.solver.add(holds)
+                kept.append(relation)
+        self.relations = kept
 
 
 def first_violation(question: Question, alphabet: tuple[str, ...],
