@@ -14,28 +14,31 @@ spares the solver rediscovering that the shorter prefixes agree). The first sati
 gives the shortest counterexample; its model's tokens are read off and returned. If every
 round up to N is unsatisfiable, no string of length <= N violates.
 
+A length z3 cannot decide (``unknown``: the time limit ran out) ends the search with
+``Undecided`` (``crasp.verify.solver``): the lengths before it hold, nothing is said of it.
+
 Precondition: ``alphabet`` is non-empty. The caller re-runs the returned string through the
 interpreter (``crasp.verify.explain``), so a solver answer is never reported unchecked.
 """
 
 from __future__ import annotations
 
-from crasp.errors import CraspError
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
 from crasp.verify.relations import candidate_relations
 from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
-from crasp.verify.solver import z3
+from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
 
 class _Unrolling:
     """Both programs unrolled over a symbolic string that grows one token per ``advance``,
     on one solver, with the second program's definitions swept (``_Sweeper``)."""
 
-    def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int):
+    def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int,
+                 limit: TimeLimit, relations: bool = True):
         z = self.z = z3()
-        self.question, self.alphabet = question, alphabet
+        self.question, self.alphabet, self.limit = question, alphabet, limit
         self.solver = z.Solver()
         table = CountTable(self.solver)
         self.encoders = [ProgramEncoder(program, alphabet, table)
@@ -46,12 +49,12 @@ class _Unrolling:
         # a pair must hold at BOS too (all its terms are constants there)
         pairs = [(a, b) for a, b in pairs
                  if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
-        self.sweeper = _Sweeper(z, self.solver, pairs) if pairs else None
+        self.sweeper = _Sweeper(z, self.solver, pairs, limit) if pairs else None
         self.tokens: list[list] = []
         self.parikh = ParikhCounts(self.solver, [z.IntVal(0)] * len(alphabet), 0, "n")
         self.counted = [unrolled_counts(program) for program in question.programs]
         self.relations = candidate_relations(*question.programs, alphabet, max_length) \
-            if len(question.programs) == 2 else []
+            if len(question.programs) == 2 and relations else []
 
     def violation_at_bos(self):
         return self.question.violation([values[p.answer.name]
@@ -87,7 +90,7 @@ class _Unrolling:
                                            in zip(relation, values) if coefficient]) == 0
             self.solver.push()
             self.solver.add(z.Not(holds))
-            verdict = self.solver.check()
+            verdict = self.limit.check(self.solver, "a relation between counts")
             self.solver.pop()
             if verdict == z.unsat:
                 self.solver.add(holds)
@@ -95,22 +98,25 @@ class _Unrolling:
         self.relations = kept
 
 
-def first_violation(question: Question, alphabet: tuple[str, ...],
-                    max_length: int) -> Violation | None:
+def first_violation(question: Question, alphabet: tuple[str, ...], max_length: int,
+                    limit: TimeLimit = UNLIMITED, relations: bool = True) -> Violation | None:
     """The shortest string of length <= ``max_length`` over ``alphabet`` on which the question
-    is violated (found by z3), or None."""
-    unrolling = _Unrolling(question, alphabet, max_length)
+    is violated (found by z3), or None; ``Undecided`` if z3 cannot decide a length within
+    ``limit``. ``relations=False`` leaves out the relation lemmas (``crasp.verify.relations``;
+    benchmarks/bench_verify.py measures what they gain)."""
+    unrolling = _Unrolling(question, alphabet, max_length, limit, relations)
     z, solver = unrolling.z, unrolling.solver
     if z.is_true(z.simplify(unrolling.violation_at_bos())):
         return Violation(())
     for position in range(max_length):
-        violated = unrolling.advance()
-        solver.push()
-        solver.add(violated)
-        verdict = solver.check()
-        if verdict == z.unknown:
-            raise CraspError(f"z3 could not decide length {position + 1} "
-                             f"({solver.reason_unknown()}); try --method enumerate")
+        try:
+            violated = unrolling.advance()
+            solver.push()
+            solver.add(violated)
+            verdict = limit.check(solver, "the question")
+        except Undecided as undecided:
+            raise Undecided(f"{undecided.reason}, at length {position + 1}",
+                            holds_up_to=position) from None
         if verdict == z.sat:
             model = solver.model()
             return Violation(tuple(alphabet[_which(z, model, bits)]
@@ -120,7 +126,8 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
     return None
 
 
-def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int) -> list[tuple]:
+def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
+                 limit: TimeLimit = UNLIMITED) -> list[tuple]:
     """What simulation proposes and the solver proves equal at every position of every string
     of length <= ``length`` (the base case of the induction's strengthened property,
     ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
@@ -128,7 +135,7 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int) -> 
     counted)."""
     if len(question.programs) != 2:
         return []
-    unrolling = _Unrolling(question, alphabet, length)
+    unrolling = _Unrolling(question, alphabet, length, limit)
     z, solver = unrolling.z, unrolling.solver
     nodes = [unrolled_counts(program) for program in question.programs]
     bodies = body_pairs(*question.programs, alphabet, length)
@@ -140,7 +147,7 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int) -> 
                            in zip(unrolling.encoders, nodes, (i, j)))
             solver.push()
             solver.add(left != right)
-            if solver.check() == z.unsat:
+            if limit.check(solver, "a pair of equal counts") == z.unsat:
                 kept.append((i, j))
             solver.pop()
         bodies = kept
@@ -156,8 +163,8 @@ class _Sweeper:
     above all) is the same term in both programs. Proved under valid facts only, so the swap
     changes no answer; a pair the solver refutes is dropped."""
 
-    def __init__(self, z, solver, pairs: list[tuple[str, str]]):
-        self.z, self.solver = z, solver
+    def __init__(self, z, solver, pairs: list[tuple[str, str]], limit: TimeLimit):
+        self.z, self.solver, self.limit = z, solver, limit
         self.partner = {other: name for name, other in pairs}
         self.first: dict = {}
         self.token_constraint = None   # exactly one token at the current position
@@ -170,7 +177,7 @@ class _Sweeper:
             return theirs
         self.solver.push()
         self.solver.add(theirs != term)
-        verdict = self.solver.check()
+        verdict = self.limit.check(self.solver, "a pair of equal definitions")
         self.solver.pop()
         if verdict == self.z.unsat:
             return theirs
@@ -186,7 +193,7 @@ class _Sweeper:
         difference = theirs != term
         scratch.add(difference, self.token_constraint,
                     *[v >= 0 for v in _integer_variables(z, difference)])
-        return scratch.check() == z.unsat
+        return self.limit.check(scratch, "a pair of equal definitions") == z.unsat
 
 
 def _integer_variables(z, term) -> list:

@@ -54,7 +54,7 @@ from crasp.verify.encode import (CountTable, ParikhCounts, ProgramEncoder, count
 from crasp.verify.explain import is_violated
 from crasp.verify.questions import Question
 from crasp.verify.sweep import unrolled_counts
-from crasp.verify.solver import z3
+from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
 REALIZE_LIMIT = 4096
 """The longest string a failed step's model is turned into (longer ones are not tried)."""
@@ -141,23 +141,24 @@ class _Window:
         return self.z.And(position >= 0, self.z.Bool(f"earlier#{self.fresh}"))
 
 
-def prove(question: Question, alphabet: tuple[str, ...], max_k: int,
-          pairs: list[tuple] = ()) -> InductionResult:
+def prove(question: Question, alphabet: tuple[str, ...], max_k: int, pairs: list[tuple] = (),
+          limit: TimeLimit = UNLIMITED) -> InductionResult:
     """Try the induction steps of depth 0..``max_k`` (the base case, lengths <= max_k at
     least, is the caller's), with the property strengthened by ``pairs`` (definitions of the
     two programs proved equal at every position of every string of length <= ``max_k``;
     ``bounded.proved_pairs``). A pair that the deepest step cannot carry over is dropped and
-    the steps are tried again (Houdini's fixed point), down to no pairs at all."""
+    the steps are tried again (Houdini's fixed point), down to no pairs at all. A solver call
+    that ``limit`` or z3 leaves undecided ends the attempt (``Undecided``)."""
     pairs = list(pairs)
     while True:
-        result, failing = _steps(question, alphabet, max_k, pairs)
+        result, failing = _steps(question, alphabet, max_k, pairs, limit)
         if result.proved or result.counterexample is not None or not failing:
             return result
         pairs = [pair for pair in pairs if pair not in failing]
 
 
-def _steps(question: Question, alphabet: tuple[str, ...], max_k: int,
-           pairs: list[tuple]) -> tuple[InductionResult, list[tuple]]:
+def _steps(question: Question, alphabet: tuple[str, ...], max_k: int, pairs: list[tuple],
+           limit: TimeLimit) -> tuple[InductionResult, list[tuple]]:
     """The steps of depth 0..max_k for the property "no violation, and every pair equal";
     the result, and the pairs the deepest step could not prove."""
     z = z3()
@@ -174,35 +175,38 @@ def _steps(question: Question, alphabet: tuple[str, ...], max_k: int,
         violated = question.violation([value[program.answer.name]
                                        for value, program in zip(values, question.programs)])
         equal = window.equalities(values, pairs)
-        if _unsatisfiable(z, solver, z.Or(violated, z.Not(z.And(equal)))):
+        step = f"the induction step of depth {k}"
+        if _unsatisfiable(z, solver, z.Or(violated, z.Not(z.And(equal))), limit, step):
             return InductionResult(True, k, k, None, exact), []
         solver.push()
         solver.add(violated)
-        violable = solver.check() == z.sat
-        found = _realize(z, solver, window, tokens, alphabet, question) if violable else None
+        violable = limit.check(solver, step) == z.sat
+        found = _realize(z, solver, window, tokens, alphabet, question, limit) \
+            if violable else None
         solver.pop()
         if found is not None or (exact and k == 0 and violable):
             return InductionResult(False, None, k, found, exact), []
         if k == max_k:
             failing = [pair for pair, same in zip(pairs, equal)
-                       if not _unsatisfiable(z, solver, z.Not(same))]
+                       if not _unsatisfiable(z, solver, z.Not(same), limit, step)]
             return InductionResult(False, None, max_k, None, exact), failing
         solver.add(z.Not(violated), *equal)
     raise AssertionError("unreachable")
 
 
-def _unsatisfiable(z, solver, goal) -> bool:
+def _unsatisfiable(z, solver, goal, limit: TimeLimit, what: str) -> bool:
     solver.push()
     solver.add(goal)
-    verdict = solver.check()
+    verdict = limit.check(solver, what)
     solver.pop()
     return verdict == z.unsat
 
 
 def _realize(z, solver, window: _Window, tokens: list[list], alphabet: tuple[str, ...],
-             question: Question) -> tuple[str, ...] | None:
+             question: Question, limit: TimeLimit) -> tuple[str, ...] | None:
     """A string from the failed step's model (with as few tokens before the window as the
-    solver finds in ``SHRINK_ROUNDS`` halvings), if the interpreter confirms it violates."""
+    solver finds in ``SHRINK_ROUNDS`` halvings, while ``limit`` allows), if the interpreter
+    confirms it violates."""
     model = solver.model()
     for _ in range(SHRINK_ROUNDS):
         size = model.evaluate(window.start, model_completion=True).as_long()
@@ -210,7 +214,10 @@ def _realize(z, solver, window: _Window, tokens: list[list], alphabet: tuple[str
             break
         solver.push()
         solver.add(window.start <= size // 2)
-        smaller = solver.check() == z.sat
+        try:
+            smaller = limit.check(solver, "a shorter counterexample") == z.sat
+        except Undecided:   # the model in hand is still a model
+            smaller = False
         if smaller:
             model = solver.model()
         solver.pop()
