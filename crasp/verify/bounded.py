@@ -23,6 +23,8 @@ interpreter (``crasp.verify.explain``), so a solver answer is never reported unc
 
 from __future__ import annotations
 
+from typing import Callable
+
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
@@ -49,12 +51,13 @@ class _Unrolling:
         # a pair must hold at BOS too (all its terms are constants there)
         pairs = [(a, b) for a, b in pairs
                  if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
-        self.sweeper = _Sweeper(z, self.solver, pairs, limit) if pairs else None
+        self.lemmas = _Lemmas(z, self.solver, limit, self.encoders, candidate_relations(
+            *question.programs, alphabet, max_length) if len(self.encoders) == 2 and relations
+            else [])
+        self.sweeper = _Sweeper(z, self.solver, pairs, limit, self.lemmas.prove) \
+            if pairs else None
         self.tokens: list[list] = []
         self.parikh = ParikhCounts(self.solver, [z.IntVal(0)] * len(alphabet), 0, "n")
-        self.counted = [unrolled_counts(program) for program in question.programs]
-        self.relations = candidate_relations(*question.programs, alphabet, max_length) \
-            if len(question.programs) == 2 and relations else []
 
     def violation_at_bos(self):
         return self.question.violation([values[p.answer.name]
@@ -67,35 +70,61 @@ class _Unrolling:
         self.tokens.append(bits)
         self.solver.add(exactly_one)
         counts = self.parikh.advance(bits)
+        self.lemmas.start(position, counts)
         values = [self.encoders[0].step(bits, position, counts)]
         if self.sweeper is not None:
             self.sweeper.first, self.sweeper.token_constraint = values[0], exactly_one
         values += [encoder.step(bits, position, counts, self.sweeper)
                    for encoder in self.encoders[1:]]
-        self._prove_relations(counts)
+        self.lemmas.prove()
         return self.question.violation([value[p.answer.name]
                                         for value, p in zip(values, self.question.programs)])
 
 
-    def _prove_relations(self, parikh: list) -> None:
-        """Each candidate relation (``crasp.verify.relations``) at this position, proved from
-        what the solver holds (the relations proved at the previous position among it) and
-        then added as a lemma; one the solver cannot prove is dropped."""
-        z = self.z
-        values = [encoder.counts[id(node)] for encoder, nodes in zip(self.encoders, self.counted)
-                  for node in nodes] + list(parikh)
-        kept = []
-        for relation in self.relations:
-            holds = z.Sum([z.IntVal(0)] + [coefficient * value for coefficient, value
-                                           in zip(relation, values) if coefficient]) == 0
+class _Lemmas:
+    """The candidate relations between counts (``crasp.verify.relations``) as lemmas: at each
+    position, each relation whose counts have all been stepped is proved from what the solver
+    holds (the relations proved at the previous position among it) and added to it; one the
+    solver cannot prove is dropped for good. ``prove`` runs when the second program's step
+    needs the full solver (``_Sweeper``), which then has every relation it can use, and
+    after both steps."""
+
+    def __init__(self, z, solver, limit: TimeLimit, encoders: list[ProgramEncoder],
+                 relations: list[tuple[int, ...]]):
+        self.z, self.solver, self.limit, self.encoders = z, solver, limit, encoders
+        self.counted = [unrolled_counts(encoder.program) for encoder in encoders]
+        self.relations = relations
+        self.pending: list[tuple[int, ...]] = []
+        self.position, self.parikh = -1, []
+
+    def start(self, position: int, parikh: list) -> None:
+        self.position, self.parikh, self.pending = position, parikh, list(self.relations)
+
+    def _values(self) -> list:
+        """Each count's value at this position (None if not stepped yet), then n_s."""
+        return [encoder.counts[id(node)] if len(encoder.history[id(node)]) > self.position
+                else None for encoder, nodes in zip(self.encoders, self.counted)
+                for node in nodes] + list(self.parikh)
+
+    def prove(self) -> None:
+        z, values = self.z, self._values()
+        for relation in list(self.pending):
+            terms = [(coefficient, value) for coefficient, value in zip(relation, values)
+                     if coefficient]
+            if any(value is None for _, value in terms):
+                continue
+            self.pending.remove(relation)
+            holds = z.simplify(z.Sum([z.IntVal(0)] + [c * value for c, value in terms]) == 0)
+            if z.is_true(holds):   # between counts the programs share (``CountTable``)
+                continue
             self.solver.push()
             self.solver.add(z.Not(holds))
             verdict = self.limit.check(self.solver, "a relation between counts")
             self.solver.pop()
             if verdict == z.unsat:
                 self.solver.add(holds)
-                kept.append(relation)
-        self.relations = kept
+            else:
+                self.relations.remove(relation)
 
 
 def first_violation(question: Question, alphabet: tuple[str, ...], max_length: int,
@@ -161,10 +190,12 @@ class _Sweeper:
     one of the first program (``crasp.verify.sweep``) and that the solver proves equal to it
     at this position takes the first program's term, so that everything built on it (counts
     above all) is the same term in both programs. Proved under valid facts only, so the swap
-    changes no answer; a pair the solver refutes is dropped."""
+    changes no answer; a pair the solver refutes is dropped. ``prepare`` runs before a proof
+    that needs the full solver (it adds the relation lemmas that can be proved so far)."""
 
-    def __init__(self, z, solver, pairs: list[tuple[str, str]], limit: TimeLimit):
-        self.z, self.solver, self.limit = z, solver, limit
+    def __init__(self, z, solver, pairs: list[tuple[str, str]], limit: TimeLimit,
+                 prepare: Callable[[], None]):
+        self.z, self.solver, self.limit, self.prepare = z, solver, limit, prepare
         self.partner = {other: name for name, other in pairs}
         self.first: dict = {}
         self.token_constraint = None   # exactly one token at the current position
@@ -175,6 +206,7 @@ class _Sweeper:
         theirs = self.first[self.partner[name]]
         if theirs.eq(term) or self._locally_equal(theirs, term):
             return theirs
+        self.prepare()
         self.solver.push()
         self.solver.add(theirs != term)
         verdict = self.limit.check(self.solver, "a pair of equal definitions")
