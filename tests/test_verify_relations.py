@@ -104,3 +104,38 @@ def test_anbncn_against_its_complement_relates_every_count_of_the_original():
         assert any(relation[index] for relation in relations)
     assert decide(Question("equivalent", (original, twin), ("A", "B")), 16,
                   method="smt").outcome == "holds"
+
+
+RECHECK_LENGTH = 8
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program_asts(max_depth=2, max_definitions=4, positional=True), st.integers(1, 3),
+       st.booleans())
+def test_an_unbounded_proof_with_relations_is_never_wrong(program, threshold, near_miss):
+    """--unbounded with the relations in the induction: a complemented twin (or a near miss
+    of it) is proved only if enumeration finds no difference, and a counterexample is one."""
+    twin = complement_of(program)
+    if near_miss:
+        late = syntax.And(syntax.Ref(twin.answer.name), syntax.Compare(
+            "<", syntax.Count(syntax.TokenTest("a")), syntax.IntConst(threshold)))
+        twin = syntax.Program(twin.definitions + (syntax.Definition("late", late, "bool"),),
+                              twin.alphabet, declared_alphabet=True)
+    question = Question("equivalent", (program, twin), ("A", "B"))
+    verdict = decide(question, 4, method="smt", unbounded=True)
+    if verdict.outcome == "proved":
+        assert enumeration.first_violation(question, verdict.alphabet, RECHECK_LENGTH) is None
+    elif verdict.outcome == "counterexample":
+        confirm(question, verdict.counterexample.tokens)
+    assert near_miss or verdict.outcome in ("proved", "unknown")
+
+
+def test_anbncn_is_proved_equal_to_its_decompiled_twin_at_every_length():
+    """The relations X + Y = #"b" and U + W = #"a" are 0-inductive; without them the pair was
+    unknown. The proof is re-checked by enumeration."""
+    from test_verify_limits import anbncn_pair
+
+    question = anbncn_pair()
+    verdict = decide(question, 8, method="smt", unbounded=True)
+    assert verdict.outcome == "proved" and verdict.induction.k == 0
+    assert enumeration.first_violation(question, verdict.alphabet, RECHECK_LENGTH) is None

@@ -28,7 +28,7 @@ from typing import Callable
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
-from crasp.verify.relations import candidate_relations
+from crasp.verify.relations import candidate_relations, holds as relation_holds
 from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
 from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
@@ -109,12 +109,11 @@ class _Lemmas:
     def prove(self) -> None:
         z, values = self.z, self._values()
         for relation in list(self.pending):
-            terms = [(coefficient, value) for coefficient, value in zip(relation, values)
-                     if coefficient]
-            if any(value is None for _, value in terms):
+            if any(value is None for coefficient, value in zip(relation, values)
+                   if coefficient):
                 continue
             self.pending.remove(relation)
-            holds = z.simplify(z.Sum([z.IntVal(0)] + [c * value for c, value in terms]) == 0)
+            holds = z.simplify(relation_holds(z, relation, values))
             if z.is_true(holds):   # between counts the programs share (``CountTable``)
                 continue
             self.solver.push()
@@ -161,7 +160,8 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
     of length <= ``length`` (the base case of the induction's strengthened property,
     ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
     too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
-    counted)."""
+    counted), ``("relation", r, None)`` for a relation between counts
+    (``crasp.verify.relations``; at BOS every count is 0)."""
     if len(question.programs) != 2:
         return []
     unrolling = _Unrolling(question, alphabet, length, limit)
@@ -182,7 +182,8 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
         bodies = kept
     definitions = unrolling.sweeper.partner.items() if unrolling.sweeper else ()
     return [("definition", name, other) for other, name in definitions] + \
-        [("count", i, j) for i, j in bodies]
+        [("count", i, j) for i, j in bodies] + \
+        [("relation", relation, None) for relation in unrolling.lemmas.relations]
 
 
 class _Sweeper:

@@ -24,9 +24,12 @@ The invariant (true in every reachable state before position p, p >= 0 tokens re
 
 Strengthening (two programs). The property proved is V' = "no violation, and every pair
 equal", for the pairs that ``bounded.proved_pairs`` proves equal at every position of every
-string of length <= max_k (the base case of V'): two definitions x and y, or the bodies of two
-counts. Under V' at every earlier position, two counts with paired bodies (or counting paired
-definitions) are equal: their start values are one variable. The step must then also
+string of length <= max_k (the base case of V'): two definitions x and y, the bodies of two
+counts, or a linear relation between the counts (``crasp.verify.relations``, such as
+X + Y = #"b" for counts of complementary bodies). Under V' at every earlier position, two
+counts with paired bodies (or counting paired definitions) are equal: their start values are
+one variable; and every relation holds of the start values (the state after position p - 1,
+or before the string, where every count is 0). The step must then also
 re-establish every pair at p + k; a pair it cannot is dropped and the steps re-run (Houdini's
 fixed point: the remaining pairs still have their base case), down to plain k-induction on V.
 
@@ -53,6 +56,7 @@ from crasp.verify.encode import (CountTable, ParikhCounts, ProgramEncoder, count
                                  is_token_only, one_hot_token, token_only_definitions)
 from crasp.verify.explain import is_violated
 from crasp.verify.questions import Question
+from crasp.verify.relations import holds as relation_holds
 from crasp.verify.sweep import unrolled_counts
 from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
@@ -122,6 +126,15 @@ class _Window:
                     first.append(value)
             self.encoders.append(ProgramEncoder(program, alphabet, table, start,
                                                 self.earlier_body))
+        # the relations between counts hold in the start state (an earlier position)
+        solver.add(*[relation_holds(z, relation, self.count_values())
+                     for kind, relation, _ in pairs if kind == "relation"])
+
+    def count_values(self) -> list:
+        """Every unrolled count's value (at the start, or the position just stepped), then the
+        Parikh counts: the vector a relation between counts weighs."""
+        return [encoder.counts[id(node)] for encoder, nodes in zip(self.encoders, self.unrolled)
+                for node in nodes] + list(self.counts.current)
 
     def equalities(self, values: list[dict], pairs: list[tuple]) -> list:
         """Each pair's equality at the position just stepped."""
@@ -129,6 +142,8 @@ class _Window:
         for kind, left, right in pairs:
             if kind == "definition":
                 found.append(values[0][left] == values[1][right])
+            elif kind == "relation":
+                found.append(relation_holds(self.z, left, self.count_values()))
             else:   # the bodies' values, as the encoders last recorded them
                 first, second = (encoder.history[id(nodes[index])][-1] for encoder, nodes, index
                                  in zip(self.encoders, self.unrolled, (left, right)))

@@ -129,3 +129,9 @@ def candidate_relations(first: syntax.Program, second: syntax.Program,
     """The relations r . v = 0 between the two programs' unrolled counts and the Parikh counts
     that hold at every sampled position."""
     return null_space(_sample_matrix((first, second), alphabet, max_length))
+
+
+def holds(z, relation: Relation, values: list):
+    """The z3 term ``relation . values == 0``."""
+    return z.Sum([z.IntVal(0)] + [coefficient * value for coefficient, value
+                                  in zip(relation, values) if coefficient]) == 0
