@@ -126,3 +126,14 @@ def test_an_unknown_from_the_solver_is_never_reported_as_a_proof(name, monkeypat
         assert bounded_only.outcome in ("unknown", "holds")
         if bounded_only.outcome == "unknown":
             assert "(incomplete), at length" in bounded_only.reason
+
+
+def test_prove_fails_when_z3_leaves_the_equivalence_unknown(tmp_path, monkeypatch):
+    """``compile --prove`` with z3 answering unknown: exit status 1 and the reason, not the
+    equivalence."""
+    monkeypatch.chdir(tmp_path)
+    UnknownAt(0).install(monkeypatch)
+    result = CliRunner().invoke(cli, ["compile", str(ANBNCN), "-o", "m.model", "--prove", "14"])
+    assert result.exit_code == 1, result.output
+    assert "compile --prove: unknown: " in result.output
+    assert "z3 could not decide" in result.output and "Traceback" not in result.output
