@@ -32,7 +32,7 @@ METHODS = ("auto", "smt", "enumerate")
 ENUMERATION_LIMIT = 200_000
 """auto enumerates when the strings of length N number at most this: over three letters,
 enumeration beats z3 up to about N = 11 (benchmarks/bench_verify.py: at N = 10 it takes
-0.3-0.8x z3's time), over four z3 is faster from N = 10 on (3.5-20x)."""
+0.2-0.8x z3's time), over four z3 is faster from N = 10 on (3-9x)."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
 SHORTEST_SEARCH_LIMIT = 64
