@@ -8,11 +8,11 @@ three letters for the {a, b} languages, four for anbncn and the E family):
 1. at a small N (default 10) both searches run: enumeration (the interpreter on all k^N
    strings) and z3; the ratio is enumeration time over z3 time, measured in the same run;
 2. at N = 30 (3^30 ~ 2 * 10^14 strings for three letters) z3 as ``crasp equiv`` runs it, and
-   the baseline in the same run: z3 without the relation lemmas (``crasp/verify/relations.py``),
-   the engine before them, under a time limit (``--baseline-limit``, default 60 s; ">60"
-   when it ran out); each the best of three runs; the ratio is baseline time over the new time (a lower bound when the
-   baseline ran out); enumeration's time at N = 30 is extrapolated from step 1 (k^(30 - small
-   N) times longer);
+   the baseline in the same run: z3 without the relation lemmas
+   (``crasp/verify/relations.py``), the engine before them, under a time limit
+   (``--baseline-limit``, default 60 s; ">60" when it ran out); each the best of three runs;
+   the ratio is baseline time over the new time (a lower bound when the baseline ran out);
+   enumeration's time at N = 30 is extrapolated from step 1 (k^(30 - small N) times longer);
 3. ``--unbounded`` with N = 8: proved (with the k of the step) or unknown, and its time.
 
 Every pair must come out equivalent (a counterexample would be a decompiler bug).
