@@ -5,10 +5,14 @@ Why. A rewritten or decompiled program may count the complement of what the orig
 anbncn's ``#("b" && #"c" == 0) == #"b"`` ("every b is before any c") becomes, decompiled,
 ``#("b" && #"c" >= 1) == 0``. The two counts X and Y are different integer variables, and
 their answers agree only because X + Y = #"b" at every position, which z3 can establish for a
-string of length n only by case splits over its positions (about 1.6x more time per token:
-70 s at n = 20). Stated as a lemma at each position, the relation leaves one linear step
-per position: X_i + Y_i = X_{i-1} + Y_{i-1} + [b_i and c_i = 0] + [b_i and c_i >= 1] =
-#"b"_{i-1} + [b_i].
+string of length n only by case splits over its positions, at a cost that grows with n (over
+a minute at n = 20; benchmarks/bench_verify.py runs this baseline). Stated as a lemma at each
+position, the relation leaves one linear step per position:
+X_i + Y_i = X_{i-1} + Y_{i-1} + [b_i and c_i = 0] + [b_i and c_i >= 1] = #"b"_{i-1} + [b_i].
+
+The prover (``bounded``) proves each candidate at position i as soon as the counts it weighs
+have been stepped there, and the induction (``induction``) assumes the proved ones of its start
+state and re-proves them at the end of its window.
 
 Derivation. At every position of every sample string (``sweep.samples``, run by the
 interpreter) take the vector v of the values of both programs' unrolled counts
