@@ -113,6 +113,12 @@ def test_mutated_programs_read_as_lark_reads_them(text):
     assert_reads_as_lark(text)
 
 
+@SETTINGS
+@given(st.lists(st.sampled_from(VOCABULARY + ["x = ", " ", "\n", "y"]), max_size=14))
+def test_token_soups_read_as_lark_reads_them(lexemes):
+    assert_reads_as_lark("".join(lexemes))
+
+
 @pytest.mark.parametrize("text", [
     '#import true\nx = "a"', 'x = #[true] "a"', "x = if", "min = 1", "x = (#import)",
     'x = # import', 'x = "a" y', 'x = 1 < 2 < 3', 'x = mod(2, 1) && -(2) * 3 > - - 4',
