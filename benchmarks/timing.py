@@ -7,12 +7,7 @@ import time
 
 def best_of(repeats: int, function) -> float:
     """The fastest of ``repeats`` wall-clock timings of ``function()``, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return best_of_each(repeats, function)[0]
 
 
 def best_of_each(repeats: int, *functions, clock=time.perf_counter) -> list[float]:

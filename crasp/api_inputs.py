@@ -36,7 +36,7 @@ def token_batch(inputs: Inputs, alphabet: Sequence[str]) -> list[list[str]]:
     if all(isinstance(item, str) for item in batch):
         return [tokenize(item, alphabet) for item in batch]
     # token lists are taken as they are; the encoder refuses a token that is not a string
-    # (``crasp.interpret.encode``), so no Python test runs per token here
+    # (``crasp.interpret.encode_flat``), so no Python test runs per token here
     kinds = set(map(type, batch))   # at C speed: a batch may hold millions of inputs
     if kinds <= {list}:
         return batch

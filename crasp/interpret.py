@@ -43,7 +43,7 @@ class FlatBatch:
     @cached_property
     def starts(self) -> np.ndarray:
         """[B]: where each input's BOS is."""
-        return np.cumsum(self.lengths + 1) - (self.lengths + 1)
+        return _starts(self.lengths)
 
     def padded(self, values: np.ndarray, fill=0) -> np.ndarray:
         """``values`` [N] as [B, T + 1], BOS in column 0 and ``fill`` past each input's end."""
@@ -161,7 +161,7 @@ def _single_character_ids(inputs: Sequence[Sequence[str]], index: _TokenIds,
     del text
     positions = codes[::2]
     separator, bos = ord(_SEPARATOR), ord(_BOS_CHARACTER)
-    starts = np.cumsum(lengths + 1) - (lengths + 1)
+    starts = _starts(lengths)
     if (positions == separator).any() or np.count_nonzero(positions == bos) != len(inputs) or \
             not (positions[starts] == bos).all():
         return None
@@ -172,6 +172,11 @@ def _single_character_ids(inputs: Sequence[Sequence[str]], index: _TokenIds,
             table[ord(token)] = i
     table[bos] = BOS_ID
     return np.take(table, positions)
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    """Where each input's BOS is in the flat batch: the positions of the inputs before it."""
+    return np.cumsum(lengths + 1) - (lengths + 1)
 
 
 def _id_type(other: int) -> type:
