@@ -7,9 +7,18 @@ import time
 
 def best_of(repeats: int, function) -> float:
     """The fastest of ``repeats`` wall-clock timings of ``function()``, in seconds."""
-    times = []
+    return best_of_each(repeats, function)[0]
+
+
+def best_of_each(repeats: int, *functions, clock=time.perf_counter) -> list[float]:
+    """The fastest of ``repeats`` timings of each function by ``clock``, in seconds. The
+    functions take turns, so that on a shared machine each meets the same changes of load (a
+    ratio of two of them is then steadier than from separate runs); ``time.process_time``
+    counts only the processor time of this process, not the time other jobs hold the cores."""
+    times = [[] for _ in functions]
     for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for function, taken in zip(functions, times):
+            start = clock()
+            function()
+            taken.append(clock() - start)
+    return [min(taken) for taken in times]

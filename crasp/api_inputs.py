@@ -36,8 +36,11 @@ def token_batch(inputs: Inputs, alphabet: Sequence[str]) -> list[list[str]]:
     if all(isinstance(item, str) for item in batch):
         return [tokenize(item, alphabet) for item in batch]
     # token lists are taken as they are; the encoder refuses a token that is not a string
-    # (``crasp.interpret.encode``), so no Python test runs per token here
-    if all(type(item) in (list, tuple) for item in batch):
+    # (``crasp.interpret.encode_flat``), so no Python test runs per token here
+    kinds = set(map(type, batch))   # at C speed: a batch may hold millions of inputs
+    if kinds <= {list}:
+        return batch
+    if kinds <= {list, tuple}:
         return [item if type(item) is list else list(item) for item in batch]
     raise InputError("inputs must be one string, a list of strings, or a list of token lists "
                      "(lists of strings); this batch mixes them or holds something else")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import replace
+from typing import Callable
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
@@ -47,6 +48,7 @@ class _Checker:
         self.declared_alphabet: tuple[str, ...] | None = None
         self.literal_tokens: list[str] = []
         self.rewrites: list[tuple[int, str]] = []
+        self.methods: dict[type, Callable] = {}   # node type -> its expr_ method
 
     def error(self, message: str, span: Span | None, expected: str | None = None,
               note: str | None = None) -> ProgramError:
@@ -173,7 +175,9 @@ class _Checker:
 
     def _node(self, node: syntax.Expr, parts: list[tuple[syntax.Expr, Type]]):
         """``parts``: each child of ``node``, resolved, with its type."""
-        method = getattr(self, "expr_" + type(node).__name__)
+        method = self.methods.get(type(node))
+        if method is None:   # looked up once per node type, not once per node
+            method = self.methods[type(node)] = getattr(self, "expr_" + type(node).__name__)
         return method(node, *parts)
 
     def expr_TokenTest(self, node: syntax.TokenTest):

@@ -164,7 +164,7 @@ def _compiled(model_dir: str, strict_alphabet: bool
 
     def evaluate(inputs, first_number):
         if strict_alphabet:   # the interpreter's error for a token outside the vocabulary
-            crasp.interpret.encode(vocabulary, inputs, True, first_number)
+            crasp.interpret.encode_flat(vocabulary, inputs, True, first_number)
         crasp.api_inputs.check_lengths(model.executable, inputs, first_number)
         evaluation = model.predict(inputs)
         return evaluation.accept, evaluation.output

@@ -26,48 +26,62 @@ from dataclasses import dataclass
 from crasp import syntax
 
 
-def _level(node: syntax.Expr, local_free: bool) -> int:
-    """The levels ``node`` adds: 1 for a count, except a guarded (local) count in Knee-Deep's
-    TL[◁#]^pos measure (``local_free``), where it is the depth-free Y."""
-    if not isinstance(node, syntax.Count):
-        return 0
-    return 0 if local_free and node.relation is not None else 1
+Uses = tuple[list[tuple[str, int, int]], int, int]
+"""What both depth measures need from an expression, from one walk (``uses``)."""
+
+
+def uses(expr: syntax.Expr) -> Uses:
+    """Each name used in ``expr`` with the number of counts that enclose the use, in crasp's
+    measure and in Knee-Deep's TL[◁#]^pos measure (where a guarded, local count is the
+    depth-free Y), in the order of a walk that reads the last child first; and the most counts
+    enclosing any node (itself included) in each measure. One walk serves every question that
+    ``analyze`` asks of a definition."""
+    found: list[tuple[str, int, int]] = []
+    deepest = deepest_local = 0
+    stack = [(expr, 0, 0)]
+    pop, push, direct_children = stack.pop, stack.append, syntax.children
+    while stack:
+        node, counts, local = pop()
+        kind = type(node)
+        if kind is syntax.Ref:
+            found.append((node.name, counts, local))
+            continue
+        if kind is syntax.Count:
+            counts += 1
+            local += node.relation is None
+            deepest, deepest_local = max(deepest, counts), max(deepest_local, local)
+        for child in direct_children(node):
+            push((child, counts, local))
+    return found, deepest, deepest_local
+
+
+def _depth(summary: Uses, depths: dict[str, int], local_free: bool) -> int:
+    found, deepest, deepest_local = summary
+    if local_free:
+        return max([deepest_local] + [depths[name] + local for name, _, local in found])
+    return max([deepest] + [depths[name] + counts for name, counts, _ in found])
 
 
 def expr_depth(expr: syntax.Expr, depths: dict[str, int], local_free: bool = False) -> int:
     """Depth of one expression, given the depths of the names it uses: the largest, over the
     names and constants it reads, of the definition's depth plus the counts enclosing the use
     (the same as the recursive rule above, computed with a stack, so any nesting works)."""
-    deepest, stack = 0, [(expr, 0)]
-    while stack:
-        node, counts = stack.pop()
-        if isinstance(node, syntax.Ref):
-            deepest = max(deepest, depths[node.name] + counts)
-            continue
-        counts += _level(node, local_free)
-        deepest = max(deepest, counts)
-        stack.extend((child, counts) for child in syntax.children(node))
-    return deepest
+    return _depth(uses(expr), depths, local_free)
 
 
 def references(expr: syntax.Expr, local_free: bool = False) -> list[tuple[str, int]]:
     """Each name used in ``expr`` with the number of counts that enclose the use."""
-    found: list[tuple[str, int]] = []
-    stack = [(expr, 0)]
-    while stack:
-        node, counts = stack.pop()
-        if isinstance(node, syntax.Ref):
-            found.append((node.name, counts))
-        inner = counts + _level(node, local_free)
-        stack.extend((child, inner) for child in syntax.children(node))
-    return found
+    return [(name, local if local_free else counts) for name, counts, local in uses(expr)[0]]
+
+
+def _graph(summaries: dict[str, Uses]) -> dict[str, tuple[str, ...]]:
+    return {name: tuple(dict.fromkeys(used for used, _, _ in found))
+            for name, (found, _, _) in summaries.items()}
 
 
 def dependency_graph(program: syntax.Program) -> dict[str, tuple[str, ...]]:
     """Each definition -> the names it uses (each once, in order of first use)."""
-    return {definition.name: tuple(dict.fromkeys(name for name, _ in
-                                                 references(definition.expr)))
-            for definition in program.definitions}
+    return _graph({definition.name: uses(definition.expr) for definition in program.definitions})
 
 
 def _reached(graph: dict[str, tuple[str, ...]], start: str) -> set[str]:
@@ -116,24 +130,25 @@ class DepthReport:
         }
 
 
-def definition_depths(program: syntax.Program, local_free: bool = False) -> dict[str, int]:
+def definition_depths(program: syntax.Program, local_free: bool = False,
+                      summaries: dict[str, Uses] | None = None) -> dict[str, int]:
+    summaries = summaries or {d.name: uses(d.expr) for d in program.definitions}
     depths: dict[str, int] = {}
     for definition in program.definitions:
-        depths[definition.name] = expr_depth(definition.expr, depths, local_free)
+        depths[definition.name] = _depth(summaries[definition.name], depths, local_free)
     return depths
 
 
-def _critical_path(program: syntax.Program, depths: dict[str, int],
+def _critical_path(program: syntax.Program, depths: dict[str, int], summaries: dict[str, Uses],
                    local_free: bool = False) -> tuple[str, ...]:
-    by_name = {definition.name: definition for definition in program.definitions}
     path = [program.answer.name]
     while True:
-        definition = by_name[path[-1]]
-        target = depths[definition.name]
+        target = depths[path[-1]]
+        found = [(name, local if local_free else counts)
+                 for name, counts, local in summaries[path[-1]][0]]
         chosen = None
         # Prefer the use under the fewest counts: it carries the most of the depth itself.
-        for name, counts in sorted(references(definition.expr, local_free),
-                                   key=lambda r: r[1]):
+        for name, counts in sorted(found, key=lambda r: r[1]):
             if depths[name] + counts == target:
                 chosen = name
                 break
@@ -151,9 +166,10 @@ def analyze(program: syntax.Program) -> DepthReport:
     >>> report.depth, [(d.name, d.depth) for d in report.definitions], report.critical_path
     (2, [('x', 1), ('y', 2)], ('y', 'x'))
     """
-    depths = definition_depths(program)
-    tl_pos = definition_depths(program, local_free=True)
-    graph = dependency_graph(program)
+    summaries = {definition.name: uses(definition.expr) for definition in program.definitions}
+    depths = definition_depths(program, summaries=summaries)
+    tl_pos = definition_depths(program, local_free=True, summaries=summaries)
+    graph = _graph(summaries)
     answer = program.answer.name
     used = _reached(graph, answer)
     report = tuple(
@@ -164,11 +180,11 @@ def analyze(program: syntax.Program) -> DepthReport:
     return DepthReport(
         depth=depths[answer],
         definitions=report,
-        critical_path=_critical_path(program, depths),
+        critical_path=_critical_path(program, depths, summaries),
         unused=tuple(d.name for d in program.definitions if d.name not in used),
         graph=graph,
         tl_pos_depth=tl_pos[answer],
-        tl_pos_critical_path=_critical_path(program, tl_pos, local_free=True),
+        tl_pos_critical_path=_critical_path(program, tl_pos, summaries, local_free=True),
     )
 
 

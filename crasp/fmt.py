@@ -19,6 +19,8 @@ by its canonical text, and every other line is kept.
 
 from __future__ import annotations
 
+from typing import Union
+
 from crasp import canonical, syntax
 from crasp.errors import ProgramError
 
@@ -89,61 +91,86 @@ def _atom_text(expr: syntax.Expr) -> str | None:
     return None
 
 
+Text = Union[str, list]
+"""Printed text as a rope: a string, or a list of ropes read left to right. A long chain is
+printed in linear time (joining the operands' strings at every level would copy the left
+operand once per level: quadratic) and joined once at the end (``_joined``)."""
+
+
 def format_expr(expr: syntax.Expr, group_mixed: bool = False) -> str:
     """The conventional text with the parentheses both parsers need (without recursion);
     ``group_mixed`` also parenthesizes every ``&&`` operand of ``||`` (and ``||`` of ``&&``),
     so that a mixed chain needs no precedence rule to be read."""
-    def node(expr: syntax.Expr, texts: list[str]) -> str:
+    def node(expr: syntax.Expr, texts: list[Text]) -> Text:
         kids = syntax.children(expr)
 
-        def operand(index: int, minimum: int, followed_by: str = "") -> str:
-            kid, text = kids[index], texts[index]
+        def operand(index: int, minimum: int, followed_by: str = "") -> tuple[Text, bool]:
+            kid = kids[index]
             swallows = followed_by and followed_by in _swallowed(kid, minimum)
             hahn_sum = followed_by == "+" and isinstance(kid, syntax.Sub)   # a - b + c
             mixed = (group_mixed and isinstance(kid, (syntax.And, syntax.Or))
                      and isinstance(expr, (syntax.And, syntax.Or)) and type(kid) is not type(expr))
-            return (f"({text})" if _precedence(kid) < minimum or swallows or hahn_sum or mixed
-                    else text)
+            return texts[index], bool(_precedence(kid) < minimum or swallows or hahn_sum or mixed)
         return _print(expr, texts, operand)
-    return syntax.fold(expr, node)
+    return _joined(syntax.fold(expr, node))
 
 
 def format_parenthesized(expr: syntax.Expr) -> str:
     """Every operand that is not an atom in parentheses: one reading in any parser."""
-    def node(expr: syntax.Expr, texts: list[str]) -> str:
+    def node(expr: syntax.Expr, texts: list[Text]) -> Text:
         kids = syntax.children(expr)
 
-        def operand(index: int, minimum: int = ATOM, followed_by: str = "") -> str:
-            return texts[index] if _precedence(kids[index]) == ATOM else f"({texts[index]})"
+        def operand(index: int, minimum: int = ATOM, followed_by: str = "") -> tuple[Text, bool]:
+            return texts[index], _precedence(kids[index]) != ATOM
         return _print(expr, texts, operand)
-    return syntax.fold(expr, node)
+    return _joined(syntax.fold(expr, node))
 
 
-def _print(expr: syntax.Expr, texts: list[str], operand) -> str:
+def _joined(text: Text) -> str:
+    """The string of a rope (with an explicit stack: ropes nest as deep as the tree)."""
+    pieces, stack = [], [text]
+    while stack:
+        part = stack.pop()
+        if isinstance(part, str):
+            pieces.append(part)
+        else:
+            stack.extend(reversed(part))
+    return "".join(pieces)
+
+
+def _print(expr: syntax.Expr, texts: list[Text], operand) -> Text:
     """``expr`` printed, given its children's texts; ``operand(index, minimum, followed_by)``
     is child ``index`` as an operand that must bind at least as tightly as ``minimum`` and is
-    followed by the operator ``followed_by`` (parenthesized as the caller decides)."""
+    followed by the operator ``followed_by``: its text, and whether the caller parenthesizes
+    it."""
+    def child(index: int, minimum: int, followed_by: str = "") -> Text:
+        text, parenthesized = operand(index, minimum, followed_by)
+        return ["(", text, ")"] if parenthesized else text
+
     atom = _atom_text(expr)
     if atom is not None:
         return atom
     if isinstance(expr, syntax.Not):
-        return "!" + operand(0, PREFIX)
+        return ["!", child(0, PREFIX)]
     if isinstance(expr, syntax.Count):
         guard = f"[{_relation(expr.relation)}] " if expr.relation else ""
-        body = operand(0, PREFIX)
-        # Both lexers read "#import" (Hahn's also "#importx") as the keyword, never as a count.
-        return "#" + guard + (" " if not guard and body.startswith("import") else "") + body
+        body, parenthesized = operand(0, PREFIX)
+        # Both lexers read "#import" (Hahn's also "#importx") as the keyword, never as a count;
+        # only a name can start the body's text with it (other operands start with a symbol).
+        spaced = not guard and not parenthesized and (_atom_text(expr.body) or "").startswith(
+            "import")
+        return ["#" + guard + (" " if spaced else ""), ["(", body, ")"] if parenthesized else body]
     if isinstance(expr, (syntax.Min, syntax.Max)):
         name = "min" if isinstance(expr, syntax.Min) else "max"
-        return f"{name}({texts[0]}, {texts[1]})"
+        return [f"{name}(", texts[0], ", ", texts[1], ")"]
     if isinstance(expr, syntax.Scale):
-        return f"{expr.factor} * {operand(0, PREFIX)}"
+        return [f"{expr.factor} * ", child(0, PREFIX)]
     if isinstance(expr, syntax.Compare):
-        return f"{operand(0, SUM)} {expr.op} {operand(1, SUM)}"
+        return [child(0, SUM), f" {expr.op} ", child(1, SUM)]
     if isinstance(expr, syntax.Conditional):
-        return f"{operand(1, OR)} if {operand(0, OR)} else {operand(2, CONDITIONAL)}"
+        return [child(1, OR), " if ", child(0, OR), " else ", child(2, CONDITIONAL)]
     symbol, level = _BINARY[type(expr)]
-    return f"{operand(0, level, symbol)} {symbol} {operand(1, level + 1)}"
+    return [child(0, level, symbol), f" {symbol} ", child(1, level + 1)]
 
 
 def _reads_back(expr: syntax.Expr, text: str) -> bool:

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from crasp import predicates, syntax
 from crasp.errors import ProgramError
@@ -78,11 +78,20 @@ MAX_NESTING = 400
 stop with a Python recursion error on such expressions too)."""
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
+    """A lexeme and where it is (a tuple: a 100,000-operand line has 300,000 of them, and most
+    are only looked at for their kind)."""
+
     kind: str      # VARIABLE, STRING, INT, a keyword's name in capitals, or the operator itself
     text: str
-    span: Span
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.end_line, self.end_column)
 
 
 def tokenize(source: str, filename: str) -> list[list[Token]]:
@@ -90,15 +99,10 @@ def tokenize(source: str, filename: str) -> list[list[Token]]:
     statements: list[list[Token]] = [[]]
     current = statements[0]
     line, line_start, position = 1, 0, 0
-    match_at, keywords = _LEXEMES.match, _KEYWORDS
-    while position < len(source):
-        match = match_at(source, position)
-        if match is None:
-            position += len(source[position:]) - len(source[position:].lstrip(" \t"))
-            column = position - line_start + 1
-            raise ProgramError(f"unexpected character {source[position]!r}", source=source,
-                               filename=filename, span=Span(line, column, line, column + 1),
-                               expected="a token of Hahn's grammar")
+    keywords = _KEYWORDS
+    for match in _LEXEMES.finditer(source):
+        if match.start() != position:   # skipped a character that starts no lexeme
+            break
         kind = match.lastgroup
         start, position = match.start(kind), match.end()
         if kind == "NL":
@@ -109,7 +113,7 @@ def tokenize(source: str, filename: str) -> list[list[Token]]:
             continue
         if kind == "COMMENT" or kind == "END":
             continue
-        text = source[start:position]
+        text = match.group(kind)
         column = start - line_start + 1
         if kind == "VARIABLE":
             kind = keywords.get(text, kind)
@@ -117,11 +121,16 @@ def tokenize(source: str, filename: str) -> list[list[Token]]:
             kind = text
         if kind == "STRING" and "\n" in text:   # a literal over lines (his lexer allows it)
             end_line = line + text.count("\n")
-            span = Span(line, column, end_line, len(text) - text.rfind("\n"))
+            current.append(Token(kind, text, line, column, end_line, len(text) - text.rfind("\n")))
             line, line_start = end_line, start + text.rfind("\n") + 1
         else:
-            span = Span(line, column, line, column + len(text))
-        current.append(Token(kind, text, span))
+            current.append(Token(kind, text, line, column, line, column + len(text)))
+    if position < len(source):
+        position += len(source[position:]) - len(source[position:].lstrip(" \t"))
+        column = position - line_start + 1
+        raise ProgramError(f"unexpected character {source[position]!r}", source=source,
+                           filename=filename, span=Span(line, column, line, column + 1),
+                           expected="a token of Hahn's grammar")
     return [tokens for tokens in statements if tokens]
 
 

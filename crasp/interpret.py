@@ -1,21 +1,25 @@
 """Pass: Program x inputs -> Evaluation. A vectorized interpreter over positions and a batch.
 
-Inputs are encoded as one integer array of shape [B, T + 1]: column 0 is the BOS position, which
-a transformer reads before the first token, and column i + 1 holds token i (0-based). Every
+Inputs are encoded as one flat integer array (``FlatBatch``): each input's BOS position, which a
+transformer reads before the first token, then its tokens, one input after another. Every
 definition is evaluated once for the whole batch as an array of that shape, so a count is one
-``cumsum`` along the position axis, with no Python loop over positions or strings.
+``cumsum`` over the batch less each input's sum before its BOS, with no Python loop over
+positions or strings, and no padding to compute on (half the work on inputs of mixed lengths).
 
-The BOS column makes the empty input well defined, and equal to what a transformer that reads
+The BOS position makes the empty input well defined, and equal to what a transformer that reads
 only BOS computes: every token test is false there, no count includes BOS (so all counts are 0
 at BOS), positional predicates see position -1, and the empty string's answer is the answer at
-BOS. Padding columns (past a string's length) come after the string, so the causal prefix sums
-never read them; their values are meaningless and masked out.
+BOS. ``Evaluation.columns`` shows the values padded, as [B, T + 1] arrays with BOS in column 0
+and 0 (False) past each input's end; ``EncodedBatch`` is the padded encoding, which the compiled
+models read.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -25,6 +29,28 @@ from crasp.errors import InputError
 
 BOS_ID = -1
 PAD_ID = -2
+_BOS = object()   # stands for BOS among the tokens of the dictionary lookup
+
+
+@dataclass(frozen=True)
+class FlatBatch:
+    """Token ids [N]: each input's BOS (``BOS_ID``) then its tokens, one input after another
+    (N = B + the number of tokens); lengths [B]."""
+
+    ids: np.ndarray
+    lengths: np.ndarray
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        """[B]: where each input's BOS is."""
+        return _starts(self.lengths)
+
+    def padded(self, values: np.ndarray, fill=0) -> np.ndarray:
+        """``values`` [N] as [B, T + 1], BOS in column 0 and ``fill`` past each input's end."""
+        width = int(self.lengths.max(initial=0)) + 1
+        out = np.full((len(self.lengths), width), fill, dtype=values.dtype)
+        out[np.arange(width) <= self.lengths[:, None]] = values   # row-major: the flat order
+        return out
 
 
 @dataclass(frozen=True)
@@ -34,79 +60,165 @@ class EncodedBatch:
     ids: np.ndarray
     lengths: np.ndarray
 
+    def flat(self) -> FlatBatch:
+        width = self.ids.shape[1]
+        return FlatBatch(self.ids[np.arange(width) <= self.lengths[:, None]], self.lengths)
+
 
 class _TokenIds(dict):
-    """Token -> id; a token outside the alphabet gets the next id (looked up in C: only such a
+    """Token -> id; a token outside the alphabet gets ``other`` (looked up in C: only such a
     token calls ``__missing__``), and something that is not a string is refused."""
+
+    def __init__(self, alphabet: Sequence[str]):
+        super().__init__({token: i for i, token in enumerate(alphabet)})
+        self.other = len(alphabet)
+        self[_BOS] = BOS_ID
 
     def __missing__(self, token) -> int:
         if not isinstance(token, str):
             raise InputError(f"inputs must be one string, a list of strings, or a list of token "
                              f"lists (lists of strings); this batch holds the token {token!r}")
-        return len(self)
+        return self.other
 
 
-def encode(program: syntax.Program, inputs: Sequence[Sequence[str]],
-           strict_alphabet: bool = False, first_number: int = 1) -> EncodedBatch:
+def encode_flat(program: syntax.Program, inputs: Sequence[Sequence[str]],
+                strict_alphabet: bool = False, first_number: int = 1) -> FlatBatch:
     """Map token strings to alphabet indices. A token outside the alphabet gets the id
     ``len(alphabet)``, which no token test matches (Hahn's meaning: every token test is false
     there); with ``strict_alphabet`` it is an ``InputError`` instead, naming the input by its
     number (``first_number`` for the first of ``inputs``: a stream is encoded batch by batch).
 
-    All tokens are looked up in one pass at C speed (``map`` over the concatenated batch) and
-    scattered into the padded array with a mask: no Python loop over the inputs, which was
-    most of the interpreter's time."""
-    index = _TokenIds({token: i for i, token in enumerate(program.alphabet)})
-    other = len(program.alphabet)
+    No Python code runs per token: the ids come from ``_single_character_ids`` (every token
+    one character, the common case) or from one dictionary lookup per token at C speed
+    (``map``, BOS looked up as a token). Encoding was most of the interpreter's time."""
+    index = _TokenIds(program.alphabet)
     lengths = np.fromiter(map(len, inputs), dtype=np.int64, count=len(inputs))
-    total = int(lengths.sum())
-    try:
-        flat = np.fromiter(map(index.__getitem__, itertools.chain.from_iterable(inputs)),
-                           dtype=np.int64, count=total)
-    except TypeError:   # an unhashable token (a list, say) cannot even be looked up
-        raise InputError("inputs must be one string, a list of strings, or a list of token "
-                         "lists (lists of strings); this batch holds something else") from None
-    if strict_alphabet and total and (flat == other).any():
-        where = int(np.argmax(flat == other))
-        row = int(np.searchsorted(np.cumsum(lengths), where, side="right"))
-        position = where - int(lengths[:row].sum())
+    size = len(inputs) + int(lengths.sum())
+    ids = _single_character_ids(inputs, index, lengths)
+    if ids is None:
+        with_bos = itertools.chain.from_iterable(
+            itertools.chain.from_iterable(zip(itertools.repeat((_BOS,)), inputs)))
+        try:
+            ids = np.fromiter(map(index.__getitem__, with_bos), dtype=_id_type(index.other),
+                              count=size)
+        except TypeError:   # an unhashable token (a list, say) cannot even be looked up
+            raise InputError("inputs must be one string, a list of strings, or a list of token "
+                             "lists (lists of strings); this batch holds something else") from None
+    batch = FlatBatch(ids, lengths)
+    if strict_alphabet and (ids == index.other).any():
+        where = int(np.argmax(ids == index.other))
+        row = int(np.searchsorted(batch.starts, where, side="right")) - 1
+        position = where - int(batch.starts[row]) - 1
         raise InputError(
             f"input {first_number + row}: token {inputs[row][position]!r} at position "
             f"{position} is not in "
             f"the alphabet {{{', '.join(repr(t) for t in program.alphabet)}}}")
-    width = int(lengths.max(initial=0)) + 1
-    ids = np.full((len(inputs), width), PAD_ID, dtype=np.int64)
-    ids[:, 0] = BOS_ID
-    ids[:, 1:][np.arange(width - 1) < lengths[:, None]] = flat   # row-major: the flat order
-    return EncodedBatch(ids, lengths)
+    return batch
+
+
+def encode(program: syntax.Program, inputs: Sequence[Sequence[str]],
+           strict_alphabet: bool = False, first_number: int = 1) -> EncodedBatch:
+    """``encode_flat`` padded to [B, T + 1] int64 ids, PAD after each input."""
+    batch = encode_flat(program, inputs, strict_alphabet, first_number)
+    return EncodedBatch(batch.padded(batch.ids.astype(np.int64), PAD_ID), batch.lengths)
+
+
+# The separator between tokens and the stand-in for BOS in ``_single_character_ids``.
+_SEPARATOR, _BOS_CHARACTER = "\x00", "\x01"
+
+
+def _single_character_ids(inputs: Sequence[Sequence[str]], index: _TokenIds,
+                          lengths: np.ndarray) -> np.ndarray | None:
+    """The flat ids when every token is a string of one character other than ``_SEPARATOR``
+    and ``_BOS_CHARACTER``, else None: about 10 ns per token against 50 for a dictionary
+    lookup each.
+
+    Each input's tokens are joined with the separator between them (at C speed), and these
+    strings, each after the BOS character and leaving out the empty ones, are joined the same
+    way: ``text`` is every field, BOS or token, of the N = B + sum(lengths) positions joined
+    with the separator. If every token is one such character, (a) ``text`` has 2N - 1
+    characters, (b) the separator is at no even index, (c) the BOS character is at even index
+    ``2 * start`` of each input and at no other even index. Conversely, given (a)-(c): the
+    separator after a field of even length (the empty one included) would fall at an even
+    index, so every field but the last has odd length and begins at an even index; the B BOS
+    fields are then the B even indices that (c) names, in order, so input i's tokens fill the
+    indices from ``2 * start[i] + 2`` to ``2 * start[i + 1] - 2`` (to the end of ``text``, by
+    (a), for the last input): ``lengths[i]`` tokens with a separator after each but the last
+    in ``2 * lengths[i] - 1`` characters, all but the last of odd length, so each is one
+    character, which is neither the separator (b) nor the BOS character (c). The code points
+    (Latin-1 or UTF-32 bytes) at the even indices then index a table from code point to id."""
+    try:
+        text = _SEPARATOR.join(filter(None, itertools.chain.from_iterable(
+            zip(itertools.repeat(_BOS_CHARACTER), map(_SEPARATOR.join, inputs)))))
+    except TypeError:   # a token that is not a string: the caller's lookup refuses it
+        return None
+    if len(text) != max(2 * (len(lengths) + int(lengths.sum())) - 1, 0):
+        return None
+    try:
+        codes = np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    del text
+    positions = codes[::2]
+    separator, bos = ord(_SEPARATOR), ord(_BOS_CHARACTER)
+    starts = _starts(lengths)
+    if (positions == separator).any() or np.count_nonzero(positions == bos) != len(inputs) or \
+            not (positions[starts] == bos).all():
+        return None
+    table = np.full(int(positions.max(initial=bos)) + 1, index.other,
+                    dtype=_id_type(index.other))
+    for token, i in index.items():
+        if type(token) is str and len(token) == 1 and ord(token) < len(table):
+            table[ord(token)] = i
+    table[bos] = BOS_ID
+    return np.take(table, positions)
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    """Where each input's BOS is in the flat batch: the positions of the inputs before it."""
+    return np.cumsum(lengths + 1) - (lengths + 1)
+
+
+def _id_type(other: int) -> type:
+    """The narrowest integer type holding every id, from ``BOS_ID`` to ``other``: the token
+    tests read fewer bytes."""
+    return np.int8 if other <= 127 else np.int16 if other <= 32767 else np.int32
 
 
 @dataclass(frozen=True)
 class Evaluation:
     """The value of every definition at every position of every input.
 
-    ``columns[name]`` has shape [B, T + 1] (column 0 = BOS); ``trace[name]`` drops the BOS
-    column so that index i is token i.
+    ``values[name]`` is flat, as the ``batch`` ids are; ``columns[name]`` has shape [B, T + 1]
+    (column 0 = BOS, 0 or False past each input's end); ``trace[name]`` drops the BOS column so
+    that index i is token i.
     """
 
     program: syntax.Program
-    lengths: np.ndarray
-    columns: dict[str, np.ndarray]
+    batch: FlatBatch
+    values: dict[str, np.ndarray]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self.batch.lengths
+
+    @cached_property
+    def columns(self) -> Mapping[str, np.ndarray]:
+        return _MadeOnUse(self.values, lambda name: self.batch.padded(self.values[name]))
 
     @property
     def mask(self) -> np.ndarray:
         """[B, T]: True at real token positions."""
-        width = next(iter(self.columns.values())).shape[1] - 1
-        return np.arange(width)[None, :] < self.lengths[:, None]
+        return np.arange(int(self.lengths.max(initial=0)))[None, :] < self.lengths[:, None]
 
-    @property
-    def trace(self) -> dict[str, np.ndarray]:
-        return {name: values[:, 1:] for name, values in self.columns.items()}
+    @cached_property
+    def trace(self) -> Mapping[str, np.ndarray]:
+        return _MadeOnUse(self.values, lambda name: self.columns[name][:, 1:])
 
     @property
     def output(self) -> np.ndarray:
         """[B, T] bool: the answer at every token position (False past each string's end)."""
-        return self.columns[self.program.answer.name][:, 1:] & self.mask
+        return self.batch.padded(self.values[self.program.answer.name])[:, 1:] & self.mask
 
     @property
     def accept(self) -> np.ndarray:
@@ -117,56 +229,69 @@ class Evaluation:
     def answer_at_end(self) -> np.ndarray:
         """[B]: the answer's value at each string's last position (a count, for a program read
         with ``count_answer``)."""
-        answer = self.columns[self.program.answer.name]
-        return answer[np.arange(len(self.lengths)), self.lengths]
+        return self.values[self.program.answer.name][self.batch.starts + self.lengths]
 
     def values_of(self, row: int) -> dict[str, np.ndarray]:
         """Every definition's per-token values for one input."""
-        length = int(self.lengths[row])
-        return {name: values[row, 1:length + 1] for name, values in self.columns.items()}
+        start = int(self.batch.starts[row]) + 1
+        end = start + int(self.lengths[row])
+        return {name: values[start:end] for name, values in self.values.items()}
 
 
+class _MadeOnUse(Mapping):
+    """``make(name)`` for each of ``names``, made when first read and kept: a caller that reads
+    one definition's padded values pays for that one only."""
+
+    def __init__(self, names, make):
+        self._names, self._make, self._made = names, make, {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._made:
+            if name not in self._names:
+                raise KeyError(name)
+            self._made[name] = self._make(name)
+        return self._made[name]
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+INT16_MAX = 2 ** 15 - 1
+INT32_MAX = 2 ** 31 - 1
 INT64_MAX = 2 ** 63 - 1
 
 
 class _Evaluator:
-    """Evaluates expressions without recursion (an explicit stack, so nesting of any depth
-    works), keeping beside each integer value a bound on its magnitude at every position:
-    ``|#P| <= T``, ``|c| = c``, ``|a + b| <= |a| + |b|``, ``|k * a| = |k| |a|``, and the
-    maximum over the operands of min, max and if. Where a node's bound fits int64, its value
-    is computed in int64 (each operand's bound is at most its own, so nothing overflows);
-    otherwise in Python integers (numpy object arrays), so every answer is exact at any
-    length and for literals of any size."""
+    """Evaluates expressions (``apply``, folded over each definition by ``syntax.fold``:
+    no recursion, so nesting of any depth works), keeping beside each integer value a bound on
+    its magnitude at every position: ``|#P| <= T``, ``|c| = c``, ``|a + b| <= |a| + |b|``,
+    ``|k * a| = |k| |a|``, and the maximum over the operands of min, max and if. A node's value
+    is computed in the narrowest of int32, int64 and Python integers (numpy object arrays) that
+    holds its bound (each operand's bound is at most its own, so nothing overflows), so every
+    answer is exact at any length and for literals of any size. Counts are int16 while the
+    longest input has at most 2^15 - 1 tokens (see ``count``): narrow types are less memory to
+    write and read, which is most of the time of numpy's passes."""
 
-    def __init__(self, ids: np.ndarray):
-        self.ids = ids
-        self.shape = ids.shape
-        self.length = ids.shape[1] - 1
-        self.is_token = ids >= 0
-        self.position = np.arange(ids.shape[1]) - 1  # BOS is position -1
+    def __init__(self, batch: FlatBatch, alphabet: Sequence[str]):
+        self.batch = batch
+        self.ids = batch.ids
+        self.length = int(batch.lengths.max(initial=0))
         self.env: dict[str, np.ndarray] = {}
         self.bounds: dict[str, int | None] = {}
-        self.alphabet_index: dict[str, int] = {}
+        self.alphabet_index = {token: i for i, token in enumerate(alphabet)}
 
-    def full(self, values) -> np.ndarray:
-        return np.broadcast_to(values, self.shape)
+    @cached_property
+    def position(self) -> np.ndarray:
+        """[N]: each position's index in its input, -1 at BOS."""
+        return np.arange(len(self.ids)) - np.repeat(self.batch.starts + 1, self.batch.lengths + 1)
 
-    def eval(self, root: syntax.Expr) -> tuple[np.ndarray, int | None]:
-        """The value of ``root`` (broadcastable to [B, T + 1], bool, int64 or object) and its
-        magnitude bound (None for a Boolean)."""
-        pending: list[tuple[syntax.Expr, bool]] = [(root, False)]
-        values: list[tuple[np.ndarray, int | None]] = []
-        while pending:
-            node, expanded = pending.pop()
-            operands = syntax.children(node)
-            if operands and not expanded:
-                pending.append((node, True))
-                pending.extend((operand, False) for operand in reversed(operands))
-                continue
-            arguments = values[len(values) - len(operands):]
-            del values[len(values) - len(operands):]
-            values.append(self.apply(node, arguments))
-        return values[0]
+    def full(self, values: np.ndarray) -> np.ndarray:
+        """``values`` at every position (a constant is stored once, as a view)."""
+        return values if values.shape == self.ids.shape else \
+            np.broadcast_to(values, self.ids.shape)
 
     def apply(self, node: syntax.Expr, arguments: list[tuple[np.ndarray, int | None]]):
         kind = type(node)
@@ -175,14 +300,14 @@ class _Evaluator:
         if kind is syntax.TokenTest:
             index = self.alphabet_index.get(node.token)
             if index is None:  # a literal outside a declared-later alphabet cannot occur
-                return np.zeros((1, 1), dtype=bool), None
+                return np.zeros(1, dtype=bool), None
             return self.ids == index, None
         if kind is syntax.BoolConst:
-            return np.full((1, 1), node.value, dtype=bool), None
+            return np.full(1, node.value, dtype=bool), None
         if kind is syntax.IntConst:
-            return _integers(np.full((1, 1), node.value, dtype=object), abs(node.value))
+            return _integers(np.full(1, node.value, dtype=object), abs(node.value))
         if kind is syntax.PositionTest:
-            return (self.position % node.modulus == node.residue)[None, :], None
+            return self.position % node.modulus == node.residue, None
         if kind is syntax.Ref:
             return self.env[node.name], self.bounds[node.name]
         if kind is syntax.Not:
@@ -221,29 +346,39 @@ class _Evaluator:
         raise TypeError(f"not a C-RASP expression: {node!r}")
 
     def count(self, node: syntax.Count, body: np.ndarray) -> tuple[np.ndarray, int]:
-        # BOS never counts; padding columns come after the string, so cumsum never reads them.
-        body = self.full(body) & self.is_token
+        body = self.full(body)
         if node.relation is None:
-            return np.cumsum(body, axis=1, dtype=np.int64), self.length
-        # #[j = i - c] P holds exactly one candidate j, so the count is P(i - c) as 0/1.
+            # One prefix sum over the batch, less its value at each input's BOS (the sum over
+            # the inputs before and over BOS, which so never counts). Both are taken modulo
+            # 2^16 when a count fits int16 (unsigned numpy integers wrap around): the
+            # difference, in [0, T], is then exact, and the array a quarter of int64's.
+            wrapping = self.length <= INT16_MAX
+            counts = np.cumsum(body, dtype=np.uint16 if wrapping else _dtype(len(body)))
+            counts -= np.repeat(counts[self.batch.starts], self.batch.lengths + 1)
+            return (counts.view(np.int16) if wrapping else counts), self.length
+        # #[j = i - c] P holds exactly one candidate j, so the count is P(i - c) as 0/1, where
+        # i - c is a token of the same input (i >= c: never BOS).
         offset = node.relation.offset
-        shifted = np.zeros(self.shape, dtype=np.int64)
-        if offset < self.shape[1]:
-            shifted[:, offset:] = body[:, :self.shape[1] - offset]
+        shifted = np.zeros(len(body), dtype=np.int32)
+        shifted[offset:] = body[:max(len(body) - offset, 0)]
+        shifted[self.position < offset] = 0
         return shifted, 1
 
 
+def _dtype(bound: int) -> type:
+    """The narrowest of int32, int64 and Python integers that holds every value in
+    [-bound, bound]."""
+    return np.int32 if bound <= INT32_MAX else np.int64 if bound <= INT64_MAX else object
+
+
 def _wide(operands: list[np.ndarray], bound: int) -> list[np.ndarray]:
-    """The operands as Python integers when ``bound`` does not fit int64."""
-    if bound <= INT64_MAX:
-        return [operand.astype(np.int64, copy=False)
-                for operand in operands]
-    return [operand.astype(object, copy=False) for operand in operands]
+    """The operands in the integer type of ``bound``, so that their result cannot overflow."""
+    return [operand.astype(_dtype(bound), copy=False) for operand in operands]
 
 
 def _integers(value: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
-    """An integer result as int64 when its bound fits, else as Python integers."""
-    return value.astype(np.int64 if bound <= INT64_MAX else object, copy=False), bound
+    """An integer result in the narrowest integer type that holds ``bound``."""
+    return value.astype(_dtype(bound), copy=False), bound
 
 
 _COMPARE = {
@@ -252,20 +387,23 @@ _COMPARE = {
 }
 
 
-def evaluate_encoded(program: syntax.Program, batch: EncodedBatch) -> Evaluation:
-    evaluator = _Evaluator(batch.ids)
-    evaluator.alphabet_index = {token: i for i, token in enumerate(program.alphabet)}
-    columns: dict[str, np.ndarray] = {}
+def evaluate_flat(program: syntax.Program, batch: FlatBatch) -> Evaluation:
+    evaluator = _Evaluator(batch, program.alphabet)
+    values: dict[str, np.ndarray] = {}
     for definition in program.definitions:
-        value, bound = evaluator.eval(definition.expr)
+        value, bound = syntax.fold(definition.expr, evaluator.apply)
         value = evaluator.full(value)
         evaluator.env[definition.name] = value
         evaluator.bounds[definition.name] = bound
-        columns[definition.name] = value
-    return Evaluation(program, batch.lengths, columns)
+        values[definition.name] = value
+    return Evaluation(program, batch, values)
+
+
+def evaluate_encoded(program: syntax.Program, batch: EncodedBatch) -> Evaluation:
+    return evaluate_flat(program, batch.flat())
 
 
 def evaluate(program: syntax.Program, inputs: Sequence[Sequence[str]],
              strict_alphabet: bool = False, first_number: int = 1) -> Evaluation:
-    """Evaluate ``program`` on a batch of token lists (see ``encode`` for other tokens)."""
-    return evaluate_encoded(program, encode(program, inputs, strict_alphabet, first_number))
+    """Evaluate ``program`` on a batch of token lists (see ``encode_flat`` for other tokens)."""
+    return evaluate_flat(program, encode_flat(program, inputs, strict_alphabet, first_number))

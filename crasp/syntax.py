@@ -198,34 +198,40 @@ Expr = Union[
 
 def children(expr: Expr) -> tuple[Expr, ...]:
     """The direct subexpressions of ``expr``, left to right."""
-    if isinstance(expr, (Not,)):
-        return (expr.operand,)
-    if isinstance(expr, Scale):
-        return (expr.operand,)
-    if isinstance(expr, Count):
-        return (expr.body,)
-    if isinstance(expr, (_Binary, Compare)):
-        return (expr.left, expr.right)
-    if isinstance(expr, Conditional):
-        return (expr.condition, expr.if_true, expr.if_false)
-    return ()
+    direct = _CHILDREN.get(type(expr))
+    return direct(expr) if direct is not None else ()
+
+
+_CHILDREN = {   # by exact type: a dict look-up, not a chain of isinstance (every pass walks)
+    Not: lambda node: (node.operand,), Scale: lambda node: (node.operand,),
+    Count: lambda node: (node.body,),
+    **{binary: lambda node: (node.left, node.right)
+       for binary in (And, Or, Add, Sub, Min, Max, Compare)},
+    Conditional: lambda node: (node.condition, node.if_true, node.if_false),
+}
 
 
 def fold(expr: Expr, combine):
     """``combine(node, [result of each child])`` for every node, children first (left to
     right), with an explicit stack: no recursion, however deep the tree."""
     results: list = []
-    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    stack: list[tuple[Expr, tuple | None]] = [(expr, None)]
+    pop, push, direct_children = stack.pop, stack.append, _CHILDREN.get
     while stack:
-        node, children_done = stack.pop()
-        kids = children(node)
-        if children_done:
-            parts = results[len(results) - len(kids):]
-            del results[len(results) - len(kids):]
-            results.append(combine(node, parts))
+        node, kids = pop()
+        if kids is None:   # first visit: the children go first, then the node again
+            direct = direct_children(type(node))
+            if direct is None:
+                results.append(combine(node, []))
+                continue
+            kids = direct(node)
+            push((node, kids))
+            for kid in reversed(kids):
+                push((kid, None))
         else:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in reversed(kids))
+            parts = results[-len(kids):]
+            del results[-len(kids):]
+            results.append(combine(node, parts))
     return results[0]
 
 

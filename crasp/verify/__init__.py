@@ -8,12 +8,15 @@ The passes, one module each:
 * ``bounded``     the shortest violating string by z3 (lengths 0, 1, 2, ... in order);
 * ``enumeration`` the shortest violating string by the interpreter on every string;
 * ``sweep``       candidate equal definitions of two programs, by simulation (lemmas);
+* ``relations``   candidate linear equations between two programs' counts, by simulation
+                  (lemmas);
 * ``induction``   k-induction over the programs' counts (proof for every length);
 * ``explain``     a violating string re-run by the interpreter, and where the programs part;
 * ``driver``      Question -> Verdict; ``report`` Verdict -> text, JSON, exit status;
 * ``cli``         ``crasp equiv``, ``crasp check`` and the ``--prove`` of other commands.
 
-z3 (the ``verify`` extra) is imported only when a search needs it. See docs/verification.md.
+z3 (the ``verify`` extra) is imported only when a search needs it (``solver``, which also holds
+the time limit every solver call runs under). See docs/verification.md.
 """
 
 from crasp.verify.driver import Verdict, decide

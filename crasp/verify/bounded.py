@@ -14,27 +14,33 @@ spares the solver rediscovering that the shorter prefixes agree). The first sati
 gives the shortest counterexample; its model's tokens are read off and returned. If every
 round up to N is unsatisfiable, no string of length <= N violates.
 
+A length z3 cannot decide (``unknown``: the time limit ran out) ends the search with
+``Undecided`` (``crasp.verify.solver``): the lengths before it hold, nothing is said of it.
+
 Precondition: ``alphabet`` is non-empty. The caller re-runs the returned string through the
 interpreter (``crasp.verify.explain``), so a solver answer is never reported unchecked.
 """
 
 from __future__ import annotations
 
-from crasp.errors import CraspError
+from typing import Callable
+
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
+from crasp.verify.relations import candidate_relations, holds as relation_holds
 from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
-from crasp.verify.solver import z3
+from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
 
 class _Unrolling:
     """Both programs unrolled over a symbolic string that grows one token per ``advance``,
     on one solver, with the second program's definitions swept (``_Sweeper``)."""
 
-    def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int):
+    def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int,
+                 limit: TimeLimit, relations: bool = True):
         z = self.z = z3()
-        self.question, self.alphabet = question, alphabet
+        self.question, self.alphabet, self.limit = question, alphabet, limit
         self.solver = z.Solver()
         table = CountTable(self.solver)
         self.encoders = [ProgramEncoder(program, alphabet, table)
@@ -45,7 +51,11 @@ class _Unrolling:
         # a pair must hold at BOS too (all its terms are constants there)
         pairs = [(a, b) for a, b in pairs
                  if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
-        self.sweeper = _Sweeper(z, self.solver, pairs) if pairs else None
+        self.lemmas = _Lemmas(z, self.solver, limit, self.encoders, candidate_relations(
+            *question.programs, alphabet, max_length) if len(self.encoders) == 2 and relations
+            else [])
+        self.sweeper = _Sweeper(z, self.solver, pairs, limit, self.lemmas.prove) \
+            if pairs else None
         self.tokens: list[list] = []
         self.parikh = ParikhCounts(self.solver, [z.IntVal(0)] * len(alphabet), 0, "n")
 
@@ -60,31 +70,81 @@ class _Unrolling:
         self.tokens.append(bits)
         self.solver.add(exactly_one)
         counts = self.parikh.advance(bits)
+        self.lemmas.start(position, counts)
         values = [self.encoders[0].step(bits, position, counts)]
         if self.sweeper is not None:
             self.sweeper.first, self.sweeper.token_constraint = values[0], exactly_one
         values += [encoder.step(bits, position, counts, self.sweeper)
                    for encoder in self.encoders[1:]]
+        self.lemmas.prove()
         return self.question.violation([value[p.answer.name]
                                         for value, p in zip(values, self.question.programs)])
 
 
-def first_violation(question: Question, alphabet: tuple[str, ...],
-                    max_length: int) -> Violation | None:
+class _Lemmas:
+    """The candidate relations between counts (``crasp.verify.relations``) as lemmas: at each
+    position, each relation whose counts have all been stepped is proved from what the solver
+    holds (the relations proved at the previous position among it) and added to it; one the
+    solver cannot prove is dropped for good. ``prove`` runs when the second program's step
+    needs the full solver (``_Sweeper``), which then has every relation it can use, and
+    after both steps."""
+
+    def __init__(self, z, solver, limit: TimeLimit, encoders: list[ProgramEncoder],
+                 relations: list[tuple[int, ...]]):
+        self.z, self.solver, self.limit, self.encoders = z, solver, limit, encoders
+        self.counted = [unrolled_counts(encoder.program) for encoder in encoders]
+        self.relations = relations
+        self.pending: list[tuple[int, ...]] = []
+        self.position, self.parikh = -1, []
+
+    def start(self, position: int, parikh: list) -> None:
+        self.position, self.parikh, self.pending = position, parikh, list(self.relations)
+
+    def _values(self) -> list:
+        """Each count's value at this position (None if not stepped yet), then n_s."""
+        return [encoder.counts[id(node)] if len(encoder.history[id(node)]) > self.position
+                else None for encoder, nodes in zip(self.encoders, self.counted)
+                for node in nodes] + list(self.parikh)
+
+    def prove(self) -> None:
+        z, values = self.z, self._values()
+        for relation in list(self.pending):
+            if any(value is None for coefficient, value in zip(relation, values)
+                   if coefficient):
+                continue
+            self.pending.remove(relation)
+            holds = z.simplify(relation_holds(z, relation, values))
+            if z.is_true(holds):   # between counts the programs share (``CountTable``)
+                continue
+            self.solver.push()
+            self.solver.add(z.Not(holds))
+            verdict = self.limit.check(self.solver, "a relation between counts")
+            self.solver.pop()
+            if verdict == z.unsat:
+                self.solver.add(holds)
+            else:
+                self.relations.remove(relation)
+
+
+def first_violation(question: Question, alphabet: tuple[str, ...], max_length: int,
+                    limit: TimeLimit = UNLIMITED, relations: bool = True) -> Violation | None:
     """The shortest string of length <= ``max_length`` over ``alphabet`` on which the question
-    is violated (found by z3), or None."""
-    unrolling = _Unrolling(question, alphabet, max_length)
+    is violated (found by z3), or None; ``Undecided`` if z3 cannot decide a length within
+    ``limit``. ``relations=False`` leaves out the relation lemmas (``crasp.verify.relations``;
+    benchmarks/bench_verify.py measures what they gain)."""
+    unrolling = _Unrolling(question, alphabet, max_length, limit, relations)
     z, solver = unrolling.z, unrolling.solver
     if z.is_true(z.simplify(unrolling.violation_at_bos())):
         return Violation(())
     for position in range(max_length):
-        violated = unrolling.advance()
-        solver.push()
-        solver.add(violated)
-        verdict = solver.check()
-        if verdict == z.unknown:
-            raise CraspError(f"z3 could not decide length {position + 1} "
-                             f"({solver.reason_unknown()}); try --method enumerate")
+        try:
+            violated = unrolling.advance()
+            solver.push()
+            solver.add(violated)
+            verdict = limit.check(solver, "the question")
+        except Undecided as undecided:
+            raise Undecided(f"{undecided.reason}, at length {position + 1}",
+                            holds_up_to=position) from None
         if verdict == z.sat:
             model = solver.model()
             return Violation(tuple(alphabet[_which(z, model, bits)]
@@ -94,15 +154,17 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
     return None
 
 
-def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int) -> list[tuple]:
+def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
+                 limit: TimeLimit = UNLIMITED) -> list[tuple]:
     """What simulation proposes and the solver proves equal at every position of every string
     of length <= ``length`` (the base case of the induction's strengthened property,
     ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
     too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
-    counted)."""
+    counted), ``("relation", r, None)`` for a relation between counts
+    (``crasp.verify.relations``; at BOS every count is 0)."""
     if len(question.programs) != 2:
         return []
-    unrolling = _Unrolling(question, alphabet, length)
+    unrolling = _Unrolling(question, alphabet, length, limit)
     z, solver = unrolling.z, unrolling.solver
     nodes = [unrolled_counts(program) for program in question.programs]
     bodies = body_pairs(*question.programs, alphabet, length)
@@ -114,13 +176,14 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int) -> 
                            in zip(unrolling.encoders, nodes, (i, j)))
             solver.push()
             solver.add(left != right)
-            if solver.check() == z.unsat:
+            if limit.check(solver, "a pair of equal counts") == z.unsat:
                 kept.append((i, j))
             solver.pop()
         bodies = kept
     definitions = unrolling.sweeper.partner.items() if unrolling.sweeper else ()
     return [("definition", name, other) for other, name in definitions] + \
-        [("count", i, j) for i, j in bodies]
+        [("count", i, j) for i, j in bodies] + \
+        [("relation", relation, None) for relation in unrolling.lemmas.relations]
 
 
 class _Sweeper:
@@ -128,10 +191,12 @@ class _Sweeper:
     one of the first program (``crasp.verify.sweep``) and that the solver proves equal to it
     at this position takes the first program's term, so that everything built on it (counts
     above all) is the same term in both programs. Proved under valid facts only, so the swap
-    changes no answer; a pair the solver refutes is dropped."""
+    changes no answer; a pair the solver refutes is dropped. ``prepare`` runs before a proof
+    that needs the full solver (it adds the relation lemmas that can be proved so far)."""
 
-    def __init__(self, z, solver, pairs: list[tuple[str, str]]):
-        self.z, self.solver = z, solver
+    def __init__(self, z, solver, pairs: list[tuple[str, str]], limit: TimeLimit,
+                 prepare: Callable[[], None]):
+        self.z, self.solver, self.limit, self.prepare = z, solver, limit, prepare
         self.partner = {other: name for name, other in pairs}
         self.first: dict = {}
         self.token_constraint = None   # exactly one token at the current position
@@ -142,9 +207,10 @@ class _Sweeper:
         theirs = self.first[self.partner[name]]
         if theirs.eq(term) or self._locally_equal(theirs, term):
             return theirs
+        self.prepare()
         self.solver.push()
         self.solver.add(theirs != term)
-        verdict = self.solver.check()
+        verdict = self.limit.check(self.solver, "a pair of equal definitions")
         self.solver.pop()
         if verdict == self.z.unsat:
             return theirs
@@ -160,7 +226,7 @@ class _Sweeper:
         difference = theirs != term
         scratch.add(difference, self.token_constraint,
                     *[v >= 0 for v in _integer_variables(z, difference)])
-        return scratch.check() == z.unsat
+        return self.limit.check(scratch, "a pair of equal definitions") == z.unsat
 
 
 def _integer_variables(z, term) -> list:

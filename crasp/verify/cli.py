@@ -3,7 +3,8 @@
 
 ``crasp/cli.py`` imports this module lazily; z3 is imported only when a search needs it
 (``crasp.verify.solver``). Exit status: 0 yes (up to N, or proved), 1 a counterexample,
-2 an error, 3 unknown (``--unbounded`` found neither a proof nor a counterexample).
+2 an error, 3 unknown (``--unbounded`` found neither a proof nor a counterexample, or the
+search was left undecided: ``--timeout`` ran out, or z3 answered unknown).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ DEFAULT_MAX_LENGTH = 20
 
 
 def question_options(command):
-    """--max-length, --alphabet, --method, --unbounded, --json (shared by equiv and check)."""
+    """--max-length, --alphabet, --method, --unbounded, --timeout, --json (shared by equiv and
+    check)."""
     for option in reversed([
         click.option("--max-length", type=click.IntRange(min=0), default=DEFAULT_MAX_LENGTH,
                      show_default=True, metavar="N",
@@ -40,6 +42,11 @@ def question_options(command):
         click.option("--unbounded", is_flag=True,
                      help="Also try to prove the answer for every length (k-induction); "
                           "answers proved, counterexample or unknown (exit status 3)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+                     metavar="SECONDS",
+                     help="Give up after SECONDS (the solver's calls and the enumeration "
+                          "together; default: no limit) and answer unknown (exit status 3), "
+                          "with the reason."),
         click.option("--json", "as_json_flag", is_flag=True,
                      help='Print the verdict as JSON: {"question", "programs", "result", '
                           '"counterexample", "method", ...}.')]):
@@ -53,9 +60,10 @@ def _load(paths: list[str], dialect: str) -> list[syntax.Program]:
     return [load_program_argument(path, dialect=dialect) for path in paths]
 
 
-def _answer(question: Question, max_length, alphabet, method, unbounded, as_json_flag):
+def _answer(question: Question, max_length, alphabet, method, unbounded, timeout,
+            as_json_flag):
     tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
-    verdict = decide(question, max_length, tokens, method, unbounded)
+    verdict = decide(question, max_length, tokens, method, unbounded, timeout)
     click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
     sys.exit(exit_status(verdict))
 
@@ -65,8 +73,8 @@ def _answer(question: Question, max_length, alphabet, method, unbounded, as_json
 @click.argument("second", metavar="B")
 @question_options
 @dialect_option
-def equiv_command(first, second, max_length, alphabet, method, unbounded, as_json_flag,
-                  dialect):
+def equiv_command(first, second, max_length, alphabet, method, unbounded, timeout,
+                  as_json_flag, dialect):
     """Decide whether programs A and B give the same answer at every position of every
     string up to length N (and, with --unbounded, of every length).
 
@@ -76,11 +84,12 @@ def equiv_command(first, second, max_length, alphabet, method, unbounded, as_jso
 
     Exit status 0: equivalent for every string of length ≤ N (or proved); 1: a shortest
     counterexample (the string, its last position, both answers and the first definitions
-    that differ); 3: --unbounded could not decide; 2: an error.
+    that differ); 3: unknown (--unbounded could not decide, or --timeout ran out); 2: an
+    error.
     """
     programs = _load([first, second], dialect)
     _answer(Question("equivalent", tuple(programs), ("A", "B")), max_length, alphabet, method,
-            unbounded, as_json_flag)
+            unbounded, timeout, as_json_flag)
 
 
 @click.command("check")
@@ -93,7 +102,7 @@ def equiv_command(first, second, max_length, alphabet, method, unbounded, as_jso
 @question_options
 @dialect_option
 def check_command(program_path, kind, other, max_length, alphabet, method, unbounded,
-                  as_json_flag, dialect):
+                  timeout, as_json_flag, dialect):
     """Decide a question about PROG's language (the strings it accepts: its answer at their
     last position) for every string up to length N, with a witness string when the answer
     is no.
@@ -103,8 +112,8 @@ def check_command(program_path, kind, other, max_length, alphabet, method, unbou
       crasp check examples/dyck1.crasp --universal --max-length 12
       crasp check examples/majority.crasp --includes examples/L1.crasp --unbounded
 
-    Exit status 0: yes; 1: no (with a shortest witness); 3: --unbounded could not decide;
-    2: an error.
+    Exit status 0: yes; 1: no (with a shortest witness); 3: unknown (--unbounded could not
+    decide, or --timeout ran out); 2: an error.
     """
     if (kind is None) == (other is None):
         raise click.UsageError("give exactly one of --empty, --universal, --includes OTHER")
@@ -112,7 +121,7 @@ def check_command(program_path, kind, other, max_length, alphabet, method, unbou
     programs = _load(paths, dialect)
     question = Question(kind or "includes", tuple(programs),
                         ("PROG", "OTHER")[:len(programs)])
-    _answer(question, max_length, alphabet, method, unbounded, as_json_flag)
+    _answer(question, max_length, alphabet, method, unbounded, timeout, as_json_flag)
 
 
 PROVE_DEFAULT = 12
@@ -125,17 +134,17 @@ def prove_option(command):
                         is_flag=False, flag_value=PROVE_DEFAULT, metavar="[N]",
                         help="Also prove that the result is equivalent to the input for every "
                              f"string of length ≤ N (default {PROVE_DEFAULT}), as crasp equiv "
-                             "does; exit status 1 if it is not. Put it after PROG, or write "
-                             "--prove=N.")(command)
+                             "does; exit status 1 if it is not (or z3 leaves it unknown). "
+                             "Put it after PROG, or write --prove=N.")(command)
 
 
 def prove_equivalence(original: syntax.Program, result: syntax.Program,
                       max_length: int, what: str) -> bool:
     """Run equiv between ``original`` and ``result``; print the verdict on stderr, each line
     prefixed with ``what`` (for example "compile --prove"). True when they are equivalent for
-    every string of length ≤ ``max_length``."""
+    every string of length ≤ ``max_length`` (not when z3 leaves that ``unknown``)."""
     verdict = decide(Question("equivalent", (original, result), ("input", "output")),
                      max_length)
     for line in format_text(verdict).splitlines():
         click.echo(f"{what}: {line}", err=True)
-    return verdict.outcome != "counterexample"
+    return verdict.outcome == "holds"

@@ -10,8 +10,10 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
 
 The outcome is ``holds`` (no violation up to N), ``counterexample`` (with the shortest one
 below N, or a confirmed longer one found by the induction), ``proved`` (every length) or
-``unknown`` (the bounded check holds, the induction found neither a proof nor a real
-counterexample). A yes is a proof, a no has a counterexample the interpreter confirmed.
+``unknown``, with the reason: the induction found neither a proof nor a real counterexample,
+or a search was left undecided (``solver.Undecided``: the time limit ran out, or z3 answered
+unknown). A yes is a proof, a no has a counterexample the interpreter confirmed, and an
+undecided solver call is never taken for either.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from crasp.verify import enumeration
 from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet
+from crasp.verify.solver import TimeLimit, Undecided
 
 METHODS = ("auto", "smt", "enumerate")
 ENUMERATION_LIMIT = 200_000
 """auto enumerates when the strings of length N number at most this: over three letters,
 enumeration beats z3 up to about N = 11 (benchmarks/bench_verify.py: at N = 10 it takes
-0.3-0.8x z3's time), over four z3 is faster from N = 10 on (3.5-20x)."""
+0.2-0.8x z3's time), over four z3 is faster from N = 10 on (3-9x)."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
 SHORTEST_SEARCH_LIMIT = 64
@@ -51,14 +54,21 @@ class Verdict:
     shortest: bool               # the counterexample is a shortest one
     induction: InductionResult | None
     seconds: float
+    reason: str | None = None    # why the outcome is unknown
+    decided_length: int | None = None
+    """The longest length up to which the answer is known to hold (unknown outcomes)."""
+    timeout: float | None = None
 
 
 def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] | None = None,
-           method: str = "auto", unbounded: bool = False) -> Verdict:
+           method: str = "auto", unbounded: bool = False,
+           timeout: float | None = None) -> Verdict:
     """Answer ``question`` for every string of length <= ``max_length`` over ``alphabet``
     (default: the programs' tokens plus one foreign token), and with ``unbounded`` for every
-    length."""
+    length, within ``timeout`` seconds (None: no limit; the answer is ``unknown`` if the
+    limit runs out first)."""
     started = time.perf_counter()
+    limit = TimeLimit(timeout)
     if method not in METHODS:
         raise CraspError(f"unknown method {method!r} (expected one of {', '.join(METHODS)})")
     foreign = None
@@ -78,25 +88,44 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     else:
         from crasp.verify import bounded
         search = bounded.first_violation
-    violation = search(question, alphabet, max_length)
-    counterexample = confirm(question, violation.tokens) if violation else None
-    outcome = "counterexample" if counterexample else "holds"
-    shortest, induction = counterexample is not None, None
-    if unbounded and counterexample is None:
-        from crasp.verify import bounded, induction as induction_pass
-        depth = min(max_length, MAX_INDUCTION)
-        pairs = bounded.proved_pairs(question, alphabet, depth)
-        induction = induction_pass.prove(question, alphabet, depth, pairs)
-        outcome = "proved" if induction.proved else "unknown"
-        if induction.counterexample is not None:
-            outcome = "counterexample"
-            longest = len(induction.counterexample)
-            # the shortest lies between N and the one found: the solver finds it if not far
-            found = bounded.first_violation(question, alphabet, longest) \
-                if longest <= SHORTEST_SEARCH_LIMIT else None
-            counterexample = confirm(question, found.tokens if found
-                                     else induction.counterexample)
-            shortest = found is not None
-    return Verdict(question, alphabet, foreign, max_length,
-                   "enumeration" if method == "enumerate" else "smt", outcome, counterexample,
-                   shortest, induction, time.perf_counter() - started)
+    method = "enumeration" if method == "enumerate" else "smt"
+
+    def verdict(outcome: str, counterexample: Counterexample | None = None,
+                shortest: bool = False, induction: InductionResult | None = None,
+                reason: str | None = None, decided_length: int | None = None) -> Verdict:
+        return Verdict(question, alphabet, foreign, max_length, method, outcome, counterexample,
+                       shortest, induction, time.perf_counter() - started, reason,
+                       decided_length, timeout)
+
+    try:
+        violation = search(question, alphabet, max_length, limit)
+    except Undecided as undecided:
+        return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to)
+    if violation:
+        return verdict("counterexample", confirm(question, violation.tokens), shortest=True)
+    if not unbounded:
+        return verdict("holds")
+    from crasp.verify import bounded, induction as induction_pass
+    depth = min(max_length, MAX_INDUCTION)
+    try:
+        pairs = bounded.proved_pairs(question, alphabet, depth, limit)
+        induction = induction_pass.prove(question, alphabet, depth, pairs, limit)
+    except Undecided as undecided:
+        return verdict("unknown", reason=f"{undecided.reason}, in the induction",
+                       decided_length=max_length)
+    if induction.proved:
+        return verdict("proved", induction=induction)
+    if induction.counterexample is None:
+        return verdict("unknown", induction=induction, decided_length=max_length,
+                       reason=f"k-induction up to k = {induction.tried} proves nothing for "
+                              "longer strings and found no counterexample")
+    longest = len(induction.counterexample)
+    # the shortest lies between N and the one found: the solver finds it if not far
+    try:
+        found = bounded.first_violation(question, alphabet, longest, limit) \
+            if longest <= SHORTEST_SEARCH_LIMIT else None
+    except Undecided:   # the induction's counterexample is confirmed all the same
+        found = None
+    return verdict("counterexample", confirm(question, found.tokens if found
+                                             else induction.counterexample),
+                   shortest=found is not None, induction=induction)

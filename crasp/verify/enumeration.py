@@ -19,6 +19,7 @@ import numpy as np
 
 from crasp.interpret import BOS_ID, EncodedBatch, evaluate_encoded
 from crasp.verify.questions import Question
+from crasp.verify.solver import UNLIMITED, TimeLimit
 
 BATCH = 1 << 14
 
@@ -44,10 +45,11 @@ def token_rows(start: int, stop: int, size: int, length: int) -> np.ndarray:
     return (numbers // weights) % size
 
 
-def first_violation(question: Question, alphabet: tuple[str, ...],
-                    max_length: int) -> Violation | None:
+def first_violation(question: Question, alphabet: tuple[str, ...], max_length: int,
+                    limit: TimeLimit = UNLIMITED) -> Violation | None:
     """The shortest string of length <= ``max_length`` over ``alphabet`` on which the question
-    is violated, or None."""
+    is violated, or None; ``Undecided`` if ``limit`` runs out first (a violation found in the
+    batches run so far may not be the shortest, so none is returned)."""
     size = len(alphabet)
     total = strings_of_length(size, max_length)
     # token index -> each program's own id for it (its alphabet index, or "not in alphabet")
@@ -56,6 +58,8 @@ def first_violation(question: Question, alphabet: tuple[str, ...],
     best: tuple[int, int] | None = None   # (position column, row)
     best_rows: np.ndarray | None = None
     for start in range(0, total, BATCH):
+        limit.expire(f"running every string of length {max_length} ({start:,} of {total:,} "
+                     "run)")
         stop = min(total, start + BATCH)
         rows = token_rows(start, stop, size, max_length)
         lengths = np.full(stop - start, max_length, dtype=np.int64)

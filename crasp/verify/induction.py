@@ -24,9 +24,12 @@ The invariant (true in every reachable state before position p, p >= 0 tokens re
 
 Strengthening (two programs). The property proved is V' = "no violation, and every pair
 equal", for the pairs that ``bounded.proved_pairs`` proves equal at every position of every
-string of length <= max_k (the base case of V'): two definitions x and y, or the bodies of two
-counts. Under V' at every earlier position, two counts with paired bodies (or counting paired
-definitions) are equal: their start values are one variable. The step must then also
+string of length <= max_k (the base case of V'): two definitions x and y, the bodies of two
+counts, or a linear relation between the counts (``crasp.verify.relations``, such as
+X + Y = #"b" for counts of complementary bodies). Under V' at every earlier position, two
+counts with paired bodies (or counting paired definitions) are equal: their start values are
+one variable; and every relation holds of the start values (the state after position p - 1,
+or before the string, where every count is 0). The step must then also
 re-establish every pair at p + k; a pair it cannot is dropped and the steps re-run (Houdini's
 fixed point: the remaining pairs still have their base case), down to plain k-induction on V.
 
@@ -53,8 +56,9 @@ from crasp.verify.encode import (CountTable, ParikhCounts, ProgramEncoder, count
                                  is_token_only, one_hot_token, token_only_definitions)
 from crasp.verify.explain import is_violated
 from crasp.verify.questions import Question
+from crasp.verify.relations import holds as relation_holds
 from crasp.verify.sweep import unrolled_counts
-from crasp.verify.solver import z3
+from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
 REALIZE_LIMIT = 4096
 """The longest string a failed step's model is turned into (longer ones are not tried)."""
@@ -122,6 +126,15 @@ class _Window:
                     first.append(value)
             self.encoders.append(ProgramEncoder(program, alphabet, table, start,
                                                 self.earlier_body))
+        # the relations between counts hold in the start state (an earlier position)
+        solver.add(*[relation_holds(z, relation, self.count_values())
+                     for kind, relation, _ in pairs if kind == "relation"])
+
+    def count_values(self) -> list:
+        """Every unrolled count's value (at the start, or the position just stepped), then the
+        Parikh counts: the vector a relation between counts weighs."""
+        return [encoder.counts[id(node)] for encoder, nodes in zip(self.encoders, self.unrolled)
+                for node in nodes] + list(self.counts.current)
 
     def equalities(self, values: list[dict], pairs: list[tuple]) -> list:
         """Each pair's equality at the position just stepped."""
@@ -129,6 +142,8 @@ class _Window:
         for kind, left, right in pairs:
             if kind == "definition":
                 found.append(values[0][left] == values[1][right])
+            elif kind == "relation":
+                found.append(relation_holds(self.z, left, self.count_values()))
             else:   # the bodies' values, as the encoders last recorded them
                 first, second = (encoder.history[id(nodes[index])][-1] for encoder, nodes, index
                                  in zip(self.encoders, self.unrolled, (left, right)))
@@ -141,23 +156,24 @@ class _Window:
         return self.z.And(position >= 0, self.z.Bool(f"earlier#{self.fresh}"))
 
 
-def prove(question: Question, alphabet: tuple[str, ...], max_k: int,
-          pairs: list[tuple] = ()) -> InductionResult:
+def prove(question: Question, alphabet: tuple[str, ...], max_k: int, pairs: list[tuple] = (),
+          limit: TimeLimit = UNLIMITED) -> InductionResult:
     """Try the induction steps of depth 0..``max_k`` (the base case, lengths <= max_k at
     least, is the caller's), with the property strengthened by ``pairs`` (definitions of the
     two programs proved equal at every position of every string of length <= ``max_k``;
     ``bounded.proved_pairs``). A pair that the deepest step cannot carry over is dropped and
-    the steps are tried again (Houdini's fixed point), down to no pairs at all."""
+    the steps are tried again (Houdini's fixed point), down to no pairs at all. A solver call
+    that ``limit`` or z3 leaves undecided ends the attempt (``Undecided``)."""
     pairs = list(pairs)
     while True:
-        result, failing = _steps(question, alphabet, max_k, pairs)
+        result, failing = _steps(question, alphabet, max_k, pairs, limit)
         if result.proved or result.counterexample is not None or not failing:
             return result
         pairs = [pair for pair in pairs if pair not in failing]
 
 
-def _steps(question: Question, alphabet: tuple[str, ...], max_k: int,
-           pairs: list[tuple]) -> tuple[InductionResult, list[tuple]]:
+def _steps(question: Question, alphabet: tuple[str, ...], max_k: int, pairs: list[tuple],
+           limit: TimeLimit) -> tuple[InductionResult, list[tuple]]:
     """The steps of depth 0..max_k for the property "no violation, and every pair equal";
     the result, and the pairs the deepest step could not prove."""
     z = z3()
@@ -174,35 +190,38 @@ def _steps(question: Question, alphabet: tuple[str, ...], max_k: int,
         violated = question.violation([value[program.answer.name]
                                        for value, program in zip(values, question.programs)])
         equal = window.equalities(values, pairs)
-        if _unsatisfiable(z, solver, z.Or(violated, z.Not(z.And(equal)))):
+        step = f"the induction step of depth {k}"
+        if _unsatisfiable(z, solver, z.Or(violated, z.Not(z.And(equal))), limit, step):
             return InductionResult(True, k, k, None, exact), []
         solver.push()
         solver.add(violated)
-        violable = solver.check() == z.sat
-        found = _realize(z, solver, window, tokens, alphabet, question) if violable else None
+        violable = limit.check(solver, step) == z.sat
+        found = _realize(z, solver, window, tokens, alphabet, question, limit) \
+            if violable else None
         solver.pop()
         if found is not None or (exact and k == 0 and violable):
             return InductionResult(False, None, k, found, exact), []
         if k == max_k:
             failing = [pair for pair, same in zip(pairs, equal)
-                       if not _unsatisfiable(z, solver, z.Not(same))]
+                       if not _unsatisfiable(z, solver, z.Not(same), limit, step)]
             return InductionResult(False, None, max_k, None, exact), failing
         solver.add(z.Not(violated), *equal)
     raise AssertionError("unreachable")
 
 
-def _unsatisfiable(z, solver, goal) -> bool:
+def _unsatisfiable(z, solver, goal, limit: TimeLimit, what: str) -> bool:
     solver.push()
     solver.add(goal)
-    verdict = solver.check()
+    verdict = limit.check(solver, what)
     solver.pop()
     return verdict == z.unsat
 
 
 def _realize(z, solver, window: _Window, tokens: list[list], alphabet: tuple[str, ...],
-             question: Question) -> tuple[str, ...] | None:
+             question: Question, limit: TimeLimit) -> tuple[str, ...] | None:
     """A string from the failed step's model (with as few tokens before the window as the
-    solver finds in ``SHRINK_ROUNDS`` halvings), if the interpreter confirms it violates."""
+    solver finds in ``SHRINK_ROUNDS`` halvings, while ``limit`` allows), if the interpreter
+    confirms it violates."""
     model = solver.model()
     for _ in range(SHRINK_ROUNDS):
         size = model.evaluate(window.start, model_completion=True).as_long()
@@ -210,7 +229,10 @@ def _realize(z, solver, window: _Window, tokens: list[list], alphabet: tuple[str
             break
         solver.push()
         solver.add(window.start <= size // 2)
-        smaller = solver.check() == z.sat
+        try:
+            smaller = limit.check(solver, "a shorter counterexample") == z.sat
+        except Undecided:   # the model in hand is still a model
+            smaller = False
         if smaller:
             model = solver.model()
         solver.pop()

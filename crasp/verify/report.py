@@ -51,9 +51,10 @@ def format_text(verdict: Verdict) -> str:
         lines.append("proved: " + _YES[kind].format(**names) + " for every string of every "
                      f"length (k-induction with k = {k}; base case: lengths ≤ {n})")
     elif verdict.outcome == "unknown":
-        lines.append(f"unknown: {_YES[kind].format(**names)} for every string of length ≤ {n}, "
-                     f"but k-induction up to k = {verdict.induction.tried} proves nothing "
-                     "for longer strings and found no counterexample (see docs/verification.md)")
+        known = verdict.decided_length
+        lines.append("unknown: " + (f"{_YES[kind].format(**names)} for every string of length "
+                                    f"≤ {known}, but " if known is not None else "")
+                     + f"{verdict.reason} (see docs/verification.md)")
     else:
         lines += _counterexample_lines(verdict, names)
     lines.append(_alphabet_line(verdict))
@@ -98,4 +99,7 @@ def as_json(verdict: Verdict) -> dict:
         "induction": ({"proved": induction.proved, "k": induction.k, "tried": induction.tried,
                        "exact": induction.exact} if induction else None),
         "seconds": round(verdict.seconds, 3),
+        "reason": verdict.reason,
+        "decided_length": verdict.decided_length,
+        "timeout": verdict.timeout,
     }

@@ -1,12 +1,19 @@
-"""The z3 solver, imported only when a question needs it (the ``verify`` extra).
+"""The z3 solver, imported only when a question needs it (the ``verify`` extra), and the time
+limit every search runs under.
 
 crasp's core never imports z3; ``crasp equiv`` and ``crasp check`` load it through ``z3()``,
 which turns a missing installation into one line on stderr (exit status 2) instead of a
 traceback. Enumeration needs no solver and works without it.
+
+Every solver call goes through ``TimeLimit.check``: it gives z3 what is left of the limit
+(``--timeout``) and turns z3's third answer, ``unknown`` (the time ran out, or z3 gave up),
+into ``Undecided``, which the driver reports as the answer ``unknown`` with z3's reason. So no
+caller can mistake an undecided call for ``unsat``, the answer that proves.
 """
 
 from __future__ import annotations
 
+import time
 from types import ModuleType
 
 from crasp.errors import CraspError
@@ -22,3 +29,55 @@ def z3() -> ModuleType:
         raise CraspError(f"this needs the z3 solver, which is not installed: {INSTALL_HINT}; "
                          "or use --method enumerate") from None
     return module
+
+
+class Undecided(Exception):
+    """A search could not decide the question: ``reason`` says why (for people);
+    ``holds_up_to``, where known, the longest length up to which no string violates it."""
+
+    def __init__(self, reason: str, holds_up_to: int | None = None):
+        super().__init__(reason)
+        self.reason, self.holds_up_to = reason, holds_up_to
+
+
+class TimeLimit:
+    """``seconds`` (None: no limit) for a whole search, from now: every solver call gets what
+    is left, and a search that runs no solver (enumeration) asks ``expire`` between batches."""
+
+    def __init__(self, seconds: float | None = None):
+        self.seconds = seconds
+        self.deadline = None if seconds is None else time.perf_counter() + seconds
+
+    def _left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.perf_counter()
+
+    def _ran_out(self, doing: str) -> Undecided:
+        return Undecided(f"the time limit (--timeout {self.seconds:g} s) ran out while {doing}")
+
+    def expire(self, doing: str) -> None:
+        """``Undecided`` if the limit has run out (``doing`` says what the search was doing)."""
+        left = self._left()
+        if left is not None and left <= 0:
+            raise self._ran_out(doing)
+
+    def check(self, solver, what: str):
+        """``solver.check()``: ``z3.sat`` or ``z3.unsat``, never ``unknown`` (``Undecided``
+        instead, with z3's reason and ``what`` the call was deciding)."""
+        z = z3()
+        left = self._left()
+        if left is not None:
+            milliseconds = int(left * 1000)
+            if milliseconds < 1:   # z3 reads a timeout of 0 as "no limit"
+                raise self._ran_out(f"z3 was deciding {what}")
+            solver.set("timeout", milliseconds)
+        verdict = solver.check()
+        if verdict == z.unknown:
+            reason = solver.reason_unknown()
+            if left is not None and reason in ("timeout", "canceled"):
+                raise self._ran_out(f"z3 was deciding {what}")
+            raise Undecided(f"z3 could not decide {what} ({reason})")
+        return verdict
+
+
+UNLIMITED = TimeLimit()
+"""No time limit (the default of every search)."""

@@ -35,7 +35,10 @@ they would pair with a definition that is always false."""
 SEED = 0
 
 
-def _samples(alphabet: tuple[str, ...], max_length: int) -> list[list[str]]:
+def samples(alphabet: tuple[str, ...], max_length: int) -> list[list[str]]:
+    """The strings simulation runs: every string up to ``EXHAUSTIVE`` tokens (while there are
+    at most 4096 of a length), and ``RANDOM`` random ones up to ``RANDOM_LENGTH`` or the
+    bound, from ``SEED``."""
     size = len(alphabet)
     exhaustive_length = 0
     while exhaustive_length < EXHAUSTIVE and size ** (exhaustive_length + 1) <= 4096:
@@ -85,7 +88,7 @@ def body_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[st
     """(index in ``unrolled_counts(first)``, index in ``unrolled_counts(second)``) for every
     count of ``second`` whose body agrees on the samples with the body of one of ``first``:
     counts that count the same positions, whatever their bodies' formulas."""
-    strings = _samples(alphabet, max_length)
+    strings = samples(alphabet, max_length)
     bodies = [[(int(name.split()[-1]), signature)
                for name, signature in _signatures(_with_bodies(p), strings).items()
                if name.startswith(BODY.format(""))] for p in (first, second)]
@@ -100,7 +103,7 @@ def candidate_pairs(first: syntax.Program, second: syntax.Program, alphabet: tup
                     max_length: int) -> list[tuple[str, str]]:
     """(name in ``first``, name in ``second``) for every definition of ``second`` that agrees
     with one of ``first`` on the samples, in ``second``'s order."""
-    strings = _samples(alphabet, max_length)
+    strings = samples(alphabet, max_length)
     first_names: dict[str, str] = {}
     for name, signature in _signatures(first, strings).items():
         first_names.setdefault(signature, name)

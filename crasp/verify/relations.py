@@ -1,0 +1,141 @@
+"""Pass: two programs -> linear relations between their counts, guessed by simulation (for the
+solver's lemmas, ``bounded``).
+
+Why. A rewritten or decompiled program may count the complement of what the original counts:
+anbncn's ``#("b" && #"c" == 0) == #"b"`` ("every b is before any c") becomes, decompiled,
+``#("b" && #"c" >= 1) == 0``. The two counts X and Y are different integer variables, and
+their answers agree only because X + Y = #"b" at every position, which z3 can establish for a
+string of length n only by case splits over its positions, at a cost that grows with n (over
+a minute at n = 20; benchmarks/bench_verify.py runs this baseline). Stated as a lemma at each
+position, the relation leaves one linear step per position:
+X_i + Y_i = X_{i-1} + Y_{i-1} + [b_i and c_i = 0] + [b_i and c_i >= 1] = #"b"_{i-1} + [b_i].
+
+The prover (``bounded``) proves each candidate at position i as soon as the counts it weighs
+have been stepped there, and the induction (``induction``) assumes the proved ones of its start
+state and re-proves them at the end of its window.
+
+Derivation. At every position of every sample string (``sweep.samples``, run by the
+interpreter) take the vector v of the values of both programs' unrolled counts
+(``sweep.unrolled_counts``) and of the Parikh counts n_s (how many times each token s of the
+alphabet occurred). Every relation r . v = 0 that holds at all of them lies in the null space of
+the matrix of these vectors; its integer basis (exact elimination over the rationals) is the
+candidate set. A candidate is only a guess: ``bounded`` asks the solver at each position i to
+prove r . v_i = 0 from what it already holds (both programs' step equations, and the
+relations proved at i - 1: an induction on the position, whose base case is BOS, where every
+count is 0), adds it as a lemma when proved and drops it for good when not. Lemmas are valid
+facts, so they change no answer; a wrong guess costs one solver call.
+
+Cost: the rows are deduplicated and their rank found by elimination modulo a prime (numpy,
+vectorized); the null space is then computed exactly, with fractions, from the at most
+(number of columns) independent rows. A row independent over the rationals but dependent
+modulo the prime (rare) only makes a false candidate, which the solver rejects.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import gcd, lcm
+
+import numpy as np
+
+from crasp import interpret, syntax
+from crasp.verify.sweep import samples, unrolled_counts
+
+PRIME = 2_147_483_647
+"""The modulus of the rank computation (2^31 - 1: a product of two residues fits in int64)."""
+
+COUNT = "\0count {}"
+"""The name a count gets in the copy of a program that simulation runs (no program name can
+contain a NUL)."""
+
+Relation = tuple[int, ...]
+"""Integer coefficients over (first program's unrolled counts, second's, Parikh counts)."""
+
+
+def _with_counts(program: syntax.Program) -> syntax.Program:
+    """``program`` with one more definition per unrolled count: the count itself."""
+    counts = tuple(syntax.Definition(COUNT.format(index), node, syntax.COUNT)
+                   for index, node in enumerate(unrolled_counts(program)))
+    return syntax.Program(program.definitions + counts, program.alphabet,
+                          declared_alphabet=True)
+
+
+def _sample_matrix(programs: tuple[syntax.Program, ...], alphabet: tuple[str, ...],
+                   max_length: int) -> np.ndarray:
+    """One row per sampled position (BOS included): the counts' values, then n_s."""
+    strings = samples(alphabet, max_length)
+    columns = []
+    valid = None
+    for program in programs:
+        evaluation = interpret.evaluate(_with_counts(program), strings)
+        width = evaluation.columns[program.answer.name].shape[1]
+        valid = np.arange(width)[None, :] <= evaluation.lengths[:, None]
+        columns += [np.asarray(evaluation.columns[COUNT.format(index)])[valid]
+                    for index in range(len(unrolled_counts(program)))]
+    width = valid.shape[1]
+    index = {token: k for k, token in enumerate(alphabet)}
+    tokens = np.full((len(strings), width), -1)
+    for row, string in enumerate(strings):
+        tokens[row, 1:len(string) + 1] = [index[token] for token in string]
+    columns += [np.cumsum(tokens == k, axis=1)[valid] for k in range(len(alphabet))]
+    return np.stack(columns, axis=1).astype(np.int64)
+
+
+def _independent_rows(matrix: np.ndarray) -> np.ndarray:
+    """A maximal set of rows of ``matrix`` independent modulo ``PRIME``."""
+    reduced = np.mod(matrix, PRIME)
+    chosen: list[int] = []
+    for column in range(matrix.shape[1]):
+        candidates = np.flatnonzero(reduced[:, column])
+        candidates = candidates[~np.isin(candidates, chosen)]
+        if candidates.size == 0:
+            continue
+        pivot = int(candidates[0])
+        chosen.append(pivot)
+        inverse = pow(int(reduced[pivot, column]), PRIME - 2, PRIME)
+        row = reduced[pivot] * inverse % PRIME
+        factors = reduced[:, column].copy()
+        factors[pivot] = 0
+        reduced = (reduced - np.outer(factors, row) % PRIME) % PRIME
+    return matrix[chosen]
+
+
+def null_space(matrix: np.ndarray) -> list[Relation]:
+    """An integer basis of {r : matrix @ r = 0} (exact, up to the rare modular rank loss)."""
+    width = matrix.shape[1]
+    rows = [[Fraction(int(x)) for x in row]
+            for row in _independent_rows(np.unique(matrix, axis=0))]
+    pivots: list[int] = []
+    for row_index, row in enumerate(rows):   # reduced row echelon form
+        column = next(c for c in range(width) if row[c] != 0)
+        scale = row[column]
+        rows[row_index] = row = [x / scale for x in row]
+        for other_index, other in enumerate(rows):
+            if other_index != row_index and other[column] != 0:
+                factor = other[column]
+                rows[other_index] = [x - factor * y for x, y in zip(other, row)]
+        pivots.append(column)
+    basis = []
+    for free in (c for c in range(width) if c not in pivots):
+        vector = [Fraction(0)] * width
+        vector[free] = Fraction(1)
+        for row, column in zip(rows, pivots):
+            vector[column] = -row[free]
+        scale = lcm(*(x.denominator for x in vector))
+        integers = [int(x * scale) for x in vector]
+        divisor = gcd(*integers)
+        basis.append(tuple(x // divisor for x in integers))
+    return basis
+
+
+def candidate_relations(first: syntax.Program, second: syntax.Program,
+                        alphabet: tuple[str, ...], max_length: int) -> list[Relation]:
+    """The relations r . v = 0 between the two programs' unrolled counts and the Parikh counts
+    that hold at every sampled position."""
+    return null_space(_sample_matrix((first, second), alphabet, max_length))
+
+
+def holds(z, relation: Relation, values: list):
+    """The z3 term ``relation . values == 0``."""
+    return z.Sum([z.IntVal(0)] + [coefficient * value for coefficient, value
+                                  in zip(relation, values) if coefficient]) == 0

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The third edition's stages on a lent GPU machine (16 cores, one GPU), for DEADLINE seconds.
+# Same sweep arguments as docs/results/run_third_edition.sh (so the same cell ids: device stays
+# 'auto', recorded per cell), more cells per sweep invocation so 15 workers stay busy.
+# E_k families run the frozen code of the third edition (cad8b96, .dev/frozen); the search
+# families need `sweep --search`, so they run this checkout's code.
+set -u
+T0=$(date +%s)
+DEADLINE=${DEADLINE:-520}
+ROOT=$PWD
+OUT=${OUT:-/tmp/out}
+B=${B:-/tmp}
+W=$B/w
+mkdir -p "$W" "$OUT" $B/logs
+if [ -z "${SKIP_INSTALL:-}" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev/whl/*.whl || exit 1
+fi
+PY=${PY:-python3}
+{
+    date -u +%Y-%m-%dT%H:%M:%SZ; nproc; grep -m1 'model name' /proc/cpuinfo
+    nvidia-smi -L 2>&1 | head -2
+    $PY -c 'import torch, platform; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "python", platform.python_version())'
+    echo "main commit: $(git rev-parse HEAD 2>/dev/null)"; echo "frozen: cad8b96"
+    echo "fingerprints: main $(PYTHONPATH=$ROOT:/tmp/site $PY -P -m crasp --version) / frozen $(PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp --version)"
+} > $B/logs/environment.txt 2>&1
+cat $B/logs/environment.txt
+
+R=docs/results/third-edition/records
+for family in ek-one-head alibi-one-head search-one-head search-four-head paper-grid; do
+    if [ -d "$R/$family" ]; then mkdir -p "$W/$family"; cp -r "$R/$family/." "$W/$family/"; fi
+done
+
+BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
+SEARCH='d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25'
+main()   { PYTHONPATH=$ROOT:/tmp/site $PY -P -m crasp "$@"; }
+frozen() { PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp "$@"; }
+ek()     { frozen sweep --grid epochs=20 "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
+search() { main sweep --grid "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
+timed()  { local name=$1 s rc; shift; [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] || return 0; s=$(date +%s); "$@" >> "$B/logs/$name.log" 2>&1; rc=$?; echo "$name: $(( $(date +%s) - s )) s, exit $rc" >> "$B/logs/times.txt"; }
+
+# E_k with one head (frozen code): seeds 0..2, then the edge seeds, ALiBi, and seed 0 again on
+# this device into its own directory (the CPU/GPU cross-check of seed 0).
+(
+    timed ek-one-head ek 3 ek-one-head --preset one-head --posenc nope --languages E3:E6 --depths 1:6 --seeds 0:2
+    for k in 3 4 5 6; do
+        timed "ek-edge-E$k" ek 3 ek-one-head --preset one-head --posenc nope --languages "E$k" --depths "$((k - 2)):$((k - 1))" --seeds 3:4
+    done
+    timed alibi-one-head ek 3 alibi-one-head --preset one-head --posenc alibi --languages E4 --depths 2:2 --seeds 0:4
+    timed ek-one-head-gpu-s0 ek 3 ek-one-head-gpu-s0 --preset one-head --posenc nope --languages E3:E6 --depths 1:6 --seeds 0:0
+) &
+# The searches (this checkout's code): one sweep per language, depths k-3..k, seeds 0..4.
+# Concurrent sweeps need directories of their own (a sweep directory is locked per shard): one
+# per language, merged into the family's records afterwards (cells, sessions, specs).
+for k in 6 7 8; do
+    timed "search-one-head-L$k" search 2 "search-one-head.L$k" --preset one-head --posenc nope --languages "L$k" --depths "$((k - 3)):$k" --seeds 0:4 --search "$SEARCH" &
+done
+(
+    timed search-l7d4 search 2 search-four-head.L7 --preset default --posenc nope --languages L7 --depths 4:4 --seeds 5:9 --search "$SEARCH"
+    timed search-four-head-L7 search 2 search-four-head.L7 --preset default --posenc nope --languages L7 --depths 4:7 --seeds 0:4 --search "$SEARCH"
+) &
+timed search-four-head-L6 search 2 search-four-head.L6 --preset default --posenc nope --languages L6 --depths 3:6 --seeds 0:4 --search "$SEARCH" &
+timed search-four-head-L8 search 1 search-four-head.L8 --preset default --posenc nope --languages L8 --depths 5:8 --seeds 0:4 --search "$SEARCH" &
+# The paper's exact grid at one disputed cell, to measure what it costs here.
+timed paper-grid search 1 paper-grid --preset knee-deep --posenc nope --languages L7 --depths 4:4 --seeds 0:0 --search paper &
+
+while [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] && [ -n "$(jobs -r)" ]; do sleep 5; done
+echo "stopping at $(( $(date +%s) - T0 )) s" >> $B/logs/times.txt
+pkill -TERM -f "m crasp"; sleep 8; pkill -KILL -f "m crasp"; wait
+nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv > $B/logs/gpu.txt 2>&1
+
+# Bring back the small files: finished cells' records, and the metrics of unfinished cells.
+mkdir -p $B/records $B/partial
+for dir in "$W"/*/; do
+    family=$(basename "$dir")
+    [ -f "$dir/sweep.json" ] || continue
+    mkdir -p "$B/records/$family/sessions" "$B/partial/$family"
+    cp "$dir/sweep.json" "$B/records/$family/"
+    cp "$dir"/sessions/*.json "$B/records/$family/sessions/" 2>/dev/null
+    for cell in "$dir"/cells/*/; do
+        name=$(basename "$cell")
+        if [ -f "$cell/results.json" ]; then
+            mkdir -p "$B/records/$family/cells/$name"
+            for f in cell.json config.json results.json metrics.jsonl; do [ -f "$cell/$f" ] && cp "$cell/$f" "$B/records/$family/cells/$name/"; done
+        else
+            mkdir -p "$B/partial/$family/$name"
+            for f in cell.json config.json metrics.jsonl error.txt; do [ -f "$cell/$f" ] && cp "$cell/$f" "$B/partial/$family/$name/"; done
+            find "$cell" -name 'metrics*.jsonl' -o -name 'trial*.json' | while read -r f; do cp "$f" "$B/partial/$family/$name/$(echo "${f#$cell}" | tr / _)"; done
+        fi
+    done
+done
+tar -czf "$OUT/records.tar.gz" -C "$B" records
+tar -czf "$OUT/partial.tar.gz" -C "$B" partial
+tar -czf "$OUT/logs.tar.gz" -C "$B" logs
+cat $B/logs/times.txt; ls -la "$OUT"; du -sh $B/records $B/partial
