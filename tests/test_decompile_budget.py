@@ -82,9 +82,18 @@ def test_the_work_never_exceeds_the_budget_and_the_budget_is_exact(seed, layers,
     assert work <= budget
     assert counts["rows"] + counts["terms"] <= work + model.spec.n_layers
     assert decompile_model(model, max_states=work).text == result.text
-    if work > 1:
+    # The decompilation proper needs exactly ``needed`` units: one less is refused. The
+    # readable pass spends the rest; where the budget stops it, the program as written is kept.
+    written = decompile_model(model, max_states=budget, readable=False)
+    needed = written.summary["work"]
+    assert needed <= work
+    if needed > 1:
         with pytest.raises(StateLimitError):
-            decompile_model(model, max_states=work - 1)
+            decompile_model(model, max_states=needed - 1)
+    if needed < work:
+        bare = decompile_model(model, max_states=needed)
+        assert bare.summary["readable"].startswith("kept as written: minimizing")
+        assert bare.text == written.text and bare.summary["work"] == needed
 
 
 def test_the_command_refuses_the_large_model_with_one_message(tmp_path):

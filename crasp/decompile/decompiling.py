@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import crasp
 from crasp.decompile.classify import classify
 from crasp.decompile.write_program import check_vocabulary, write_program
-from crasp.decompile.budget import DEFAULT_MAX_STATES, Budget
+from crasp.decompile.budget import DEFAULT_MAX_STATES, Budget, StateLimitError
 from crasp.decompile.enumerate_states import StateSource, enumerate_states
 from crasp.decompile.readable import Unreadable, readable_program
 from crasp.compiler.model_format import CompiledModel
@@ -65,8 +65,9 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
     classes = classify(machine)
     text = write_program(machine, classes, list(model.labels), source, budget)
     program = crasp.parse_program(text, source)  # what was written, read back
+    readability = "not asked for"
     if readable:
-        text, program = shorter(text, program)
+        text, program, readability = shorter(text, program, budget)
     report = crasp.analyze(program)
     summary = {
         "layers": len(machine.layers),
@@ -80,24 +81,31 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
                            if isinstance(node, crasp.syntax.Compare)),
         "depths": {d.name: d.depth for d in report.definitions},
         "work": budget.spent,
+        "readable": readability,
     }
     return Decompilation(program, text, summary)
 
 
-def shorter(text: str, program: crasp.Program) -> tuple[str, crasp.Program]:
+def shorter(text: str, program: crasp.Program, budget: Budget
+            ) -> tuple[str, crasp.Program, str]:
     """``text`` and its ``program`` rewritten by ``readable.readable_program`` and read back,
-    unless that is longer in definition lines or in characters (or the program is not one the
-    pass reads)."""
+    unless that is longer in definition lines or in characters, the program is not one the
+    pass reads, or the pass would take ``budget`` past its limit (the exact program as
+    written is kept then: the decompilation itself is done); the third item says which."""
     try:
-        rewritten = readable_program(program)
+        rewritten = readable_program(program, budget)
     except Unreadable:
-        return text, program
+        return text, program, "kept as written (a construct the readable pass does not read)"
+    except StateLimitError:
+        return text, program, ("kept as written: minimizing its formulas would exceed "
+                               f"--max-states {budget.limit:,} (raise it for the readable form)")
     first, _, alphabet = text.splitlines()[:3]
     header = [first, "// A definition per counted formula, and the answer.", alphabet]
     new_text = "\n".join(header + rewritten.lines) + "\n"
     if len(rewritten.lines) > len(program.definitions) or len(new_text) > len(text):
-        return text, program   # inlining can repeat a wide formula: never more text either
-    return new_text, crasp.parse_program(new_text, filename=program.filename)
+        # inlining can repeat a wide formula: never more text either
+        return text, program, "kept as written (the rewritten form was not shorter)"
+    return new_text, crasp.parse_program(new_text, filename=program.filename), "rewritten"
 
 
 def format_decompile_summary(summary: dict) -> str:
@@ -122,4 +130,6 @@ def format_decompile_summary(summary: dict) -> str:
     lines += [f"depth {depth}      {', '.join(names)}" for depth, names in sorted(by_depth.items())]
     if "work" in summary:
         lines.append(f"work         {summary['work']:,} units of --max-states")
+    if summary.get("readable", "").startswith("kept as written: minimizing"):
+        lines.append(f"readable     no: {summary['readable']}")
     return "\n".join(lines)

@@ -20,7 +20,9 @@ every answer at every position (and at BOS) and the depth:
   exact minimization is exponential, so the literals the formula implies are taken out first
   (F = l && F[l := true] where F && !l holds on no possible assignment: a truth table), and the
   rest is minimized if it is small enough. A formula of more than ``WIDE_ATOMS`` atoms keeps
-  its own definition (its users read it as one atom), as SymPy builds it.
+  its own definition (its users read it as one atom), as SymPy builds it. Each distinct
+  formula is minimized once, each minimization charged to the work budget before it runs
+  (``budget.minimization_units``).
 * **Writing.** Only the count bodies and the answer get definitions (and, in a formula too
   wide to minimize, each comparison: ``cmpN``); every other formula is inlined where it is
   used. A definition is named after what it computes where that is
@@ -46,6 +48,7 @@ import sympy
 from sympy.logic import boolalg
 
 from crasp import syntax
+from crasp.decompile.budget import Budget, minimization_units
 from crasp.fmt import format_expr
 
 MAX_ATOMS = 6
@@ -112,11 +115,13 @@ class _Reader:
 
     definitions: dict[str, syntax.Expr]
     alphabet: tuple[str, ...]
+    budget: Budget   # charged before each minimization
     atoms: dict[object, sympy.Symbol] = field(default_factory=dict)
     meaning: dict[sympy.Symbol, object] = field(default_factory=dict)
     formulas: dict[str, boolalg.Boolean] = field(default_factory=dict)
     bodies: dict[str, boolalg.Boolean] = field(default_factory=dict)   # body key -> formula
     kept: set[str] = field(default_factory=set)   # definitions too wide to expand
+    minimal: dict[boolalg.Boolean, boolalg.Boolean] = field(default_factory=dict)  # memo
 
     def symbol(self, atom) -> sympy.Symbol:
         if atom not in self.atoms:
@@ -194,9 +199,16 @@ class _Reader:
         return sympy.Or(*cases) if cases else sympy.false
 
     def minimized(self, formula: boolalg.Boolean) -> boolalg.Boolean:
+        if formula not in self.minimal:
+            self.minimal[formula] = self.minimize(formula)
+        return self.minimal[formula]
+
+    def minimize(self, formula: boolalg.Boolean) -> boolalg.Boolean:
         symbols = sorted(formula.free_symbols, key=str)
         if not symbols or len(symbols) > WIDE_ATOMS:
             return formula
+        self.budget.charge(minimization_units(len(symbols), len(symbols) <= MAX_ATOMS),
+                           "readable: minimization", f"minimizing a formula of {len(symbols)} atoms")
         impossible = self.impossible(symbols)
         if len(symbols) <= MAX_ATOMS:
             return boolalg.simplify_logic(formula, dontcare=impossible)
@@ -384,12 +396,13 @@ class ReadableProgram:
     lines: list[str]   # "name = formula", one per definition
 
 
-def readable_program(program: syntax.Program) -> ReadableProgram:
+def readable_program(program: syntax.Program, budget: Budget | None = None) -> ReadableProgram:
     """``program`` (a decompiled one) rewritten as the module docstring says; raises
-    ``Unreadable`` for a construct ``write_program`` never emits. A count body equal to one of
-    ``program``'s definitions named from residual labels keeps that name."""
+    ``Unreadable`` for a construct ``write_program`` never emits, ``StateLimitError`` where the
+    minimizations would take ``budget`` (default: none) past its limit. A count body equal to
+    one of ``program``'s definitions named from residual labels keeps that name."""
     definitions = {d.name: d.expr for d in program.definitions}
-    reader = _Reader(definitions, program.alphabet)
+    reader = _Reader(definitions, program.alphabet, budget or Budget(limit=math.inf))
     answer_name = program.answer.name
     reader.reference(answer_name)
     writer = _Writer(reader, taken={"answer", *reader.kept})
@@ -417,8 +430,7 @@ def wide(writer: _Writer, formula: boolalg.Boolean) -> syntax.Expr:
 
 
 def _by_depth(definitions: list[syntax.Definition]) -> list[syntax.Definition]:
-    """Stably by counting depth (a definition only reads shallower ones or, at its own
-    depth, earlier ones, so the order stays valid)."""
+    """Stably by counting depth (a definition reads shallower or earlier ones: still valid)."""
     depth: dict[str, int] = {}
 
     def of(expr: syntax.Expr) -> int:
