@@ -86,6 +86,10 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
     return Decompilation(program, text, summary)
 
 
+READABLE_OVER_BUDGET = "kept as written: minimizing its formulas would exceed --max-states"
+"""How ``summary["readable"]`` begins where the readable pass would have exceeded the budget."""
+
+
 def shorter(text: str, program: crasp.Program, budget: Budget
             ) -> tuple[str, crasp.Program, str]:
     """``text`` and its ``program`` rewritten by ``readable.readable_program`` and read back,
@@ -97,8 +101,8 @@ def shorter(text: str, program: crasp.Program, budget: Budget
     except Unreadable:
         return text, program, "kept as written (a construct the readable pass does not read)"
     except StateLimitError:
-        return text, program, ("kept as written: minimizing its formulas would exceed "
-                               f"--max-states {budget.limit:,} (raise it for the readable form)")
+        return text, program, (f"{READABLE_OVER_BUDGET} {budget.limit:,} "
+                               "(raise it for the readable form)")
     first, _, alphabet = text.splitlines()[:3]
     header = [first, "// A definition per counted formula, and the answer.", alphabet]
     new_text = "\n".join(header + rewritten.lines) + "\n"
@@ -130,6 +134,6 @@ def format_decompile_summary(summary: dict) -> str:
     lines += [f"depth {depth}      {', '.join(names)}" for depth, names in sorted(by_depth.items())]
     if "work" in summary:
         lines.append(f"work         {summary['work']:,} units of --max-states")
-    if summary.get("readable", "").startswith("kept as written: minimizing"):
+    if summary.get("readable", "").startswith(READABLE_OVER_BUDGET):
         lines.append(f"readable     no: {summary['readable']}")
     return "\n".join(lines)
