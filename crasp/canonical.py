@@ -23,7 +23,9 @@ meaning):
   is in [0, inf), ``#[rel] P`` in [0, 1], ``min``/``max``/``if`` in the range of their operands,
   a name is unbounded (so ``#"a" >= 0`` is ``true``, ``#[pred] P - 2 > 0`` is ``false``); and a
   test is divided by the gcd of its coefficients (``2 * c <= 3`` is ``c <= 1``: counts are
-  integers). A count of a body that is false everywhere is 0; a conditional whose branches
+  integers), and an equality whose form is bounded by 0 on one side is an inequality (``#P == 0``
+  is ``#P <= 0``, so it is the negation of ``#P >= 1``). A count of a body that is false
+  everywhere is 0; a conditional whose branches
   have the same form is that form, and one whose condition is constant is its branch.
 
 Sound, not complete: a form never equates two different meanings, but two expressions that are
@@ -69,12 +71,31 @@ def same_meaning(first: syntax.Expr, second: syntax.Expr,
     """
     if syntax.same_structure(first, second):
         return True
-    if max(syntax.nesting(first), syntax.nesting(second)) <= MAX_NESTING:
-        try:
-            return canonical(first, definitions) == canonical(second, definitions)
-        except (TypeError, RecursionError):
-            pass
-    return syntax.same_structure(first, second)
+    if max(syntax.nesting(first), syntax.nesting(second)) > MAX_NESTING:
+        return False
+    forms = form_or_none(first, definitions), form_or_none(second, definitions)
+    return forms[0] is not None and forms[0] == forms[1]
+
+
+def form_or_none(expr: syntax.Expr,
+                 definitions: Mapping[str, syntax.Expr] = {}) -> Hashable | None:
+    """The canonical form of ``expr``, or None where it has none: ill-typed trees, and trees
+    nested deeper than ``MAX_NESTING`` (the form is built by recursion)."""
+    if syntax.nesting(expr) > MAX_NESTING:
+        return None
+    try:
+        return canonical(expr, definitions)
+    except (TypeError, RecursionError):
+        return None
+
+
+def constant_of(form: Hashable) -> bool | int | None:
+    """The value of a form that is a constant (a Boolean or a count), else None."""
+    kind, body = form
+    if kind == "bool":
+        return body[2][0] if body[0] == "table" and not body[1] else None
+    terms, constant = body
+    return None if terms else constant
 
 
 def _negated(form: Linear) -> Linear:
@@ -249,9 +270,12 @@ class _Canonical:
             difference, op = _shifted(difference, 1), "<="
         if op == "!=":
             op, negate = "==", True
-        decided = _decided(op, self.range_of(difference))
+        bounds = self.range_of(difference)
+        decided = _decided(op, bounds)
         if decided is not None:
             return decided != negate
+        if op == "==" and 0 in bounds:   # e == 0 is e <= 0 where e >= 0, -e <= 0 where e <= 0
+            difference, op = (difference if bounds[0] == 0 else _negated(difference)), "<="
         difference = _divided_by_gcd(op, difference)
         if difference is None:   # c1 * x + ... == k with the gcd of the c's not dividing k
             return negate

@@ -24,7 +24,7 @@ that precedes them is index -1):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Union
 
 BOOL: Literal["bool"] = "bool"
@@ -209,6 +209,22 @@ _CHILDREN = {   # by exact type: a dict look-up, not a chain of isinstance (ever
        for binary in (And, Or, Add, Sub, Min, Max, Compare)},
     Conditional: lambda node: (node.condition, node.if_true, node.if_false),
 }
+
+
+_CHILD_FIELDS = {
+    Not: ("operand",), Scale: ("operand",), Count: ("body",),
+    **{binary: ("left", "right") for binary in (And, Or, Add, Sub, Min, Max, Compare)},
+    Conditional: ("condition", "if_true", "if_false"),
+}
+
+
+def with_children(expr: Expr, kids: list[Expr] | tuple[Expr, ...]) -> Expr:
+    """``expr`` with its direct subexpressions replaced by ``kids`` (in ``children``'s order);
+    ``expr`` itself where they are the same objects."""
+    names = _CHILD_FIELDS.get(type(expr), ())
+    if all(getattr(expr, name) is kid for name, kid in zip(names, kids)):
+        return expr
+    return replace(expr, **dict(zip(names, kids)))
 
 
 def fold(expr: Expr, combine):

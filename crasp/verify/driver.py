@@ -8,6 +8,10 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
 * ``explain.confirm``: the string re-run by the interpreter, and the definitions that differ.
 * ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``).
 
+Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
+string over it, with equal definitions merged and unread ones dropped), and every string it
+finds is confirmed on the programs as given.
+
 The outcome is ``holds`` (no violation up to N), ``counterexample`` (with the shortest one
 below N, or a confirmed longer one found by the induction), ``proved`` (every length) or
 ``unknown``, with the reason: the induction found neither a proof nor a real counterexample,
@@ -26,6 +30,7 @@ from crasp.verify import enumeration
 from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet
+from crasp.verify.shrink import shrink_question
 from crasp.verify.solver import TimeLimit, Undecided
 
 METHODS = ("auto", "smt", "enumerate")
@@ -62,11 +67,14 @@ class Verdict:
 
 def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] | None = None,
            method: str = "auto", unbounded: bool = False,
-           timeout: float | None = None) -> Verdict:
+           timeout: float | None = None, shrink: bool = True) -> Verdict:
     """Answer ``question`` for every string of length <= ``max_length`` over ``alphabet``
     (default: the programs' tokens plus one foreign token), and with ``unbounded`` for every
     length, within ``timeout`` seconds (None: no limit; the answer is ``unknown`` if the
-    limit runs out first)."""
+    limit runs out first). The searches run on the programs shrunk for the alphabet
+    (``crasp.verify.shrink``; ``shrink=False`` runs them on the programs as given, the
+    baseline of benchmarks/bench_verify_large.py); counterexamples are confirmed on the
+    programs as given."""
     started = time.perf_counter()
     limit = TimeLimit(timeout)
     if method not in METHODS:
@@ -89,6 +97,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
         from crasp.verify import bounded
         search = bounded.first_violation
     method = "enumeration" if method == "enumerate" else "smt"
+    searched = shrink_question(question, alphabet) if shrink else question
 
     def verdict(outcome: str, counterexample: Counterexample | None = None,
                 shortest: bool = False, induction: InductionResult | None = None,
@@ -98,7 +107,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
                        decided_length, timeout)
 
     try:
-        violation = search(question, alphabet, max_length, limit)
+        violation = search(searched, alphabet, max_length, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to)
     if violation:
@@ -108,8 +117,8 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     from crasp.verify import bounded, induction as induction_pass
     depth = min(max_length, MAX_INDUCTION)
     try:
-        pairs = bounded.proved_pairs(question, alphabet, depth, limit)
-        induction = induction_pass.prove(question, alphabet, depth, pairs, limit)
+        pairs = bounded.proved_pairs(searched, alphabet, depth, limit)
+        induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=f"{undecided.reason}, in the induction",
                        decided_length=max_length)
@@ -122,7 +131,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     longest = len(induction.counterexample)
     # the shortest lies between N and the one found: the solver finds it if not far
     try:
-        found = bounded.first_violation(question, alphabet, longest, limit) \
+        found = bounded.first_violation(searched, alphabet, longest, limit) \
             if longest <= SHORTEST_SEARCH_LIMIT else None
     except Undecided:   # the induction's counterexample is confirmed all the same
         found = None
