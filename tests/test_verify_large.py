@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import crasp
 from crasp import canonical, interpret, syntax
-from crasp.verify import Question, decide
+from crasp.verify import Question, decide, relations
 from crasp.verify.encode import count_nodes
 from crasp.verify.enumeration import token_rows
 from crasp.verify.shrink import shrink
@@ -177,7 +177,7 @@ def test_the_decompiled_l4_program_of_the_extraction_study_is_proved_equal_to_l4
     limit of 120 s before the pre-pass; now 7 definitions over 2 counts, proved."""
     program = crasp.load_program(ROOT / "docs/extraction/programs/"
                                         "L4-d2-nope_fp6.2-s1-242659fb8c.crasp")
-    reference = crasp.load_program(ROOT / "crasp/programs/L4_predict.crasp")
+    reference = crasp.load_program(crasp.PROGRAMS_DIR / "L4_predict.crasp")
     shrunk = shrink(program, ("a", "b"))
     assert len(shrunk.definitions) <= 10 and len(count_nodes(shrunk)) <= 3
     assert_same_values(shrunk, program, ("a", "b"), 8)
@@ -193,3 +193,17 @@ def test_a_token_set_may_name_a_token_the_program_does_not_mention(alphabet):
     program = crasp.parse_program('#!"a" >= 2')
     shrunk = shrink(program, alphabet)
     assert_same_values(shrunk, program, alphabet, 4)
+
+
+def test_no_relation_is_guessed_beyond_the_column_budget(monkeypatch):
+    """Past ``relations.MAX_COLUMNS`` counts the null space is not computed (its cost grows
+    with their cube), and the answer is the same without the lemmas."""
+    first = crasp.parse_program('x = #("a" && #"b" == 0)\ny = #("a" && #"b" >= 1)\n'
+                                'x + y == #"a"')
+    second = crasp.parse_program('#"a" >= 0')
+    assert relations.candidate_relations(first, second, ("a", "b"), 6)
+    monkeypatch.setattr(relations, "MAX_COLUMNS", 3)
+    assert relations.candidate_relations(first, second, ("a", "b"), 6) == []
+    verdict = decide(Question("equivalent", (first, second), ("A", "B")), 8, ("a", "b"),
+                     method="smt", unbounded=True)
+    assert verdict.outcome in ("proved", "holds")

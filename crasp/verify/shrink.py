@@ -87,7 +87,7 @@ class _Shrinker:
         self.token_values: dict[str, tuple] = {}          # token-only name -> value per token
         self.kept: dict[tuple, str] = {}                  # (type, form) -> kept name
         self.counts: dict[object, syntax.Expr] = {}       # a count's form -> its shared node
-        self.small: dict[str, syntax.Expr] = {}           # kept name -> expression, inlined in forms
+        self.small: dict[str, syntax.Expr] = {}           # kept name -> expr, inlined in forms
 
     def run(self, program: syntax.Program) -> syntax.Program:
         rewritten: list[syntax.Definition] = []
