@@ -4,6 +4,8 @@ for every string up to a length by z3 or by enumeration, and for every length by
 The passes, one module each:
 
 * ``questions``   the questions as violations at a position; the default alphabet;
+* ``shrink``      Program x alphabet -> a smaller program with the same answers (every search
+                  runs on it);
 * ``encode``      Program x symbolic tokens -> z3 terms, one position at a time;
 * ``bounded``     the shortest violating string by z3 (lengths 0, 1, 2, ... in order);
 * ``enumeration`` the shortest violating string by the interpreter on every string;

@@ -1,0 +1,114 @@
+"""Verifier benchmark on large programs: ``crasp equiv`` between the largest programs of the
+extraction study (docs/extraction.md: decompiled or extracted from trained transformers, 600
+to 1,500 definitions) and their language's prediction program, as the study ran it
+(``--alphabet "a b"`` or ``"a b e"``, ``--max-length 16 --unbounded``), on one core.
+
+For each program: its definitions and count nodes as given and after ``crasp.verify.shrink``
+(the pre-pass every search now runs on), the answer and the CPU time of the check (the best of
+``--repeats``), and the baseline in the same invocation: the same check on the programs as
+given (``decide(..., shrink=False)``, the engine before the pre-pass), in a subprocess under a
+CPU limit (``--baseline-limit``, default 120 s as in the study; ">120" when it ran out). The
+speed-up is baseline time over new time (a lower bound after ">"). Both answers must agree
+where the baseline answers. Times are of ``decide`` alone: reading a program is the same in
+both (a few seconds for the largest).
+
+    PYTHONPATH=. python benchmarks/bench_verify_large.py [--min-definitions 600]
+        [--baseline-limit 120] [--repeats 3] [PROGRAM ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parent.parent
+
+import crasp  # noqa: E402
+from crasp.verify import Question, decide  # noqa: E402
+from crasp.verify.encode import count_nodes  # noqa: E402
+from crasp.verify.shrink import shrink  # noqa: E402
+from timing import best_of_each  # noqa: E402
+
+PROGRAMS = ROOT / "docs" / "extraction" / "programs"
+MAX_LENGTH = 16
+
+BASELINE = """
+import json, resource, sys, time
+import crasp
+from crasp.verify import Question, decide
+path, reference, alphabet, limit = sys.argv[1], sys.argv[2], tuple(sys.argv[3].split()), \\
+    float(sys.argv[4])
+question = Question("equivalent", (crasp.load_program(path), crasp.load_program(reference)),
+                    ("A", "B"))
+used = time.process_time()
+resource.setrlimit(resource.RLIMIT_CPU, (int(used + limit) + 1, int(used + limit) + 6))
+verdict = decide(question, %d, alphabet, unbounded=True, shrink=False)
+print(json.dumps({"outcome": verdict.outcome, "cpu_s": time.process_time() - used}))
+""" % MAX_LENGTH
+
+
+def language_of(path: Path) -> str:
+    return path.name.split("-")[0]
+
+
+def baseline(path: Path, reference: Path, alphabet: tuple[str, ...],
+             limit: float) -> dict | None:
+    """The check on the programs as given, in a subprocess: its outcome and CPU seconds, or
+    None when the CPU limit stopped it."""
+    done = subprocess.run([sys.executable, "-c", BASELINE, str(path), str(reference),
+                           " ".join(alphabet), str(limit)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if done.returncode != 0:
+        if done.returncode < 0:   # SIGXCPU or SIGKILL: the limit
+            return None
+        raise SystemExit(done.stderr)
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("programs", nargs="*", type=Path)
+    parser.add_argument("--min-definitions", type=int, default=600)
+    parser.add_argument("--baseline-limit", type=float, default=120.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    options = parser.parse_args()
+    paths = options.programs or sorted(PROGRAMS.glob("*.crasp"))
+    print("| program | definitions | count nodes | shrunk: definitions | count nodes | answer "
+          "| CPU s | baseline CPU s | speed-up |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    for path in paths:
+        program = crasp.load_program(path)
+        if len(program.definitions) < options.min_definitions:
+            continue
+        language = language_of(path)
+        alphabet = ("a", "b", "e") if language.startswith("E") else ("a", "b")
+        reference = crasp.PROGRAMS_DIR / f"{language}_predict.crasp"
+        question = Question("equivalent", (program, crasp.load_program(reference)), ("A", "B"))
+        shrunk = shrink(program, alphabet)
+        verdicts = []
+        seconds, = best_of_each(options.repeats, lambda: verdicts.append(
+            decide(question, MAX_LENGTH, alphabet, unbounded=True)), clock=time.process_time)
+        verdict = verdicts[-1]
+        answer = verdict.outcome
+        if verdict.counterexample is not None:
+            answer += f" {''.join(verdict.counterexample.tokens) or 'the empty input'}"
+        old = baseline(path, reference, alphabet, options.baseline_limit)
+        if old is not None:
+            assert old["outcome"] == verdict.outcome, (path.name, old, verdict.outcome)
+        old_text = f"{old['cpu_s']:.2f}" if old else f">{options.baseline_limit:.0f}"
+        old_seconds = old["cpu_s"] if old else options.baseline_limit
+        speed_up = f"{'>' if old is None else ''}{old_seconds / seconds:.1f}x"
+        print(f"| {path.stem} | {len(program.definitions):,} | {len(count_nodes(program)):,} "
+              f"| {len(shrunk.definitions):,} | {len(count_nodes(shrunk)):,} | {answer} "
+              f"| {seconds:.2f} | {old_text} | {speed_up} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
