@@ -55,7 +55,10 @@ _UNBOUNDED = (-math.inf, math.inf)
 def canonical(expr: syntax.Expr, definitions: Mapping[str, syntax.Expr] = {}) -> Hashable:
     """The canonical form of a Boolean or count expression (names from ``definitions`` are
     replaced by their expressions)."""
-    form = _Canonical(definitions)
+    return _form(_Canonical(definitions), expr)
+
+
+def _form(form: _Canonical, expr: syntax.Expr) -> Hashable:
     if form.is_boolean(expr):
         return ("bool", form.boolean(expr))
     return ("count", form.linear(expr))
@@ -81,12 +84,32 @@ def form_or_none(expr: syntax.Expr,
                  definitions: Mapping[str, syntax.Expr] = {}) -> Hashable | None:
     """The canonical form of ``expr``, or None where it has none: ill-typed trees, and trees
     nested deeper than ``MAX_NESTING`` (the form is built by recursion)."""
-    if syntax.nesting(expr) > MAX_NESTING:
-        return None
-    try:
-        return canonical(expr, definitions)
-    except (TypeError, RecursionError):
-        return None
+    return Forms(definitions).of(expr)
+
+
+class Forms:
+    """``form_or_none`` of many expressions that share subexpressions (the definitions of a
+    program and the counts in them), each shared node put in its form once. The forms are
+    cached by the identity of the nodes, so every expression given is kept alive here (a node
+    made and dropped by the caller could otherwise lend its identity to another).
+
+    ``definitions`` may grow between calls (a name must be added before any expression that
+    reads it is given). ``inlined_names`` bounds how many names are inlined (None: all of
+    them); inlining is then linear only if no inlined definition reads another."""
+
+    def __init__(self, definitions: Mapping[str, syntax.Expr] = {},
+                 inlined_names: int | None = MAX_INLINED_NAMES):
+        self.canonical = _Canonical(definitions, inlined_names)
+        self.given: list[syntax.Expr] = []
+
+    def of(self, expr: syntax.Expr) -> Hashable | None:
+        if syntax.nesting(expr) > MAX_NESTING:
+            return None
+        self.given.append(expr)
+        try:
+            return _form(self.canonical, expr)
+        except (TypeError, RecursionError):
+            return None
 
 
 def constant_of(form: Hashable) -> bool | int | None:
@@ -107,8 +130,10 @@ def _shifted(form: Linear, by: int) -> Linear:
 
 
 class _Canonical:
-    def __init__(self, definitions: Mapping[str, syntax.Expr]):
+    def __init__(self, definitions: Mapping[str, syntax.Expr],
+                 inlined_names: int | None = MAX_INLINED_NAMES):
         self.definitions = definitions
+        self.inlined_names_limit = inlined_names
         self.inlined_names: set[str] = set()
         self.ranges: dict[Hashable, tuple[float, float]] = {}   # count atom -> [low, high]
         # forms by node identity: a conditional's branches are compared and then put in its
@@ -122,7 +147,8 @@ class _Canonical:
         if not isinstance(node, syntax.Ref) or node.name not in self.definitions:
             return None
         if node.name not in self.inlined_names:
-            if len(self.inlined_names) >= MAX_INLINED_NAMES:
+            if self.inlined_names_limit is not None \
+                    and len(self.inlined_names) >= self.inlined_names_limit:
                 return None
             self.inlined_names.add(node.name)
         return self.definitions[node.name]

@@ -25,7 +25,7 @@ that precedes them is index -1):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal, Union
+from typing import Hashable, Literal, Union
 
 BOOL: Literal["bool"] = "bool"
 COUNT: Literal["count"] = "count"
@@ -222,9 +222,21 @@ def with_children(expr: Expr, kids: list[Expr] | tuple[Expr, ...]) -> Expr:
     """``expr`` with its direct subexpressions replaced by ``kids`` (in ``children``'s order);
     ``expr`` itself where they are the same objects."""
     names = _CHILD_FIELDS.get(type(expr), ())
-    if all(getattr(expr, name) is kid for name, kid in zip(names, kids)):
+    for name, kid in zip(names, kids):
+        if getattr(expr, name) is not kid:
+            return replace(expr, **dict(zip(names, kids)))
+    return expr
+
+
+def interning_key(expr: Expr) -> Hashable:
+    """A key for hash-consing: two nodes with the same key have the same structure if their
+    children are interned (one object per structure) already. A leaf is its own key (nodes
+    compare by structure); an inner node's key is its type, its own fields and the identities
+    of its children, so that building it costs no walk below them."""
+    kids = children(expr)
+    if not kids:
         return expr
-    return replace(expr, **dict(zip(names, kids)))
+    return (type(expr), *_own_fields(expr), *map(id, kids))
 
 
 def fold(expr: Expr, combine):

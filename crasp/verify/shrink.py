@@ -42,6 +42,7 @@ most 2^``canonical.MAX_TABLE_ATOMS`` rows; a definition nested deeper than
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import operator
 
 from crasp import canonical, syntax
@@ -88,6 +89,12 @@ class _Shrinker:
         self.kept: dict[tuple, str] = {}                  # (type, form) -> kept name
         self.counts: dict[object, syntax.Expr] = {}       # a count's form -> its shared node
         self.small: dict[str, syntax.Expr] = {}           # kept name -> expr, inlined in forms
+        # every node made is interned (one object per structure), so a subexpression that
+        # recurs anywhere in the program is put in its form once (the forms are cached by
+        # node identity, and the interned nodes stay alive)
+        self.interned: dict[object, syntax.Expr] = {}
+        self.counted: dict[int, syntax.Expr] = {}         # interned count -> what it becomes
+        self.forms = canonical.Forms(self.small, inlined_names=None)
 
     def run(self, program: syntax.Program) -> syntax.Program:
         rewritten: list[syntax.Definition] = []
@@ -111,18 +118,19 @@ class _Shrinker:
         """What the definition's name stands for from now on, or None to keep it."""
         if isinstance(expr, (syntax.Ref, syntax.BoolConst, syntax.IntConst)):
             return expr
-        form = canonical.form_or_none(expr, self.small)
+        form = self.forms.of(expr)
         if form is None:
             return None
         constant = canonical.constant_of(form)
         if constant is not None:
-            return syntax.BoolConst(constant) if definition.type == syntax.BOOL \
-                else syntax.IntConst(constant)
+            return self.intern(syntax.BoolConst(constant) if definition.type == syntax.BOOL
+                               else syntax.IntConst(constant))
         key = (definition.type, form)
         if key in self.kept:
-            return syntax.Ref(self.kept[key])
+            return self.intern(syntax.Ref(self.kept[key]))
         self.kept[key] = definition.name
-        if _size(expr) <= INLINED_SIZE:
+        if _is_small(expr) and not any(isinstance(node, syntax.Ref) and node.name in self.small
+                                       for node in syntax.walk(expr)):
             self.small[definition.name] = expr
         else:   # a later definition that is this name under connectives (!!d, d && true)
             itself = syntax.Ref(definition.name)
@@ -140,18 +148,18 @@ class _Shrinker:
         def combine(node: syntax.Expr, parts: list[tuple]) -> tuple:
             kind = type(node)
             if kind is syntax.Ref:
-                stands = self.replacement.get(node.name, node)
+                stands = self.intern(self.replacement.get(node.name, node))
                 values = self.token_values.get(node.name)
                 return stands, self.inside(stands, values), values
             if kind is syntax.Count:
                 (_, inside, _), = parts
-                count = self.count(syntax.Count(inside, node.relation))
+                count = self.count(self.intern(syntax.Count(inside, node.relation)))
                 return count, count, None
             values = self.values_per_token(node, [values for _, _, values in parts])
-            outside = _folded(syntax.with_children(node, [part[0] for part in parts]))
+            outside = self.intern(_folded(syntax.with_children(node, [p[0] for p in parts])))
             if values is not None:
                 return outside, self.inside(outside, values), values
-            inside = _folded(syntax.with_children(node, [part[1] for part in parts]))
+            inside = self.intern(_folded(syntax.with_children(node, [p[1] for p in parts])))
             return outside, inside, values
 
         outside, _, values = syntax.fold(expr, combine)
@@ -173,7 +181,7 @@ class _Shrinker:
         """``node`` as read inside a count's body: a token-only Boolean is its token set."""
         if values is None or not isinstance(values[0], bool):
             return node
-        return self.tokens_where(values)
+        return self.intern(self.tokens_where(values))
 
     def tokens_where(self, values: tuple) -> syntax.Expr:
         """The test "the token is one of those where ``values`` holds" (at a token position)."""
@@ -188,15 +196,19 @@ class _Shrinker:
 
     def count(self, node: syntax.Count) -> syntax.Expr:
         """The shared node for a count of this form (0 for a count of a body never true)."""
-        if isinstance(node.body, syntax.BoolConst) and not node.body.value:
-            return syntax.IntConst(0)
-        form = canonical.form_or_none(node, self.small)
-        if form is None:
-            return node
-        constant = canonical.constant_of(form)
-        if constant is not None:
-            return syntax.IntConst(constant)
-        return self.counts.setdefault(form, node)
+        if id(node) not in self.counted:
+            form = self.forms.of(node)
+            constant = None if form is None else canonical.constant_of(form)
+            if constant is not None:
+                self.counted[id(node)] = self.intern(syntax.IntConst(constant))
+            else:
+                self.counted[id(node)] = node if form is None \
+                    else self.counts.setdefault(form, node)
+        return self.counted[id(node)]
+
+    def intern(self, node: syntax.Expr) -> syntax.Expr:
+        """The one node of this structure (its children are interned already)."""
+        return self.interned.setdefault(syntax.interning_key(node), node)
 
 
 def _folded(node: syntax.Expr) -> syntax.Expr:
@@ -219,8 +231,8 @@ def _folded(node: syntax.Expr) -> syntax.Expr:
     return node
 
 
-def _size(expr: syntax.Expr) -> int:
-    return sum(1 for _ in syntax.walk(expr))
+def _is_small(expr: syntax.Expr) -> bool:
+    return sum(1 for _ in itertools.islice(syntax.walk(expr), INLINED_SIZE + 1)) <= INLINED_SIZE
 
 
 def _read_by_answer(definitions: list[syntax.Definition]) -> tuple[syntax.Definition, ...]:
