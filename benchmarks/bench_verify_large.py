@@ -3,9 +3,9 @@ extraction study (docs/extraction.md: decompiled or extracted from trained trans
 to 1,500 definitions) and their language's prediction program, as the study ran it
 (``--alphabet "a b"`` or ``"a b e"``, ``--max-length 16 --unbounded``), on one core.
 
-For each program: its definitions and count nodes as given and after ``crasp.verify.shrink``
-(the pre-pass every search now runs on), the answer and the CPU time of the check (the best of
-``--repeats``), and the baseline in the same invocation: the same check on the programs as
+``--part programs``: for each program, its definitions and count nodes as given and after
+``crasp.verify.shrink`` (the pre-pass every search now runs on), the answer and the CPU time
+of the check (the best of ``--repeats``), and the baseline in the same invocation: the same check on the programs as
 given (``decide(..., shrink=False)`` with no budget on the relation search,
 ``relations.MAX_COLUMNS``: the engine before both), in a subprocess under a
 CPU limit (``--baseline-limit``, default 120 s as in the study; ">120" when it ran out). The
@@ -13,8 +13,15 @@ speed-up is baseline time over new time (a lower bound after ">"). Both answers 
 where the baseline answers. Times are of ``decide`` alone: reading a program is the same in
 both (a few seconds for the largest).
 
-    PYTHONPATH=. python benchmarks/bench_verify_large.py [--min-definitions 600]
-        [--baseline-limit 120] [--repeats 3] [PROGRAM ...]
+``--part scaling``: the same comparison on a made-up program of n redundant copies of one
+check (``redundant_program``: 3n + 2 definitions whose n first-layer comparisons all mean
+``#"b" == 0`` or its negation, as in the L4 program), against ``"b" && #("a" && #"b" == 0)
+>= 1``, for growing n: the time per 1,000 definitions stays flat when the check is linear
+in the program's size.
+
+    PYTHONPATH=. python benchmarks/bench_verify_large.py --part programs
+        [--min-definitions 600] [--baseline-limit 120] [--repeats 3] [PROGRAM ...]
+    PYTHONPATH=. python benchmarks/bench_verify_large.py --part scaling [--baseline-limit 60]
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,6 +64,22 @@ print(json.dumps({"outcome": verdict.outcome, "cpu_s": time.process_time() - use
 """ % MAX_LENGTH
 
 
+SCALING = (250, 500, 1000, 2000, 4000)
+SCALING_REFERENCE = 'alphabet "a" "b"\n"b" && #("a" && #"b" == 0) >= 1\n'
+
+
+def redundant_program(copies: int) -> str:
+    """n comparisons that all mean #"b" == 0 or #"b" >= 1 (``never`` holds at no token of
+    {a, b}), n states over them, n second-layer comparisons of three kinds, and an answer
+    equal to ``SCALING_REFERENCE``'s."""
+    lines = ['alphabet "a" "b"', 'never = !("a" || "b")']
+    for k in range(copies):
+        lines += [f'c{k} = ({k + 1} * #never) + {k + 2} * #"b" {("==", ">=")[k % 2]} {k % 2}',
+                  f's{k} = "a" && {("", "!")[k % 2]}c{k}', f'd{k} = #s{k} >= {k % 3 + 1}']
+    lines.append('answer = "b" && (' + " || ".join(f"d{k}" for k in range(copies)) + ")")
+    return "\n".join(lines) + "\n"
+
+
 def language_of(path: Path) -> str:
     return path.name.split("-")[0]
 
@@ -74,13 +98,58 @@ def baseline(path: Path, reference: Path, alphabet: tuple[str, ...],
     return json.loads(done.stdout)
 
 
+def timed(question: Question, alphabet: tuple[str, ...], repeats: int):
+    """The verdict of the check and its CPU seconds (the best of ``repeats``)."""
+    verdicts = []
+    seconds, = best_of_each(repeats, lambda: verdicts.append(
+        decide(question, MAX_LENGTH, alphabet, unbounded=True)), clock=time.process_time)
+    return verdicts[-1], seconds
+
+
+def compared(verdict, old: dict | None, seconds: float, limit: float) -> tuple[str, str]:
+    """The baseline's time and the speed-up, as printed (">" where the limit stopped it)."""
+    if old is not None:
+        assert old["outcome"] == verdict.outcome, (old, verdict.outcome)
+        return f"{old['cpu_s']:.2f}", f"{old['cpu_s'] / seconds:.1f}x"
+    return f">{limit:.0f}", f">{limit / seconds:.1f}x"
+
+
+def scaling(options) -> None:
+    print("| copies n | definitions | count nodes | shrunk: definitions | count nodes | answer "
+          "| CPU s | per 1,000 definitions | baseline CPU s | speed-up |")
+    print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as folder:
+        reference = Path(folder) / "reference.crasp"
+        reference.write_text(SCALING_REFERENCE)
+        for copies in SCALING:
+            path = Path(folder) / f"redundant{copies}.crasp"
+            path.write_text(redundant_program(copies))
+            program = crasp.load_program(path)
+            question = Question("equivalent", (program, crasp.load_program(reference)),
+                                ("A", "B"))
+            shrunk = shrink(program, ("a", "b"))
+            verdict, seconds = timed(question, ("a", "b"), options.repeats)
+            old_text, speed_up = compared(verdict, baseline(
+                path, reference, ("a", "b"), options.baseline_limit), seconds,
+                options.baseline_limit)
+            size = len(program.definitions)
+            print(f"| {copies:,} | {size:,} | {len(count_nodes(program)):,} "
+                  f"| {len(shrunk.definitions):,} | {len(count_nodes(shrunk)):,} "
+                  f"| {verdict.outcome} | {seconds:.2f} | {1000 * seconds / size:.3f} "
+                  f"| {old_text} | {speed_up} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("programs", nargs="*", type=Path)
+    parser.add_argument("--part", choices=("programs", "scaling"), default="programs")
     parser.add_argument("--min-definitions", type=int, default=600)
     parser.add_argument("--baseline-limit", type=float, default=120.0)
     parser.add_argument("--repeats", type=int, default=3)
     options = parser.parse_args()
+    if options.part == "scaling":
+        scaling(options)
+        return
     paths = options.programs or sorted(PROGRAMS.glob("*.crasp"))
     print("| program | definitions | count nodes | shrunk: definitions | count nodes | answer "
           "| CPU s | baseline CPU s | speed-up |")
@@ -94,19 +163,13 @@ def main() -> None:
         reference = crasp.PROGRAMS_DIR / f"{language}_predict.crasp"
         question = Question("equivalent", (program, crasp.load_program(reference)), ("A", "B"))
         shrunk = shrink(program, alphabet)
-        verdicts = []
-        seconds, = best_of_each(options.repeats, lambda: verdicts.append(
-            decide(question, MAX_LENGTH, alphabet, unbounded=True)), clock=time.process_time)
-        verdict = verdicts[-1]
+        verdict, seconds = timed(question, alphabet, options.repeats)
         answer = verdict.outcome
         if verdict.counterexample is not None:
             answer += f" {''.join(verdict.counterexample.tokens) or 'the empty input'}"
-        old = baseline(path, reference, alphabet, options.baseline_limit)
-        if old is not None:
-            assert old["outcome"] == verdict.outcome, (path.name, old, verdict.outcome)
-        old_text = f"{old['cpu_s']:.2f}" if old else f">{options.baseline_limit:.0f}"
-        old_seconds = old["cpu_s"] if old else options.baseline_limit
-        speed_up = f"{'>' if old is None else ''}{old_seconds / seconds:.1f}x"
+        old_text, speed_up = compared(verdict, baseline(path, reference, alphabet,
+                                                        options.baseline_limit),
+                                      seconds, options.baseline_limit)
         print(f"| {path.stem} | {len(program.definitions):,} | {len(count_nodes(program)):,} "
               f"| {len(shrunk.definitions):,} | {len(count_nodes(shrunk)):,} | {answer} "
               f"| {seconds:.2f} | {old_text} | {speed_up} |", flush=True)

@@ -3,11 +3,12 @@ string over the alphabet (before the searches of ``crasp.verify``).
 
 Why. A decompiled program (``crasp decompile``) states every comparison its transformer makes,
 however often it makes the same one: the trained L4 run of docs/extraction.md has 1,298
-definitions, among them a hundred comparisons such as ``(117 * #L0_state0) + 157 * #"b" == 0``
-that all mean ``#"b" == 0`` (``L0_state0 = !("a" || "b")`` holds at no token of {a, b}), and
-tens of thousands of count nodes over a few hundred distinct counts. Every search pays for
-each of them at every position: the solver's terms, the interpreter's columns, and the
-relation search's columns (``crasp.verify.relations``: one per count node).
+definitions and 26,441 count nodes, its 50 first-layer comparisons such as ``(117 *
+#L0_state0) + 157 * #"b" == 0`` all mean ``#"b" == 0`` or its negation (``L0_state0 = !("a"
+|| "b")`` holds at no token of {a, b}), and it comes down to 7 definitions over 2 counts.
+Every search pays for each definition and count node at every position: the solver's terms,
+the interpreter's columns, and the relation search's columns (``crasp.verify.relations``: one
+per count node).
 
 Derivation. Three rewrites, each keeping the value of every kept definition at every position
 (BOS included) of every string over ``alphabet``, the only strings the verifier considers (by
@@ -23,20 +24,22 @@ keeps its answer:
    count whose body becomes ``false`` is the constant 0. Outside count bodies nothing is
    replaced: ``!("a" || "b")`` holds at BOS.
 2. *Equal meanings merged.* In program order, each definition, with every name replaced by
-   its representative, is put in ``crasp.canonical``'s form with names as atoms (not
-   inlined, so each form is the size of its own definition). A definition whose type and form
-   an earlier kept one has is that one's name from then on; one whose form is a constant is
-   that constant (equal forms mean equal values at every position, and by induction on the
-   order so do the names replaced). A count node is shared by every expression with a count of
-   the same form (one object: the encoder steps it once, and the relation search sees one
-   column). Boolean connectives with a constant operand are folded.
+   its representative, is put in ``crasp.canonical``'s form, with names as atoms except the
+   small definitions that read no inlined name (``INLINED_SIZE``), which are inlined (so each
+   form is at most a constant factor larger than its own definition). A definition whose type
+   and form an earlier kept one has is that one's name from then on; one whose form is a
+   constant is that constant (equal forms mean equal values at every position, and by
+   induction on the order so do the names replaced). A count node is shared by every
+   expression with a count of the same form (one object: the encoder steps it once, and the
+   relation search sees one column). Boolean connectives with a constant operand are folded.
 3. *Unread definitions dropped.* Only the answer and what it reads, directly or through other
    definitions, are kept; the answer stays last under its own name.
 
-Cost: one canonical form per definition and per count node and one evaluation per token of
-each token-only node: linear in the program's size times the alphabet's (a truth table has at
-most 2^``canonical.MAX_TABLE_ATOMS`` rows; a definition nested deeper than
-``canonical.MAX_NESTING`` gets no form and is kept as it is).
+Cost: every node made is interned (one object per structure) and put in its form once
+(``canonical.Forms`` caches forms by node), and every token-only node is evaluated once per
+token: linear in the program's size times the alphabet's (a truth table has at most
+2^``canonical.MAX_TABLE_ATOMS`` rows; a definition nested deeper than ``canonical.MAX_NESTING``
+gets no form and is kept as it is). benchmarks/bench_verify_large.py measures it.
 """
 
 from __future__ import annotations
@@ -49,9 +52,10 @@ from crasp import canonical, syntax
 from crasp.verify.questions import Question
 
 INLINED_SIZE = 16
-"""A kept definition of at most this many nodes is inlined where the forms of later ones are
-built (so that ``#"b" >= 1`` and ``#"b" == 0`` under two names are seen to be complementary);
-a larger one stays an atom of their forms."""
+"""A kept definition of at most this many nodes that reads no inlined name is inlined where
+the forms of later ones are built (so that ``#"b" >= 1`` and ``#"b" == 0`` under two names are
+seen to be complementary); any other stays an atom of their forms (inlining one that reads an
+inlined name could double at each step of a chain)."""
 _BOOLEAN_CONNECTIVES = (syntax.Not, syntax.And, syntax.Or)
 _TOKEN_OPERATIONS = {
     syntax.Not: lambda node, a: not a,
@@ -89,9 +93,8 @@ class _Shrinker:
         self.kept: dict[tuple, str] = {}                  # (type, form) -> kept name
         self.counts: dict[object, syntax.Expr] = {}       # a count's form -> its shared node
         self.small: dict[str, syntax.Expr] = {}           # kept name -> expr, inlined in forms
-        # every node made is interned (one object per structure), so a subexpression that
-        # recurs anywhere in the program is put in its form once (the forms are cached by
-        # node identity, and the interned nodes stay alive)
+        # every node made is interned, so a subexpression that recurs anywhere in the program
+        # is put in its form once (forms are cached by node identity; interned nodes live on)
         self.interned: dict[object, syntax.Expr] = {}
         self.counted: dict[int, syntax.Expr] = {}         # interned count -> what it becomes
         self.forms = canonical.Forms(self.small, inlined_names=None)
