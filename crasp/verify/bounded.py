@@ -28,7 +28,7 @@ from typing import Callable
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
-from crasp.verify.relations import candidate_relations, holds as relation_holds
+from crasp.verify.relations import LinearRelation, candidate_relations
 from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
 from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
@@ -82,19 +82,20 @@ class _Unrolling:
 
 
 class _Lemmas:
-    """The candidate relations between counts (``crasp.verify.relations``) as lemmas: at each
-    position, each relation whose counts have all been stepped is proved from what the solver
-    holds (the relations proved at the previous position among it) and added to it; one the
-    solver cannot prove is dropped for good. ``prove`` runs when the second program's step
+    """The candidate relations between counts (``crasp.verify.relations``: equations and
+    inequalities) as lemmas: at each position, each relation whose counts have all been
+    stepped is proved from what the solver holds (every relation proved at the previous
+    position among it: inequalities are often inductive only together) and added to it; one
+    the solver cannot prove is dropped for good. ``prove`` runs when the second program's step
     needs the full solver (``_Sweeper``), which then has every relation it can use, and
     after both steps."""
 
     def __init__(self, z, solver, limit: TimeLimit, encoders: list[ProgramEncoder],
-                 relations: list[tuple[int, ...]]):
+                 relations: list[LinearRelation]):
         self.z, self.solver, self.limit, self.encoders = z, solver, limit, encoders
         self.counted = [unrolled_counts(encoder.program) for encoder in encoders]
         self.relations = relations
-        self.pending: list[tuple[int, ...]] = []
+        self.pending: list[LinearRelation] = []
         self.position, self.parikh = -1, []
 
     def start(self, position: int, parikh: list) -> None:
@@ -109,11 +110,10 @@ class _Lemmas:
     def prove(self) -> None:
         z, values = self.z, self._values()
         for relation in list(self.pending):
-            if any(value is None for coefficient, value in zip(relation, values)
-                   if coefficient):
+            if any(values[column] is None for column in relation.columns):
                 continue
             self.pending.remove(relation)
-            holds = z.simplify(relation_holds(z, relation, values))
+            holds = z.simplify(relation.holds(z, values))
             if z.is_true(holds):   # between counts the programs share (``CountTable``)
                 continue
             self.solver.push()
@@ -130,8 +130,8 @@ def first_violation(question: Question, alphabet: tuple[str, ...], max_length: i
                     limit: TimeLimit = UNLIMITED, relations: bool = True) -> Violation | None:
     """The shortest string of length <= ``max_length`` over ``alphabet`` on which the question
     is violated (found by z3), or None; ``Undecided`` if z3 cannot decide a length within
-    ``limit``. ``relations=False`` leaves out the relation lemmas (``crasp.verify.relations``;
-    benchmarks/bench_verify.py measures what they gain)."""
+    ``limit``. ``relations=False`` leaves out the relation lemmas, equations and inequalities
+    (``crasp.verify.relations``; benchmarks/bench_verify.py measures what they gain)."""
     unrolling = _Unrolling(question, alphabet, max_length, limit, relations)
     z, solver = unrolling.z, unrolling.solver
     if z.is_true(z.simplify(unrolling.violation_at_bos())):
@@ -160,8 +160,8 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
     of length <= ``length`` (the base case of the induction's strengthened property,
     ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
     too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
-    counted), ``("relation", r, None)`` for a relation between counts
-    (``crasp.verify.relations``; at BOS every count is 0)."""
+    counted), ``("relation", r, None)`` for a ``LinearRelation`` between counts, an equation
+    or an inequality (``crasp.verify.relations``; it holds at BOS, where every count is 0)."""
     if len(question.programs) != 2:
         return []
     unrolling = _Unrolling(question, alphabet, length, limit)
