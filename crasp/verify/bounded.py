@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from crasp import syntax
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
@@ -93,8 +94,8 @@ class _Lemmas:
     Each proof is first tried on a small *local* solver of the position, which holds only
     facts of the full one: one token here, the relations established at the previous
     position (of the counts' previous values), the one-step definitions value = previous +
-    [body] of the counts stepped so far, the counts non-negative, and the relations already
-    proved here. Tried in rounds until no more is proved, it settles what one step
+    [body] of the counts the relations weigh and of the counts their bodies read (``_reads``),
+    those counts non-negative, and the relations already proved here. Tried in rounds until no more is proved, it settles what one step
     re-establishes (X <= #"a" from X <= #"a" and X <= #"b" one position before; E_k's
     #B4 <= #B2 from #B3 <= #"b" here) without z3's search over every position, which took up
     to a quarter of a second per relation at length 30 on the E_k programs and their twins.
@@ -105,24 +106,24 @@ class _Lemmas:
         self.z, self.solver, self.limit, self.encoders = z, solver, limit, encoders
         self.counted = [(encoder, node) for encoder in encoders
                         for node in unrolled_counts(encoder.program)]
+        self.reads = self._reads()
         self.relations = relations
         self.pending: list[LinearRelation] = []
         self.proved: list[LinearRelation] = []      # at this position
         self.position, self.parikh, self.bits = -1, [], []
         self.previous: list = []
-        self.local = self.defined = None
+        self.established: list[LinearRelation] = []   # proved at the previous position
+        self.local, self.token_constraint = None, None
+        self.defined: set[int] = set()
 
     def start(self, position: int, parikh: list, bits: list, token_constraint) -> None:
         """A new position, with the Parikh counts and the token's one-hot bits there."""
         z = self.z
         previous = [encoder.counts[id(node)] for encoder, node in self.counted] + \
             (list(self.parikh) or [z.IntVal(0)] * len(parikh))
-        established = self.proved if position else [
+        self.established = self.proved if position else [
             r for r in self.relations if z.is_true(z.simplify(r.holds(z, previous)))]
-        self.local = z.Solver()
-        self.local.add(token_constraint, *[r.holds(z, previous) for r in established],
-                       *[value >= 0 for value in previous])
-        self.defined: set[int] = set()
+        self.local, self.token_constraint = None, token_constraint
         self.previous, self.proved, self.pending = previous, [], list(self.relations)
         self.position, self.parikh, self.bits = position, parikh, bits
 
@@ -133,14 +134,21 @@ class _Lemmas:
 
     def prove(self) -> None:
         z, values = self.z, self._values()
-        self._define(values)
         ready = {id(r): (r, z.simplify(r.holds(z, values))) for r in self.pending
                  if all(values[column] is not None for column in r.columns)}
-        progress = True
+        for key, (relation, holds) in list(ready.items()):
+            if z.is_true(holds):   # between counts the programs share (``CountTable``)
+                self._add(relation, holds)
+                del ready[key]
+        if ready:
+            self._define(values, {c for relation, _ in ready.values()
+                                  for column in relation.columns
+                                  for c in (column, *self.reads[column])})
+        progress = bool(ready)
         while progress:
             progress = False
             for key, (relation, holds) in list(ready.items()):
-                if z.is_true(holds) or self._unsatisfiable(self.local, z.Not(holds)):
+                if self._unsatisfiable(self.local, z.Not(holds)):
                     self._add(relation, holds)
                     del ready[key]
                     progress = True
@@ -151,17 +159,50 @@ class _Lemmas:
                 self.pending.remove(relation)
                 self.relations.remove(relation)
 
-    def _define(self, values: list) -> None:
-        """The local solver gets value = previous + [what the column adds here] for each
-        column stepped since: a count's body, or the token's bit for a Parikh count."""
+    def _define(self, values: list, columns: set[int]) -> None:
+        """The local solver (made at the first proof of the position that needs it) gets
+        value = previous + [what the column adds here] for each of ``columns`` stepped: a
+        count's body, or the token's bit for a Parikh count."""
         z, counts = self.z, len(self.counted)
-        for column, value in enumerate(values):
-            if value is None or column in self.defined:
+        if self.local is None:
+            self.local, self.defined = z.Solver(), set()
+            self.local.add(self.token_constraint,
+                           *[r.holds(z, self.previous) for r in self.established])
+        for column in sorted(columns - self.defined):
+            value = values[column]
+            if value is None:
                 continue
             self.defined.add(column)
             adds = self.bits[column - counts] if column >= counts else \
                 self.counted[column][0].history[id(self.counted[column][1])][-1]
-            self.local.add(value == self.previous[column] + z.If(adds, 1, 0), value >= 0)
+            self.local.add(value == self.previous[column] + z.If(adds, 1, 0),
+                           self.previous[column] >= 0)
+
+    def _reads(self) -> list[tuple[int, ...]]:
+        """For each column, the columns a count's body reads at the same position (whose
+        definitions a local proof may need): the unrolled counts in it, through the
+        definitions it refers to but not into the bodies of counts, and the Parikh counts
+        its token-only counts sum; none for a Parikh count."""
+        column = {id(node): k for k, (_, node) in enumerate(self.counted)}
+        reads = []
+        for encoder, node in self.counted:
+            definitions = {d.name: d.expr for d in encoder.program.definitions}
+            found: set[int] = set()
+            stack, seen = [node.body], set()
+            while stack:
+                expr = stack.pop()
+                if id(expr) in seen:
+                    continue
+                seen.add(id(expr))
+                if isinstance(expr, syntax.Count):
+                    found |= {column[id(expr)]} if id(expr) in column else \
+                        {len(self.counted) + k for k in encoder.token_sets.get(id(expr), ())}
+                elif isinstance(expr, syntax.Ref):
+                    stack.append(definitions[expr.name])
+                else:
+                    stack.extend(syntax.children(expr))
+            reads.append(tuple(sorted(found)))
+        return reads + [()] * len(self.encoders[0].index)
 
     def _unsatisfiable(self, solver, goal) -> bool:
         solver.push()
@@ -172,7 +213,8 @@ class _Lemmas:
 
     def _add(self, relation: LinearRelation, holds) -> None:
         self.solver.add(holds)
-        self.local.add(holds)
+        if self.local is not None:
+            self.local.add(holds)
         self.pending.remove(relation)
         self.proved.append(relation)
 

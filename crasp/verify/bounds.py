@@ -69,8 +69,10 @@ def candidate_inequalities(rows: np.ndarray, parikh: int,
     distinct sampled position; the last ``parikh`` columns are the Parikh counts), not implied
     as said above, at most ``MAX_INEQUALITIES``, the tightest first."""
     counts = rows.shape[1] - parikh
-    _, first = np.unique(rows.T, axis=0, return_index=True)   # one column of each class
-    distinct = sorted(int(column) for column in first if rows[:, column].any())
+    first: dict[bytes, int] = {}   # one column of each class of equal columns
+    for column, values in enumerate(np.ascontiguousarray(rows.T)):
+        first.setdefault(values.tobytes(), column)
+    distinct = sorted(column for column in first.values() if rows[:, column].any())
     position = rows[:, counts:].sum(axis=1)
     is_position = {column for column in distinct
                    if np.array_equal(rows[:, column], position)}
@@ -129,11 +131,12 @@ def _implied_by_equations(equations: list[tuple[int, ...]], width: int):
     """``implied(i, j)``: some basis equation r has r_j = -r_i != 0 and every other
     coefficient of r_i's sign, so v_i - v_j = -(sum of the others) / r_i <= 0 (v >= 0).
     Equations with coefficients beyond int64 are not consulted (only a skip is lost)."""
-    usable = [equation for equation in equations
-              if max(abs(x) for x in equation) < 2 ** 62]
-    if not usable:
-        return lambda i, j: False
-    matrix = np.array(usable, dtype=np.int64).reshape(len(usable), width)
+    try:
+        matrix = np.array(equations, dtype=np.int64).reshape(len(equations), width)
+    except OverflowError:
+        matrix = np.array([equation for equation in equations
+                           if max(abs(x) for x in equation) < 2 ** 62],
+                          dtype=np.int64).reshape(-1, width)
     positive, negative = (matrix > 0).sum(axis=1), (matrix < 0).sum(axis=1)
 
     def implied(i: int, j: int) -> bool:
