@@ -92,10 +92,10 @@ class _Lemmas:
     after both steps.
 
     Each proof is first tried on a small *local* solver of the position, which holds only
-    facts of the full one: one token here, the relations established at the previous
-    position (of the counts' previous values), the one-step definitions value = previous +
-    [body] of the counts the relations weigh and of the counts their bodies read (``_reads``),
-    those counts non-negative, and the relations already proved here. Tried in rounds until no more is proved, it settles what one step
+    facts of the full one: one token here, the relations proved at the previous position and
+    so far at this one, and the one-step definitions value = previous + [body] of the counts
+    the relations weigh and of the counts their bodies read (``_reads``), those counts
+    non-negative. Tried in rounds until no more is proved, it settles what one step
     re-establishes (X <= #"a" from X <= #"a" and X <= #"b" one position before; E_k's
     #B4 <= #B2 from #B3 <= #"b" here) without z3's search over every position, which took up
     to a quarter of a second per relation at length 30 on the E_k programs and their twins.
@@ -109,22 +109,22 @@ class _Lemmas:
         self.reads = self._reads()
         self.relations = relations
         self.pending: list[LinearRelation] = []
-        self.proved: list[LinearRelation] = []      # at this position
         self.position, self.parikh, self.bits = -1, [], []
         self.previous: list = []
-        self.established: list[LinearRelation] = []   # proved at the previous position
+        self.proved: list = []        # the terms of the relations proved at this position
+        self.established: list = []   # the terms of those proved at the previous position
         self.local, self.token_constraint = None, None
-        self.defined: set[int] = set()
+        self.defined: set[int] = set()   # the columns defined in ``local``
+        self.guards = 0
 
     def start(self, position: int, parikh: list, bits: list, token_constraint) -> None:
         """A new position, with the Parikh counts and the token's one-hot bits there."""
         z = self.z
         previous = [encoder.counts[id(node)] for encoder, node in self.counted] + \
             (list(self.parikh) or [z.IntVal(0)] * len(parikh))
-        self.established = self.proved if position else [
-            r for r in self.relations if z.is_true(z.simplify(r.holds(z, previous)))]
+        self.established, self.proved = self.proved, []
         self.local, self.token_constraint = None, token_constraint
-        self.previous, self.proved, self.pending = previous, [], list(self.relations)
+        self.previous, self.pending = previous, list(self.relations)
         self.position, self.parikh, self.bits = position, parikh, bits
 
     def _values(self) -> list:
@@ -148,7 +148,7 @@ class _Lemmas:
         while progress:
             progress = False
             for key, (relation, holds) in list(ready.items()):
-                if self._unsatisfiable(self.local, z.Not(holds)):
+                if self._locally(holds):
                     self._add(relation, holds)
                     del ready[key]
                     progress = True
@@ -166,8 +166,7 @@ class _Lemmas:
         z, counts = self.z, len(self.counted)
         if self.local is None:
             self.local, self.defined = z.Solver(), set()
-            self.local.add(self.token_constraint,
-                           *[r.holds(z, self.previous) for r in self.established])
+            self.local.add(self.token_constraint, *self.established)
         for column in sorted(columns - self.defined):
             value = values[column]
             if value is None:
@@ -211,12 +210,22 @@ class _Lemmas:
         solver.pop()
         return verdict == self.z.unsat
 
+    def _locally(self, holds) -> bool:
+        """Whether the local solver proves ``holds``: its negation is asserted under a fresh
+        guard, assumed for one check (a push and pop of a solver this small costs more than
+        the check)."""
+        z = self.z
+        self.guards += 1
+        guard = z.Bool(f"relation#{self.guards}")
+        self.local.add(z.Implies(guard, z.Not(holds)))
+        return self.limit.check(self.local, "a relation between counts", guard) == z.unsat
+
     def _add(self, relation: LinearRelation, holds) -> None:
         self.solver.add(holds)
         if self.local is not None:
             self.local.add(holds)
         self.pending.remove(relation)
-        self.proved.append(relation)
+        self.proved.append(holds)
 
 
 def first_violation(question: Question, alphabet: tuple[str, ...], max_length: int,

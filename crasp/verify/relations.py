@@ -80,10 +80,17 @@ class LinearRelation:
         return tuple(column for column, _ in self.terms)
 
     def holds(self, z, values: list):
-        """The z3 term of this relation over ``values`` (one term per column)."""
-        total = z.Sum([z.IntVal(0)] + [coefficient * values[column]
-                                       for column, coefficient in self.terms])
-        return total == self.constant if self.equation else total <= self.constant
+        """The z3 term of this relation over ``values`` (one term per column): the terms of
+        positive coefficient on the left, the others on the right (with the constant)."""
+        sides: tuple[list, list] = ([], [])
+        for column, coefficient in self.terms:
+            side = sides[coefficient < 0]
+            side.append(values[column] if abs(coefficient) == 1
+                        else abs(coefficient) * values[column])
+        left, right = (z.Sum(side) if len(side) > 1 else side[0] if side else z.IntVal(0)
+                       for side in sides)
+        right = right + self.constant if self.constant else right
+        return left == right if self.equation else left <= right
 
 
 def _with_counts(program: syntax.Program) -> syntax.Program:
