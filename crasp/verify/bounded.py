@@ -91,15 +91,16 @@ class _Lemmas:
     needs the full solver (``_Sweeper``), which then has every relation it can use, and
     after both steps.
 
-    Each proof is first tried on a small *local* solver of the position, which holds only
-    facts of the full one: one token here, the relations proved at the previous position and
-    so far at this one, and the one-step definitions value = previous + [body] of the counts
-    the relations weigh and of the counts their bodies read (``_reads``), those counts
-    non-negative. Tried in rounds until no more is proved, it settles what one step
-    re-establishes (X <= #"a" from X <= #"a" and X <= #"b" one position before; E_k's
-    #B4 <= #B2 from #B3 <= #"b" here) without z3's search over every position, which took up
-    to a quarter of a second per relation at length 30 on the E_k programs and their twins.
-    What it leaves goes to the full solver."""
+    Each proof is first tried on a small *local* solver (one scope per position: a push and
+    pop cost less than a new solver), which holds only facts of the full one: one token here,
+    the relations proved at the previous position and so far at this one, and the one-step
+    definitions value = previous + [body] of the counts the relations weigh and of the counts
+    their bodies read (``_reads``), those counts non-negative. Tried all at once, then in
+    rounds until no more is proved, it settles what one step re-establishes (X <= #"a" from
+    X <= #"a" and X <= #"b" one position before; E_k's #B4 <= #B2 from #B3 <= #"b" here)
+    without z3's search over every position, which took up to a quarter of a second per
+    relation at length 30 on the E_k programs and their twins. What it leaves goes to the
+    full solver."""
 
     def __init__(self, z, solver, limit: TimeLimit, encoders: list[ProgramEncoder],
                  relations: list[LinearRelation]):
@@ -107,14 +108,17 @@ class _Lemmas:
         self.counted = [(encoder, node) for encoder in encoders
                         for node in unrolled_counts(encoder.program)]
         self.reads = self._reads()
-        self.relations = relations
+        # a relation must hold before the first token too, where every count is 0: the
+        # induction assumes it of that start state
+        zero = [z.IntVal(0)] * len(self.reads)
+        self.relations = [r for r in relations if z.is_true(z.simplify(r.holds(z, zero)))]
         self.pending: list[LinearRelation] = []
         self.position, self.parikh, self.bits = -1, [], []
         self.previous: list = []
         self.proved: list = []        # the terms of the relations proved at this position
         self.established: list = []   # the terms of those proved at the previous position
-        self.local, self.token_constraint = None, None
-        self.defined: set[int] = set()   # the columns defined in ``local``
+        self.local, self.token_constraint = z.SimpleSolver(), None
+        self.defined: set[int] | None = None   # the columns defined in ``local`` here
         self.guards = 0
 
     def start(self, position: int, parikh: list, bits: list, token_constraint) -> None:
@@ -123,7 +127,9 @@ class _Lemmas:
         previous = [encoder.counts[id(node)] for encoder, node in self.counted] + \
             (list(self.parikh) or [z.IntVal(0)] * len(parikh))
         self.established, self.proved = self.proved, []
-        self.local, self.token_constraint = None, token_constraint
+        if self.defined is not None:   # the last position's facts
+            self.local.pop()
+        self.defined, self.token_constraint = None, token_constraint
         self.previous, self.pending = previous, list(self.relations)
         self.position, self.parikh, self.bits = position, parikh, bits
 
@@ -144,6 +150,12 @@ class _Lemmas:
             self._define(values, {c for relation, _ in ready.values()
                                   for column in relation.columns
                                   for c in (column, *self.reads[column])})
+        # all at once first (what one step re-establishes, the usual case), then in rounds
+        progress = len(ready) > 1 and self._locally(z.And(*[h for _, h in ready.values()]))
+        if progress:
+            for relation, holds in ready.values():
+                self._add(relation, holds)
+            ready = {}
         progress = bool(ready)
         while progress:
             progress = False
@@ -160,12 +172,14 @@ class _Lemmas:
                 self.relations.remove(relation)
 
     def _define(self, values: list, columns: set[int]) -> None:
-        """The local solver (made at the first proof of the position that needs it) gets
-        value = previous + [what the column adds here] for each of ``columns`` stepped: a
-        count's body, or the token's bit for a Parikh count."""
+        """The local solver (given the position's first facts, in a scope of their own, at
+        the first proof of the position that needs it) gets value = previous + [what the
+        column adds here] for each of ``columns`` stepped: a count's body, or the token's bit
+        for a Parikh count."""
         z, counts = self.z, len(self.counted)
-        if self.local is None:
-            self.local, self.defined = z.Solver(), set()
+        if self.defined is None:
+            self.defined = set()
+            self.local.push()
             self.local.add(self.token_constraint, *self.established)
         for column in sorted(columns - self.defined):
             value = values[column]
@@ -212,8 +226,8 @@ class _Lemmas:
 
     def _locally(self, holds) -> bool:
         """Whether the local solver proves ``holds``: its negation is asserted under a fresh
-        guard, assumed for one check (a push and pop of a solver this small costs more than
-        the check)."""
+        guard, assumed for one check (a push and pop per relation would cost more than the
+        check)."""
         z = self.z
         self.guards += 1
         guard = z.Bool(f"relation#{self.guards}")
@@ -222,7 +236,7 @@ class _Lemmas:
 
     def _add(self, relation: LinearRelation, holds) -> None:
         self.solver.add(holds)
-        if self.local is not None:
+        if self.defined is not None:
             self.local.add(holds)
         self.pending.remove(relation)
         self.proved.append(holds)

@@ -31,12 +31,13 @@ such as X + Y = #"b" for counts of complementary bodies, or an inequality
 #"a" == #"b". Under V' at every earlier position, two counts with paired bodies (or counting
 paired definitions) are equal: their start values are one variable; and every relation holds
 of the start values (the state after position p - 1, or before the string, where every count
-is 0, which satisfies every candidate relation). The step must then also re-establish every
-pair at p + k, assuming all of them at the start and at p..p+k-1; a pair it cannot is
-dropped and the steps re-run (Houdini's fixed point: the remaining pairs still have their
-base case), down to plain k-induction on V. Pairs that are inductive only together survive:
-X <= #"a" alone is not re-established (a new balanced position after a b), but with
-X <= #"b" it is (at a new balanced position with #"a" = #"b" = m, one of them was m - 1).
+is 0, which satisfies every relation ``bounded`` keeps). The step must then also
+re-establish every pair at p + k, assuming all of them at the start and at p..p+k-1; a pair
+it cannot is dropped and the steps re-run (Houdini's fixed point: the remaining pairs still
+have their base case), down to plain k-induction on V. Pairs that are inductive only
+together survive: X <= #"a" alone is not re-established (a new balanced position after a
+b), but with X <= #"b" it is (at a new balanced position with #"a" = #"b" = m, one of them
+was m - 1).
 
 Exactness for depth 1. When every count of both programs is of the third kind (each program
 has depth <= 1 and no guarded count or positional predicate), every state allowed by Inv is
@@ -48,9 +49,10 @@ that neither Inv nor a pair states (an equation, or an inequality of ``bounds``'
 v_i - v_j <= c, v_i <= c) and that no k consecutive positions re-establish: the number X of
 positions where #"a" == 2 * #"b" is at most #"b", but that is inductive only together with
 2X <= #"a", outside the templates, and a state that breaks it can keep the answers equal for
-any number of positions before they differ. Then the answer is ``unknown``. A model of a failed step is turned into a string (the tokens of the
-state, grouped, then the window) and run through the interpreter: where that string
-violates, it is a real counterexample longer than N.
+any number of positions before they differ. Then the answer is ``unknown``. A model of a
+failed step is turned into a string (the tokens of the state, grouped, then the window) and
+run through the interpreter: where that string violates, it is a real counterexample longer
+than N.
 """
 
 from __future__ import annotations
