@@ -27,7 +27,9 @@ p = 0 is that row). Not proposed, because the zero row or the invariant Inv of `
 <= c`` where v_j is the position p on every sample (Inv), where v_i is always 0 or v_i and v_j
 are the same column on every sample (an equation then states more), or where a basis equation
 r (``relations.null_space``) reads r_i (v_i - v_j) + sum of terms of r_i's sign = 0 (so
-v_i - v_j <= 0 follows from the equation and v >= 0: anbncn's X + Y = #"b" gives X <= #"b").
+v_i - v_j <= 0 follows from the equation and v >= 0: anbncn's X + Y = #"b" gives X <= #"b"),
+or that follows from two other candidates v_i - v_k <= c1, v_k - v_j <= c2 with c1 + c2 <= c
+(E_k's nested counts #B5 <= #B3 <= #B1 make no #B5 <= #B1).
 
 A candidate is only a guess, bounded by samples of length <= 64: the solver proves it or it is
 dropped, so a wrong one costs solver calls, never an answer.
