@@ -84,6 +84,26 @@ def test_the_number_of_candidates_is_bounded(monkeypatch):
     assert len(tightest) == 3 and all(c == 0 for _, _, c in tightest)
 
 
+def test_many_counts_get_the_linear_templates_only():
+    """Beyond PAIRWISE_COUNTS distinct counts, no pair of two counts is tried (the number of
+    pairs would grow with the square of the counts); bounds against the Parikh counts are.
+    Counts: #"a" // 2 and #"a" // 3 (the second at most the first), then counts of random
+    subsets of the a's."""
+    generator = np.random.default_rng(1)
+    steps = generator.integers(0, 2, (60, 40))   # 1: an a, 0: a b
+    a, b = np.cumsum(steps, axis=1), np.cumsum(1 - steps, axis=1)
+    counts = bounds.PAIRWISE_COUNTS + 2
+    columns = [a // 2, a // 3] + [np.cumsum(steps * generator.integers(0, 2, steps.shape),
+                                            axis=1) for _ in range(counts - 2)] + [a, b]
+    rows = np.unique(np.concatenate([np.stack([c.ravel() for c in columns], axis=1),
+                                     np.zeros((1, counts + 2), dtype=np.int64)]), axis=0)
+    found = bounds.candidate_inequalities(rows, 2, [])
+    assert {(i, counts, 0) for i in range(2, counts)} <= set(found)   # each count <= #"a"
+    assert all(j is None or j >= counts for _, j, _ in found)
+    few = rows[:, [0, 1, counts, counts + 1]]
+    assert (1, 0, 0) in bounds.candidate_inequalities(few, 2, [])   # a pair of counts
+
+
 # -- the class: programs equivalent only because of an inequality ------------------------------
 
 def members(s: str, t: str) -> list[tuple[str, tuple[str, ...]]]:
