@@ -77,7 +77,7 @@ def main() -> None:
         large_s = best_of(REPEATS, lambda: results.append(
             bounded.first_violation(question, alphabet, args.large)))
         slowest = max(slowest, large_s)
-        baseline_s, ran_out = _baseline(question, alphabet, args.large, args.baseline_limit)
+        baseline_s, ran_out = baseline(question, alphabet, args.large, args.baseline_limit)
         speedups.append(baseline_s / large_s)
         baseline = (">" if ran_out else "") + f"{baseline_s:.2f}"
         speedup = (">" if ran_out else "") + f"{baseline_s / large_s:.1f}x"
@@ -94,7 +94,7 @@ def main() -> None:
           f"baseline (geometric mean, a lower bound where it ran out): {mean:.2f}x")
 
 
-def _baseline(question, alphabet, length: int, seconds: float) -> tuple[float, bool]:
+def baseline(question, alphabet, length: int, seconds: float) -> tuple[float, bool]:
     """z3 without the relation lemmas, within ``seconds``: its best time of ``REPEATS``, and
     whether it ran out (then once is enough)."""
     times = []

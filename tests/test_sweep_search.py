@@ -173,7 +173,24 @@ def test_real_search_sweep_selects_resumes_and_reports(tmp_path):
     with open(report_dir / "cells.csv", newline="") as file:
         rows = {row["cell_id"]: row for row in csv.DictReader(file)}
     for choice in choices:
-        assert json.loads(rows[choice["id"]]["selected"]) == choice["selected"]
+        row = rows[choice["id"]]
+        assert json.loads(row["selected"]) == choice["selected"]
+        for key, value in choice["selected"].items():
+            assert float(row[key]) == value, key
+    # A row states the settings of the trial that produced its numbers: with a later trial
+    # selected (the record rewritten so; the tiny cells above all chose their first), the
+    # row's d_model and lr are that trial's, not the first trial's.
+    rewritten = json.loads(paths[0].read_text())
+    last = len(configurations) - 1
+    rewritten.update(best_trial=last, selected=configurations[last])
+    paths[0].write_text(json.dumps(rewritten))
+    later = CliRunner().invoke(cli, ["report", str(out), "-o", str(tmp_path / "later")])
+    assert later.exit_code == 0, later.output + repr(later.exception)
+    with open(tmp_path / "later" / "cells.csv", newline="") as file:
+        row = {row["cell_id"]: row for row in csv.DictReader(file)}[paths[0].parent.name]
+    assert configurations[last] != configurations[0]
+    for key, value in configurations[last].items():
+        assert float(row[key]) == value, key
     # the budget view reads a search cell too (every trial's improvements are recorded)
     budget = CliRunner().invoke(cli, ["report", str(out), "--budget", "1", "-o",
                                       str(tmp_path / "budget-1")])

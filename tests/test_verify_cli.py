@@ -80,8 +80,9 @@ def test_unbounded_proved_counterexample_and_unknown(files):
                  "--json")
     verdict = json.loads(beyond.output)
     assert beyond.exit_code == 1 and verdict["counterexample"]["length"] == 13
-    (files / "balanced.crasp").write_text('x = #(#"a" == #"b") <= #"a"\n')
-    unknown = run("equiv", "balanced.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
+    # it rests on 2X <= #"a" and X <= #"b" together: a coefficient the inequalities lack
+    (files / "double.crasp").write_text('x = #(#"a" == 2 * #"b") <= #"b"\n')
+    unknown = run("equiv", "double.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
     assert unknown.exit_code == 3 and unknown.output.startswith("unknown:")
 
 

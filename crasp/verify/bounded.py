@@ -25,10 +25,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+from crasp import syntax
 from crasp.verify.encode import CountTable, ParikhCounts, ProgramEncoder, one_hot_token
 from crasp.verify.enumeration import Violation
 from crasp.verify.questions import Question
-from crasp.verify.relations import candidate_relations, holds as relation_holds
+from crasp.verify.relations import LinearRelation, candidate_relations
 from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
 from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
@@ -70,7 +71,7 @@ class _Unrolling:
         self.tokens.append(bits)
         self.solver.add(exactly_one)
         counts = self.parikh.advance(bits)
-        self.lemmas.start(position, counts)
+        self.lemmas.start(position, counts, bits, exactly_one)
         values = [self.encoders[0].step(bits, position, counts)]
         if self.sweeper is not None:
             self.sweeper.first, self.sweeper.token_constraint = values[0], exactly_one
@@ -82,56 +83,171 @@ class _Unrolling:
 
 
 class _Lemmas:
-    """The candidate relations between counts (``crasp.verify.relations``) as lemmas: at each
-    position, each relation whose counts have all been stepped is proved from what the solver
-    holds (the relations proved at the previous position among it) and added to it; one the
-    solver cannot prove is dropped for good. ``prove`` runs when the second program's step
+    """The candidate relations between counts (``crasp.verify.relations``: equations and
+    inequalities) as lemmas: at each position, each relation whose counts have all been
+    stepped is proved from what the solver holds (every relation proved at the previous
+    position among it: inequalities are often inductive only together) and added to it; one
+    the solver cannot prove is dropped for good. ``prove`` runs when the second program's step
     needs the full solver (``_Sweeper``), which then has every relation it can use, and
-    after both steps."""
+    after both steps.
+
+    Each proof is first tried on a small *local* solver (one scope per position: a push and
+    pop cost less than a new solver), which holds only facts of the full one: one token here,
+    the relations proved at the previous position and so far at this one, and the one-step
+    definitions value = previous + [body] of the counts the relations weigh and of the counts
+    their bodies read (``_reads``), those counts non-negative. Tried all at once, then in
+    rounds until no more is proved, it settles what one step re-establishes (X <= #"a" from
+    X <= #"a" and X <= #"b" one position before; E_k's #B4 <= #B2 from #B3 <= #"b" here)
+    without z3's search over every position, which took up to a quarter of a second per
+    relation at length 30 on the E_k programs and their twins. What it leaves goes to the
+    full solver."""
 
     def __init__(self, z, solver, limit: TimeLimit, encoders: list[ProgramEncoder],
-                 relations: list[tuple[int, ...]]):
+                 relations: list[LinearRelation]):
         self.z, self.solver, self.limit, self.encoders = z, solver, limit, encoders
-        self.counted = [unrolled_counts(encoder.program) for encoder in encoders]
-        self.relations = relations
-        self.pending: list[tuple[int, ...]] = []
-        self.position, self.parikh = -1, []
+        self.counted = [(encoder, node) for encoder in encoders
+                        for node in unrolled_counts(encoder.program)]
+        self.reads = self._reads()
+        # a relation must hold before the first token too, where every count is 0: the
+        # induction assumes it of that start state
+        zero = [z.IntVal(0)] * len(self.reads)
+        self.relations = [r for r in relations if z.is_true(z.simplify(r.holds(z, zero)))]
+        self.pending: list[LinearRelation] = []
+        self.position, self.parikh, self.bits = -1, [], []
+        self.previous: list = []
+        self.proved: list = []        # the terms of the relations proved at this position
+        self.established: list = []   # the terms of those proved at the previous position
+        self.local, self.token_constraint = z.SimpleSolver(), None
+        self.defined: set[int] | None = None   # the columns defined in ``local`` here
+        self.guards = 0
 
-    def start(self, position: int, parikh: list) -> None:
-        self.position, self.parikh, self.pending = position, parikh, list(self.relations)
+    def start(self, position: int, parikh: list, bits: list, token_constraint) -> None:
+        """A new position, with the Parikh counts and the token's one-hot bits there."""
+        z = self.z
+        previous = [encoder.counts[id(node)] for encoder, node in self.counted] + \
+            (list(self.parikh) or [z.IntVal(0)] * len(parikh))
+        self.established, self.proved = self.proved, []
+        if self.defined is not None:   # the last position's facts
+            self.local.pop()
+        self.defined, self.token_constraint = None, token_constraint
+        self.previous, self.pending = previous, list(self.relations)
+        self.position, self.parikh, self.bits = position, parikh, bits
 
     def _values(self) -> list:
         """Each count's value at this position (None if not stepped yet), then n_s."""
         return [encoder.counts[id(node)] if len(encoder.history[id(node)]) > self.position
-                else None for encoder, nodes in zip(self.encoders, self.counted)
-                for node in nodes] + list(self.parikh)
+                else None for encoder, node in self.counted] + list(self.parikh)
 
     def prove(self) -> None:
         z, values = self.z, self._values()
-        for relation in list(self.pending):
-            if any(value is None for coefficient, value in zip(relation, values)
-                   if coefficient):
-                continue
-            self.pending.remove(relation)
-            holds = z.simplify(relation_holds(z, relation, values))
+        ready = {id(r): (r, z.simplify(r.holds(z, values))) for r in self.pending
+                 if all(values[column] is not None for column in r.columns)}
+        for key, (relation, holds) in list(ready.items()):
             if z.is_true(holds):   # between counts the programs share (``CountTable``)
-                continue
-            self.solver.push()
-            self.solver.add(z.Not(holds))
-            verdict = self.limit.check(self.solver, "a relation between counts")
-            self.solver.pop()
-            if verdict == z.unsat:
-                self.solver.add(holds)
+                self._add(relation, holds)
+                del ready[key]
+        if ready:
+            self._define(values, {c for relation, _ in ready.values()
+                                  for column in relation.columns
+                                  for c in (column, *self.reads[column])})
+        # all at once first (what one step re-establishes, the usual case), then in rounds
+        progress = len(ready) > 1 and self._locally(z.And(*[h for _, h in ready.values()]))
+        if progress:
+            for relation, holds in ready.values():
+                self._add(relation, holds)
+            ready = {}
+        progress = bool(ready)
+        while progress:
+            progress = False
+            for key, (relation, holds) in list(ready.items()):
+                if self._locally(holds):
+                    self._add(relation, holds)
+                    del ready[key]
+                    progress = True
+        for relation, holds in ready.values():
+            if self._unsatisfiable(self.solver, z.Not(holds)):
+                self._add(relation, holds)
             else:
+                self.pending.remove(relation)
                 self.relations.remove(relation)
+
+    def _define(self, values: list, columns: set[int]) -> None:
+        """The local solver (given the position's first facts, in a scope of their own, at
+        the first proof of the position that needs it) gets value = previous + [what the
+        column adds here] for each of ``columns`` stepped: a count's body, or the token's bit
+        for a Parikh count."""
+        z, counts = self.z, len(self.counted)
+        if self.defined is None:
+            self.defined = set()
+            self.local.push()
+            self.local.add(self.token_constraint, *self.established)
+        for column in sorted(columns - self.defined):
+            value = values[column]
+            if value is None:
+                continue
+            self.defined.add(column)
+            adds = self.bits[column - counts] if column >= counts else \
+                self.counted[column][0].history[id(self.counted[column][1])][-1]
+            self.local.add(value == self.previous[column] + z.If(adds, 1, 0),
+                           self.previous[column] >= 0)
+
+    def _reads(self) -> list[tuple[int, ...]]:
+        """For each column, the columns a count's body reads at the same position (whose
+        definitions a local proof may need): the unrolled counts in it, through the
+        definitions it refers to but not into the bodies of counts, and the Parikh counts
+        its token-only counts sum; none for a Parikh count."""
+        column = {id(node): k for k, (_, node) in enumerate(self.counted)}
+        reads = []
+        for encoder, node in self.counted:
+            definitions = {d.name: d.expr for d in encoder.program.definitions}
+            found: set[int] = set()
+            stack, seen = [node.body], set()
+            while stack:
+                expr = stack.pop()
+                if id(expr) in seen:
+                    continue
+                seen.add(id(expr))
+                if isinstance(expr, syntax.Count):
+                    found |= {column[id(expr)]} if id(expr) in column else \
+                        {len(self.counted) + k for k in encoder.token_sets.get(id(expr), ())}
+                elif isinstance(expr, syntax.Ref):
+                    stack.append(definitions[expr.name])
+                else:
+                    stack.extend(syntax.children(expr))
+            reads.append(tuple(sorted(found)))
+        return reads + [()] * len(self.encoders[0].index)
+
+    def _unsatisfiable(self, solver, goal) -> bool:
+        solver.push()
+        solver.add(goal)
+        verdict = self.limit.check(solver, "a relation between counts")
+        solver.pop()
+        return verdict == self.z.unsat
+
+    def _locally(self, holds) -> bool:
+        """Whether the local solver proves ``holds``: its negation is asserted under a fresh
+        guard, assumed for one check (a push and pop per relation would cost more than the
+        check)."""
+        z = self.z
+        self.guards += 1
+        guard = z.Bool(f"relation#{self.guards}")
+        self.local.add(z.Implies(guard, z.Not(holds)))
+        return self.limit.check(self.local, "a relation between counts", guard) == z.unsat
+
+    def _add(self, relation: LinearRelation, holds) -> None:
+        self.solver.add(holds)
+        if self.defined is not None:
+            self.local.add(holds)
+        self.pending.remove(relation)
+        self.proved.append(holds)
 
 
 def first_violation(question: Question, alphabet: tuple[str, ...], max_length: int,
                     limit: TimeLimit = UNLIMITED, relations: bool = True) -> Violation | None:
     """The shortest string of length <= ``max_length`` over ``alphabet`` on which the question
     is violated (found by z3), or None; ``Undecided`` if z3 cannot decide a length within
-    ``limit``. ``relations=False`` leaves out the relation lemmas (``crasp.verify.relations``;
-    benchmarks/bench_verify.py measures what they gain)."""
+    ``limit``. ``relations=False`` leaves out the relation lemmas, equations and inequalities
+    (``crasp.verify.relations``; benchmarks/bench_verify.py measures what they gain)."""
     unrolling = _Unrolling(question, alphabet, max_length, limit, relations)
     z, solver = unrolling.z, unrolling.solver
     if z.is_true(z.simplify(unrolling.violation_at_bos())):
@@ -160,8 +276,8 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
     of length <= ``length`` (the base case of the induction's strengthened property,
     ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
     too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
-    counted), ``("relation", r, None)`` for a relation between counts
-    (``crasp.verify.relations``; at BOS every count is 0)."""
+    counted), ``("relation", r, None)`` for a ``LinearRelation`` between counts, an equation
+    or an inequality (``crasp.verify.relations``; it holds at BOS, where every count is 0)."""
     if len(question.programs) != 2:
         return []
     unrolling = _Unrolling(question, alphabet, length, limit)

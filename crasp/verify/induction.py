@@ -25,13 +25,19 @@ The invariant (true in every reachable state before position p, p >= 0 tokens re
 Strengthening (two programs). The property proved is V' = "no violation, and every pair
 equal", for the pairs that ``bounded.proved_pairs`` proves equal at every position of every
 string of length <= max_k (the base case of V'): two definitions x and y, the bodies of two
-counts, or a linear relation between the counts (``crasp.verify.relations``, such as
-X + Y = #"b" for counts of complementary bodies). Under V' at every earlier position, two
-counts with paired bodies (or counting paired definitions) are equal: their start values are
-one variable; and every relation holds of the start values (the state after position p - 1,
-or before the string, where every count is 0). The step must then also
-re-establish every pair at p + k; a pair it cannot is dropped and the steps re-run (Houdini's
-fixed point: the remaining pairs still have their base case), down to plain k-induction on V.
+counts, or a linear relation between the counts (``crasp.verify.relations``): an equation
+such as X + Y = #"b" for counts of complementary bodies, or an inequality
+(``crasp.verify.bounds``) such as X <= #"a" for the number X of positions where
+#"a" == #"b". Under V' at every earlier position, two counts with paired bodies (or counting
+paired definitions) are equal: their start values are one variable; and every relation holds
+of the start values (the state after position p - 1, or before the string, where every count
+is 0, which satisfies every relation ``bounded`` keeps). The step must then also
+re-establish every pair at p + k, assuming all of them at the start and at p..p+k-1; a pair
+it cannot is dropped and the steps re-run (Houdini's fixed point: the remaining pairs still
+have their base case), down to plain k-induction on V. Pairs that are inductive only
+together survive: X <= #"a" alone is not re-established (a new balanced position after a
+b), but with X <= #"b" it is (at a new balanced position with #"a" = #"b" = m, one of them
+was m - 1).
 
 Exactness for depth 1. When every count of both programs is of the third kind (each program
 has depth <= 1 and no guarded count or positional predicate), every state allowed by Inv is
@@ -39,12 +45,14 @@ reached by some string (any arrangement of the n_s), so the step of depth 0 is a
 Presburger decision: it is unsatisfiable (proved) or its model is a real counterexample.
 
 What it cannot prove: an equivalence that rests on a relation between counts of depth >= 2
-that neither Inv nor a pair states and that no k consecutive positions re-establish (for
-example that the number of positions where #"a" == #"b" is at most #"a": a state that breaks
-the relation can keep the answers equal for any number of positions before they differ). Then the
-answer is ``unknown``. A model of a failed step is turned into a string (the tokens of the
-state, grouped, then the window) and run through the interpreter: where that string
-violates, it is a real counterexample longer than N.
+that neither Inv nor a pair states (an equation, or an inequality of ``bounds``' templates
+v_i - v_j <= c, v_i <= c) and that no k consecutive positions re-establish: the number X of
+positions where #"a" == 2 * #"b" is at most #"b", but that is inductive only together with
+2X <= #"a", outside the templates, and a state that breaks it can keep the answers equal for
+any number of positions before they differ. Then the answer is ``unknown``. A model of a
+failed step is turned into a string (the tokens of the state, grouped, then the window) and
+run through the interpreter: where that string violates, it is a real counterexample longer
+than N.
 """
 
 from __future__ import annotations
@@ -56,7 +64,6 @@ from crasp.verify.encode import (CountTable, ParikhCounts, ProgramEncoder, count
                                  is_token_only, one_hot_token, token_only_definitions)
 from crasp.verify.explain import is_violated
 from crasp.verify.questions import Question
-from crasp.verify.relations import holds as relation_holds
 from crasp.verify.sweep import unrolled_counts
 from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
 
@@ -127,8 +134,9 @@ class _Window:
             self.encoders.append(ProgramEncoder(program, alphabet, table, start,
                                                 self.earlier_body))
         # the relations between counts hold in the start state (an earlier position)
-        solver.add(*[relation_holds(z, relation, self.count_values())
-                     for kind, relation, _ in pairs if kind == "relation"])
+        values = self.count_values()
+        solver.add(*[relation.holds(z, values) for kind, relation, _ in pairs
+                     if kind == "relation"])
 
     def count_values(self) -> list:
         """Every unrolled count's value (at the start, or the position just stepped), then the
@@ -139,11 +147,12 @@ class _Window:
     def equalities(self, values: list[dict], pairs: list[tuple]) -> list:
         """Each pair's equality at the position just stepped."""
         found = []
+        counted = self.count_values()
         for kind, left, right in pairs:
             if kind == "definition":
                 found.append(values[0][left] == values[1][right])
             elif kind == "relation":
-                found.append(relation_holds(self.z, left, self.count_values()))
+                found.append(left.holds(self.z, counted))
             else:   # the bodies' values, as the encoders last recorded them
                 first, second = (encoder.history[id(nodes[index])][-1] for encoder, nodes, index
                                  in zip(self.encoders, self.unrolled, (left, right)))

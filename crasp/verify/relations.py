@@ -25,6 +25,11 @@ relations proved at i - 1: an induction on the position, whose base case is BOS,
 count is 0), adds it as a lemma when proved and drops it for good when not. Lemmas are valid
 facts, so they change no answer; a wrong guess costs one solver call.
 
+Beside the equations, candidate *inequalities* v_i - v_j <= c guessed on the same matrix
+(``crasp.verify.bounds``: the number of balanced positions #(#"a" == #"b") is at most #"a"
+and at most #"b") are proved, assumed and dropped exactly as the equations are
+(``LinearRelation`` is either).
+
 Cost: the rows are deduplicated and their rank found by elimination modulo a prime (numpy,
 vectorized); the null space is then computed exactly, with fractions, from the at most
 (number of columns) independent rows. A row independent over the rationals but dependent
@@ -33,12 +38,14 @@ modulo the prime (rare) only makes a false candidate, which the solver rejects.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from math import gcd, lcm
 
 import numpy as np
 
 from crasp import interpret, syntax
+from crasp.verify.bounds import candidate_inequalities
 from crasp.verify.sweep import samples, unrolled_counts
 
 PRIME = 2_147_483_647
@@ -48,8 +55,8 @@ MAX_COLUMNS = 256
 """The most counts (columns) the null space is computed for: its exact elimination grows with
 the cube of the columns (2 s at 200, 27 s at 400 for a dense matrix of rank w/4), and the
 decompiled L4 program of docs/extraction.md, as given, has 24,955 (``crasp.verify.shrink``
-brings it to 2). Beyond, no relation is guessed: lemmas only speed the solver up, so no
-answer changes."""
+brings it to 1). Beyond, no equation is guessed (the inequalities still are): lemmas only
+speed the solver up, so no answer changes."""
 
 COUNT = "\0count {}"
 """The name a count gets in the copy of a program that simulation runs (no program name can
@@ -57,6 +64,40 @@ contain a NUL)."""
 
 Relation = tuple[int, ...]
 """Integer coefficients over (first program's unrolled counts, second's, Parikh counts)."""
+
+
+@dataclass(frozen=True)
+class LinearRelation:
+    """A lemma candidate over the vector v of ``_sample_matrix``'s columns: sum of
+    coefficient * v[column] over ``terms`` (sparse), ``== constant`` for an equation (a
+    ``null_space`` vector, constant 0) or ``<= constant`` for an inequality
+    (``crasp.verify.bounds``)."""
+    terms: tuple[tuple[int, int], ...]   # (column, coefficient), coefficient != 0
+    constant: int = 0
+    equation: bool = True
+
+    @classmethod
+    def of(cls, relation: Relation) -> LinearRelation:
+        """The equation ``relation . v == 0``."""
+        return cls(tuple((column, int(coefficient))
+                         for column, coefficient in enumerate(relation) if coefficient))
+
+    @property
+    def columns(self) -> tuple[int, ...]:
+        return tuple(column for column, _ in self.terms)
+
+    def holds(self, z, values: list):
+        """The z3 term of this relation over ``values`` (one term per column): the terms of
+        positive coefficient on the left, the others on the right (with the constant)."""
+        sides: tuple[list, list] = ([], [])
+        for column, coefficient in self.terms:
+            side = sides[coefficient < 0]
+            side.append(values[column] if abs(coefficient) == 1
+                        else abs(coefficient) * values[column])
+        left, right = (z.Sum(side) if len(side) > 1 else side[0] if side else z.IntVal(0)
+                       for side in sides)
+        right = right + self.constant if self.constant else right
+        return left == right if self.equation else left <= right
 
 
 def _with_counts(program: syntax.Program) -> syntax.Program:
@@ -136,14 +177,14 @@ def null_space(matrix: np.ndarray) -> list[Relation]:
 
 
 def candidate_relations(first: syntax.Program, second: syntax.Program,
-                        alphabet: tuple[str, ...], max_length: int) -> list[Relation]:
-    """The relations r . v = 0 between the two programs' unrolled counts and the Parikh counts
-    that hold at every sampled position (none beyond ``MAX_COLUMNS`` counts)."""
-    matrix = _sample_matrix((first, second), alphabet, max_length)
-    return null_space(matrix) if matrix.shape[1] <= MAX_COLUMNS else []
-
-
-def holds(z, relation: Relation, values: list):
-    """The z3 term ``relation . values == 0``."""
-    return z.Sum([z.IntVal(0)] + [coefficient * value for coefficient, value
-                                  in zip(relation, values) if coefficient]) == 0
+                        alphabet: tuple[str, ...], max_length: int) -> list[LinearRelation]:
+    """The relations between the two programs' unrolled counts and the Parikh counts that hold
+    at every sampled position: the equations r . v = 0 (an integer basis of them), then the
+    inequalities of ``crasp.verify.bounds``, at most ``bounds.MAX_INEQUALITIES`` of them. No
+    equation beyond ``MAX_COLUMNS`` columns."""
+    rows = np.unique(_sample_matrix((first, second), alphabet, max_length), axis=0)
+    equations = null_space(rows) if rows.shape[1] <= MAX_COLUMNS else []
+    return [LinearRelation.of(relation) for relation in equations] + \
+        [LinearRelation(((larger, 1),) if smaller is None else ((larger, 1), (smaller, -1)),
+                        constant, equation=False)
+         for larger, smaller, constant in candidate_inequalities(rows, len(alphabet), equations)]

@@ -60,9 +60,9 @@ class TimeLimit:
         if left is not None and left <= 0:
             raise self._ran_out(doing)
 
-    def check(self, solver, what: str):
-        """``solver.check()``: ``z3.sat`` or ``z3.unsat``, never ``unknown`` (``Undecided``
-        instead, with z3's reason and ``what`` the call was deciding)."""
+    def check(self, solver, what: str, *assumptions):
+        """``solver.check(*assumptions)``: ``z3.sat`` or ``z3.unsat``, never ``unknown``
+        (``Undecided`` instead, with z3's reason and ``what`` the call was deciding)."""
         z = z3()
         left = self._left()
         if left is not None:
@@ -70,7 +70,7 @@ class TimeLimit:
             if milliseconds < 1:   # z3 reads a timeout of 0 as "no limit"
                 raise self._ran_out(f"z3 was deciding {what}")
             solver.set("timeout", milliseconds)
-        verdict = solver.check()
+        verdict = solver.check(*assumptions)
         if verdict == z.unknown:
             reason = solver.reason_unknown()
             if left is not None and reason in ("timeout", "canceled"):

@@ -157,6 +157,9 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
                     record = {}
             config = dict(record.get("config") or {})
             config.update(results.config or {})
+            # A searched cell's numbers come from its selected trial: its row states that
+            # trial's settings (d_model, lr, ...), not the first trial's.
+            config.update(results.selected or {})
             for axis in AXES:
                 if axis not in config and axis in (record.get("overrides") or {}):
                     config[axis] = record["overrides"][axis]
