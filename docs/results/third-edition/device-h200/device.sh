@@ -2,8 +2,13 @@
 # The third edition's stages on a lent GPU machine (16 cores, one GPU), for DEADLINE seconds.
 # Same sweep arguments as docs/results/run_third_edition.sh (so the same cell ids: device stays
 # 'auto', recorded per cell), more cells per sweep invocation so 15 workers stay busy.
-# E_k families run the frozen code of the third edition (cad8b96, .dev/frozen); the search
-# families need `sweep --search`, so they run this checkout's code.
+# Every family runs frozen code, so each keeps one code fingerprint: E_k families cad8b96's
+# crasp/ in .dev/frozen (`git archive cad8b96 crasp | tar -x -C .dev/frozen`), the searches
+# 43613bd's in .dev/frozen-search (the same code as this checkout had when PLAN=first ran).
+# PLAN=first (default) is what the first lease ran (README.md); PLAN=next the searches that
+# answer issue 33's one-head question first: one head at depth k - 2, then k - 1 and k, with
+# four heads' unfinished L7 d4 and L8 d5 seeds beside them. Finished cells are restored from
+# the committed records (one directory per sweep: a sweep directory is locked per shard).
 set -u
 T0=$(date +%s)
 DEADLINE=${DEADLINE:-520}
@@ -16,56 +21,81 @@ if [ -z "${SKIP_INSTALL:-}" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev/whl/*.whl || exit 1
 fi
 PY=${PY:-python3}
+PLAN=${PLAN:-first}
 {
     date -u +%Y-%m-%dT%H:%M:%SZ; nproc; grep -m1 'model name' /proc/cpuinfo
     nvidia-smi -L 2>&1 | head -2
     $PY -c 'import torch, platform; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "python", platform.python_version())'
     echo "main commit: $(git rev-parse HEAD 2>/dev/null)"; echo "frozen: cad8b96"
-    echo "fingerprints: main $(PYTHONPATH=$ROOT:/tmp/site $PY -P -m crasp --version) / frozen $(PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp --version)"
+    echo "plan: $PLAN"
+    echo "fingerprints: search $(PYTHONPATH=$ROOT/.dev/frozen-search:/tmp/site $PY -P -m crasp --version) / frozen $(PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp --version)"
 } > $B/logs/environment.txt 2>&1
 cat $B/logs/environment.txt
 
 R=docs/results/third-edition/records
-for family in ek-one-head alibi-one-head search-one-head search-four-head paper-grid; do
-    if [ -d "$R/$family" ]; then mkdir -p "$W/$family"; cp -r "$R/$family/." "$W/$family/"; fi
-done
+# $1 a sweep directory's name, family first (search-one-head.L6): the family's finished cells
+restore() { local family=${1%%.*}; [ -d "$R/$family" ] || return 0; mkdir -p "$W/$1"; cp -r "$R/$family/." "$W/$1/"; }
+for family in ek-one-head alibi-one-head search-one-head search-four-head paper-grid; do restore "$family"; done
 
 BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
 SEARCH='d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25'
-main()   { PYTHONPATH=$ROOT:/tmp/site $PY -P -m crasp "$@"; }
+main()   { PYTHONPATH=$ROOT/.dev/frozen-search:/tmp/site $PY -P -m crasp "$@"; }
 frozen() { PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp "$@"; }
 ek()     { frozen sweep --grid epochs=20 "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
-search() { main sweep --grid "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
+search() { [ -d "$W/$2" ] || restore "$2"; main sweep --grid "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
 timed()  { local name=$1 s rc; shift; [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] || return 0; s=$(date +%s); "$@" >> "$B/logs/$name.log" 2>&1; rc=$?; echo "$name: $(( $(date +%s) - s )) s, exit $rc" >> "$B/logs/times.txt"; }
 
-# E_k with one head (frozen code): seeds 0..2, then the edge seeds, ALiBi, and seed 0 again on
-# this device into its own directory (the CPU/GPU cross-check of seed 0).
-(
-    timed ek-one-head ek 3 ek-one-head --preset one-head --posenc nope --languages E3:E6 --depths 1:6 --seeds 0:2
-    for k in 3 4 5 6; do
-        timed "ek-edge-E$k" ek 3 ek-one-head --preset one-head --posenc nope --languages "E$k" --depths "$((k - 2)):$((k - 1))" --seeds 3:4
+# The next lease: one head at depth k - 2 for L6..L8 (the issue's question; L6 d4 s1 is done),
+# then k - 1 and k in the same chains; four heads' unfinished seeds at L7 d4 and L8 d5.
+# $1 k, $2 workers: one head at depths k-2, k-1, k, seeds 0..4, one depth at a time.
+one_head_chain() {
+    local k=$1 jobs=$2 d
+    for d in $((k - 2)) $((k - 1)) $k; do
+        timed "search-one-head-L$k-d$d" search "$jobs" "search-one-head.L$k" --preset one-head --posenc nope --languages "L$k" --depths "$d:$d" --seeds 0:4 --search "$SEARCH"
     done
-    timed alibi-one-head ek 3 alibi-one-head --preset one-head --posenc alibi --languages E4 --depths 2:2 --seeds 0:4
-    timed ek-one-head-gpu-s0 ek 3 ek-one-head-gpu-s0 --preset one-head --posenc nope --languages E3:E6 --depths 1:6 --seeds 0:0
-) &
-# The searches (this checkout's code): one sweep per language, depths k-3..k, seeds 0..4.
-# Concurrent sweeps need directories of their own (a sweep directory is locked per shard): one
-# per language, merged into the family's records afterwards (cells, sessions, specs).
-for k in 6 7 8; do
-    timed "search-one-head-L$k" search 2 "search-one-head.L$k" --preset one-head --posenc nope --languages "L$k" --depths "$((k - 3)):$k" --seeds 0:4 --search "$SEARCH" &
-done
-(
-    timed search-l7d4 search 2 search-four-head.L7 --preset default --posenc nope --languages L7 --depths 4:4 --seeds 5:9 --search "$SEARCH"
-    timed search-four-head-L7 search 2 search-four-head.L7 --preset default --posenc nope --languages L7 --depths 4:7 --seeds 0:4 --search "$SEARCH"
-) &
-timed search-four-head-L6 search 2 search-four-head.L6 --preset default --posenc nope --languages L6 --depths 3:6 --seeds 0:4 --search "$SEARCH" &
-timed search-four-head-L8 search 1 search-four-head.L8 --preset default --posenc nope --languages L8 --depths 5:8 --seeds 0:4 --search "$SEARCH" &
-# The paper's exact grid at one disputed cell, to measure what it costs here.
-timed paper-grid search 1 paper-grid --preset knee-deep --posenc nope --languages L7 --depths 4:4 --seeds 0:0 --search paper &
+}
+next_plan() {
+    one_head_chain 6 3 &
+    one_head_chain 7 4 &
+    one_head_chain 8 4 &
+    timed search-four-head-L8 search 2 search-four-head.L8 --preset default --posenc nope --languages L8 --depths 5:5 --seeds 0:4 --search "$SEARCH" &
+    timed search-four-head-L7 search 2 search-four-head.L7 --preset default --posenc nope --languages L7 --depths 4:4 --seeds 0:4 --search "$SEARCH" &
+}
+first_plan() {
+    # E_k with one head (frozen code): seeds 0..2, then the edge seeds, ALiBi, and seed 0 again on
+    # this device into its own directory (the CPU/GPU cross-check of seed 0).
+    (
+        timed ek-one-head ek 3 ek-one-head --preset one-head --posenc nope --languages E3:E6 --depths 1:6 --seeds 0:2
+        for k in 3 4 5 6; do
+            timed "ek-edge-E$k" ek 3 ek-one-head --preset one-head --posenc nope --languages "E$k" --depths "$((k - 2)):$((k - 1))" --seeds 3:4
+        done
+        timed alibi-one-head ek 3 alibi-one-head --preset one-head --posenc alibi --languages E4 --depths 2:2 --seeds 0:4
+        timed ek-one-head-gpu-s0 ek 3 ek-one-head-gpu-s0 --preset one-head --posenc nope --languages E3:E6 --depths 1:6 --seeds 0:0
+    ) &
+    # The searches (43613bd's code): one sweep per language, depths k-3..k, seeds 0..4.
+    # Concurrent sweeps need directories of their own (a sweep directory is locked per shard): one
+    # per language, merged into the family's records afterwards (cells, sessions, specs).
+    for k in 6 7 8; do
+        timed "search-one-head-L$k" search 2 "search-one-head.L$k" --preset one-head --posenc nope --languages "L$k" --depths "$((k - 3)):$k" --seeds 0:4 --search "$SEARCH" &
+    done
+    (
+        timed search-l7d4 search 2 search-four-head.L7 --preset default --posenc nope --languages L7 --depths 4:4 --seeds 5:9 --search "$SEARCH"
+        timed search-four-head-L7 search 2 search-four-head.L7 --preset default --posenc nope --languages L7 --depths 4:7 --seeds 0:4 --search "$SEARCH"
+    ) &
+    timed search-four-head-L6 search 2 search-four-head.L6 --preset default --posenc nope --languages L6 --depths 3:6 --seeds 0:4 --search "$SEARCH" &
+    timed search-four-head-L8 search 1 search-four-head.L8 --preset default --posenc nope --languages L8 --depths 5:8 --seeds 0:4 --search "$SEARCH" &
+    # The paper's exact grid at one disputed cell, to measure what it costs here.
+    timed paper-grid search 1 paper-grid --preset knee-deep --posenc nope --languages L7 --depths 4:4 --seeds 0:0 --search paper &
+}
+case $PLAN in
+    first) first_plan ;;
+    next)  next_plan ;;
+    *)     echo "unknown PLAN $PLAN" >&2; exit 2 ;;
+esac
 
 while [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] && [ -n "$(jobs -r)" ]; do sleep 5; done
 echo "stopping at $(( $(date +%s) - T0 )) s" >> $B/logs/times.txt
-pkill -TERM -f "m crasp"; sleep 8; pkill -KILL -f "m crasp"; wait
+pkill -TERM -f -- "-o $W/"; sleep 8; pkill -KILL -f -- "-o $W/"; wait   # this driver's sweeps only
 nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv > $B/logs/gpu.txt 2>&1
 
 # Bring back the small files: finished cells' records, and the metrics of unfinished cells.
