@@ -232,13 +232,13 @@ class _Checker:
         self.expect(node.operand, BOOL, type_, "'!'",
                     "a Boolean after '!'; prefix operators bind tightest, so write !(c < d) "
                     "to negate a comparison")
-        return _with(node, operand=operand), BOOL
+        return syntax.with_children(node, (operand,)), BOOL
 
     def _pair(self, node, parts, type_: Type, symbol: str, expected: str):
         (left, left_type), (right, right_type) = parts
         for side, side_type in ((node.left, left_type), (node.right, right_type)):
             self.expect(side, type_, side_type, symbol, expected)
-        return _with(node, left=left, right=right), type_
+        return syntax.with_children(node, (left, right)), type_
 
     def _boolean_pair(self, node, parts, symbol: str):
         return self._pair(node, parts, BOOL, f"'{symbol}'",
@@ -258,7 +258,7 @@ class _Checker:
                 raise self.error(f"'{node.op}' compares counts, but this is a Boolean", side.span,
                                  expected="counts on both sides; to compare Booleans use "
                                           "&&, || and !")
-        return _with(node, left=left, right=right), BOOL
+        return syntax.with_children(node, (left, right)), BOOL
 
     def expr_Count(self, node: syntax.Count, checked):
         if node.relation is not None and node.relation.name in predicates.IMPORTABLE_RELATIONS:
@@ -268,7 +268,7 @@ class _Checker:
             raise self.error("'#' counts positions where a Boolean holds, but this is a count",
                              node.body.span,
                              expected="a Boolean after '#'; counts cannot be counted")
-        return _with(node, body=body), COUNT
+        return syntax.with_children(node, (body,)), COUNT
 
     def _count_pair(self, node, parts, symbol: str):
         return self._pair(node, parts, COUNT, symbol,
@@ -290,7 +290,7 @@ class _Checker:
         operand, type_ = checked
         self.expect(node.operand, COUNT, type_, "'*'",
                     "a count multiplied by an integer literal; to count a Boolean P write #P")
-        return _with(node, operand=operand), COUNT
+        return syntax.with_children(node, (operand,)), COUNT
 
     def expr_Conditional(self, node: syntax.Conditional, *parts):
         (condition, condition_type), (if_true, true_type), (if_false, false_type) = parts
@@ -300,16 +300,7 @@ class _Checker:
             raise self.error(f"the branches of 'if' have different types: {_ARTICLE[true_type]} "
                              f"and {_ARTICLE[false_type]}", node.span,
                              expected="two counts or two Booleans")
-        return _with(node, condition=condition, if_true=if_true, if_false=if_false), true_type
-
-
-def _with(node: syntax.Expr, **children: syntax.Expr) -> syntax.Expr:
-    """``node`` with its children replaced by the checked ones; the node itself where they are
-    the same objects (most are: a new node for each would double the time to check a long
-    expression)."""
-    if all(getattr(node, field) is child for field, child in children.items()):
-        return node
-    return replace(node, **children)
+        return syntax.with_children(node, (condition, if_true, if_false)), true_type
 
 
 def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = (),

@@ -25,6 +25,7 @@ that precedes them is index -1):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Hashable, Literal, Union
 
 BOOL: Literal["bool"] = "bool"
@@ -202,25 +203,26 @@ def children(expr: Expr) -> tuple[Expr, ...]:
     return direct(expr) if direct is not None else ()
 
 
-_CHILDREN = {   # by exact type: a dict look-up, not a chain of isinstance (every pass walks)
-    Not: lambda node: (node.operand,), Scale: lambda node: (node.operand,),
-    Count: lambda node: (node.body,),
-    **{binary: lambda node: (node.left, node.right)
-       for binary in (And, Or, Add, Sub, Min, Max, Compare)},
-    Conditional: lambda node: (node.condition, node.if_true, node.if_false),
-}
-
-
-_CHILD_FIELDS = {
+_CHILD_FIELDS = {   # the fields that hold subexpressions, in ``children``'s order
     Not: ("operand",), Scale: ("operand",), Count: ("body",),
     **{binary: ("left", "right") for binary in (And, Or, Add, Sub, Min, Max, Compare)},
     Conditional: ("condition", "if_true", "if_false"),
 }
 
 
+def _children_getter(names: tuple[str, ...]):
+    get = attrgetter(*names)   # a tuple for two names or more, the value itself for one
+    return get if len(names) > 1 else lambda node: (get(node),)
+
+
+# by exact type: a dict look-up, not a chain of isinstance (every pass walks)
+_CHILDREN = {kind: _children_getter(names) for kind, names in _CHILD_FIELDS.items()}
+
+
 def with_children(expr: Expr, kids: list[Expr] | tuple[Expr, ...]) -> Expr:
     """``expr`` with its direct subexpressions replaced by ``kids`` (in ``children``'s order);
-    ``expr`` itself where they are the same objects."""
+    ``expr`` itself where they are the same objects (most are, in a pass that rewrites a few
+    nodes: a new node for each would double the time to check a long expression)."""
     names = _CHILD_FIELDS.get(type(expr), ())
     for name, kid in zip(names, kids):
         if getattr(expr, name) is not kid:

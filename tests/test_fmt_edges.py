@@ -59,16 +59,9 @@ def _comment(draw) -> str:
 
 def _renamed(program: syntax.Program, names: dict[str, str]) -> syntax.Program:
     def rename(node, parts):
-        kids = syntax.children(node)
         if isinstance(node, syntax.Ref):
             return syntax.Ref(names[node.name])
-        if not kids:
-            return node
-        fields = {syntax.Not: ("operand",), syntax.Scale: ("operand",), syntax.Count: ("body",),
-                  syntax.Conditional: ("condition", "if_true", "if_false")}
-        keys = fields.get(type(node), ("left", "right"))
-        from dataclasses import replace
-        return replace(node, **dict(zip(keys, parts)))
+        return syntax.with_children(node, parts)
     definitions = tuple(syntax.Definition(names[d.name], syntax.fold(d.expr, rename), d.type)
                         for d in program.definitions)
     return syntax.Program(definitions, program.alphabet, declared_alphabet=False)

@@ -35,18 +35,12 @@ def test_the_null_space_is_exact(rank, width, rows, seed):
         assert np.linalg.matrix_rank(np.array(basis)) == len(basis)
 
 
-_CHILDREN = {syntax.Not: ("operand",), syntax.Scale: ("operand",), syntax.Count: ("body",),
-             syntax.Conditional: ("condition", "if_true", "if_false")}
-
-
 def complemented(expr: syntax.Expr) -> syntax.Expr:
     """``expr`` with every unguarded count #P written #true - #(!P), as a decompiler that
     counts the complement would (anbncn's "b after a c" for "b before any c")."""
 
     def combine(node, parts):
-        if parts:
-            fields = _CHILDREN.get(type(node), ("left", "right"))
-            node = dataclasses.replace(node, **dict(zip(fields, parts)))
+        node = syntax.with_children(node, parts)
         if isinstance(node, syntax.Count) and node.relation is None:
             return syntax.Sub(syntax.Count(syntax.BoolConst(True)),
                               syntax.Count(syntax.Not(node.body)))
