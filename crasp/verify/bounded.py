@@ -151,8 +151,7 @@ class _Lemmas:
                                   for column in relation.columns
                                   for c in (column, *self.reads[column])})
         # all at once first (what one step re-establishes, the usual case), then in rounds
-        progress = len(ready) > 1 and self._locally(z.And(*[h for _, h in ready.values()]))
-        if progress:
+        if len(ready) > 1 and self._locally(z.And(*[h for _, h in ready.values()])):
             for relation, holds in ready.values():
                 self._add(relation, holds)
             ready = {}
@@ -165,7 +164,7 @@ class _Lemmas:
                     del ready[key]
                     progress = True
         for relation, holds in ready.values():
-            if self._unsatisfiable(self.solver, z.Not(holds)):
+            if self._unsatisfiable(z.Not(holds)):
                 self._add(relation, holds)
             else:
                 self.pending.remove(relation)
@@ -197,9 +196,10 @@ class _Lemmas:
         definitions it refers to but not into the bodies of counts, and the Parikh counts
         its token-only counts sum; none for a Parikh count."""
         column = {id(node): k for k, (_, node) in enumerate(self.counted)}
+        definitions = {id(encoder): {d.name: d.expr for d in encoder.program.definitions}
+                       for encoder in self.encoders}
         reads = []
         for encoder, node in self.counted:
-            definitions = {d.name: d.expr for d in encoder.program.definitions}
             found: set[int] = set()
             stack, seen = [node.body], set()
             while stack:
@@ -211,17 +211,18 @@ class _Lemmas:
                     found |= {column[id(expr)]} if id(expr) in column else \
                         {len(self.counted) + k for k in encoder.token_sets.get(id(expr), ())}
                 elif isinstance(expr, syntax.Ref):
-                    stack.append(definitions[expr.name])
+                    stack.append(definitions[id(encoder)][expr.name])
                 else:
                     stack.extend(syntax.children(expr))
             reads.append(tuple(sorted(found)))
         return reads + [()] * len(self.encoders[0].index)
 
-    def _unsatisfiable(self, solver, goal) -> bool:
-        solver.push()
-        solver.add(goal)
-        verdict = self.limit.check(solver, "a relation between counts")
-        solver.pop()
+    def _unsatisfiable(self, goal) -> bool:
+        """Whether the full solver refutes ``goal``."""
+        self.solver.push()
+        self.solver.add(goal)
+        verdict = self.limit.check(self.solver, "a relation between counts")
+        self.solver.pop()
         return verdict == self.z.unsat
 
     def _locally(self, holds) -> bool:

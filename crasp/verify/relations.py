@@ -149,10 +149,11 @@ def _independent_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def null_space(matrix: np.ndarray) -> list[Relation]:
-    """An integer basis of {r : matrix @ r = 0} (exact, up to the rare modular rank loss)."""
+    """An integer basis of {r : matrix @ r = 0} (exact, up to the rare modular rank loss).
+    Repeated rows are allowed; ``candidate_relations`` removes them first, for the
+    inequalities as well (one ``np.unique`` for both)."""
     width = matrix.shape[1]
-    rows = [[Fraction(int(x)) for x in row]
-            for row in _independent_rows(np.unique(matrix, axis=0))]
+    rows = [[Fraction(int(x)) for x in row] for row in _independent_rows(matrix)]
     pivots: list[int] = []
     for row_index, row in enumerate(rows):   # reduced row echelon form
         column = next(c for c in range(width) if row[c] != 0)
