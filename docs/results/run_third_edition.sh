@@ -26,10 +26,17 @@
 #   paper-grid        the paper's exact grid (preset knee-deep: batch 1, d_model 256, 512   60 cells
 #                     x lr 1e-4, 1e-5, 25 epochs) at the same cells, seed by seed; weeks on
 #                     a CPU, so not among the default stages: for a GPU machine
+#   train-length      the audit's first uncommitted recipe claim, rerun: preset default,   20 cells
+#                     trained on 101..150 instead of 201..250 (30 epochs, patience 8, tests
+#                     251:300 and 351:400), L4..L8 at depths k-3 and k-2, seeds 0 then 1; the
+#                     201..250 arm is the second edition's four-head family
+#   learning-rate     the second: lr 1e-3 against 3e-4, batch 32 against 16, preset default, 12 cells
+#                     trained on 51..100 (40 epochs, patience 10, tests 101:150 and
+#                     201:250), L5 d3, L6 d4, L7 d4, seed 0
 #   report, archive   as in the second edition
 #
 # Families: ek-one-head (stages ek-one-head, ek-one-head-edge), alibi-one-head, search-one-head,
-# search-four-head (stages search-four-head, search-l7d4), paper-grid.
+# search-four-head (stages search-four-head, search-l7d4), paper-grid, train-length, learning-rate.
 # Test bins: 251:300, 301:350, 351:400, 351:400@skewed, 351:400@extreme. The search stages set
 # their epochs in the search (25 per configuration), so their grid holds the test bins alone.
 set -euo pipefail
@@ -44,7 +51,7 @@ STAGES=${STAGES:-ek-one-head ek-one-head-edge alibi-one-head search-one-head sea
 BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
 GRID=(--grid epochs=20 "test_bins=$BINS")
 
-FAMILIES="ek-one-head alibi-one-head search-one-head search-four-head paper-grid"
+FAMILIES="ek-one-head alibi-one-head search-one-head search-four-head paper-grid train-length learning-rate"
 source docs/results/stage_lib.sh
 
 # The closest affordable form of the paper's search (docs/experiments.md): the paper's loop
@@ -66,6 +73,20 @@ search_disputed() {
     done
 }
 
+# The recipe claims docs/train.md once made from runs that were never committed (issue 33's
+# audit), rerun here with their settings: $1 the seed.
+train_length() {
+    local GRID=(--grid epochs=30 patience=8 train_bin=101:150 "test_bins=251:300+351:400") k
+    for k in 4 5 6 7 8; do
+        sweep train-length --preset default --posenc nope --languages "L$k" --depths "$((k - 3)):$((k - 2))" --seeds "$1:$1"
+    done
+}
+learning_rate() {
+    local GRID=(--grid epochs=40 patience=10 train_bin=51:100 "test_bins=101:150+201:250" lr=1e-3,3e-4 batch_size=32,16)
+    sweep learning-rate --preset default --posenc nope --languages L5 --depths 3:3 --seeds 0:0
+    sweep learning-rate --preset default --posenc nope --languages L6,L7 --depths 4:4 --seeds 0:0
+}
+
 run_stage() {
     case "$1" in
     ek-one-head)      # seed by seed, so that an unfinished stage leaves every cell with the same seeds
@@ -78,6 +99,8 @@ run_stage() {
     search-four-head) search_disputed search-four-head default "$SEARCH" 0 4 ;;
     search-l7d4)      search_disputed search-four-head default "$SEARCH" 5 9 7 7 3 3 ;;
     paper-grid)       search_disputed paper-grid knee-deep paper 0 4 ;;
+    train-length)     train_length 0; train_length 1 ;;
+    learning-rate)    learning_rate ;;
     *)  return 2 ;;
     esac
 }
