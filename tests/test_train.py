@@ -213,3 +213,63 @@ def test_cli_cuda_when_absent(tmp_path):
         pytest.skip("CUDA present")
     result = invoke("--device", "cuda", "-o", tmp_path / "run")
     assert result.exit_code == 2 and "CUDA is not available" in result.output
+
+
+# A stop asked for after the loop last checks for one (the last epoch's validation, the scoring
+# of the test bins) must neither be lost nor cost the finished run: the run writes its results,
+# and a sweep running cells in its own process stops before its next cell.
+LATE_MOMENTS = ("last metrics line", "improvement scoring", "final scoring")
+
+
+def _signal_at(moment: str, signum: int, monkeypatch) -> None:
+    """Sends ``signum`` once, at ``moment`` of a one-epoch run: all come after its last step."""
+    from crasp.train import loop
+
+    owner, name = {"last metrics line": (run_files, "append_metrics"),
+                   "improvement scoring": (loop._Trainer, "_test_bins"),
+                   "final scoring": (loop._Trainer, "finish")}[moment]
+    original = getattr(owner, name)
+    sent = []
+
+    def signal_once(*args, **kwargs):
+        if not sent:
+            sent.append(signum)
+            os.kill(os.getpid(), signum)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, signal_once)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("moment", LATE_MOMENTS)
+def test_a_late_stop_reaches_a_sweep_after_the_run_finishes(moment, signum, tmp_path,
+                                                            monkeypatch):
+    from crasp.train.sweep import SweepSpec, enumerate_cells, run_sweep
+    from test_sweep_fakes import FakeConfig, fake_resolve
+
+    cells = enumerate_cells(SweepSpec(depths=[2], languages=["L4"], posencs=["nope"],
+                                      seeds=[0, 1], grid={}),
+                            resolve=fake_resolve, config_cls=FakeConfig)
+
+    def train_tiny(config, run_dir, progress=False, resume=True):
+        return train(tiny(epochs=1, seed=config.seed), run_dir, progress=progress,
+                     resume=resume)
+
+    _signal_at(moment, signum, monkeypatch)
+    previous = signal.getsignal(signum)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(cells, tmp_path, train_fn=train_tiny, progress=False)
+    first, second = (tmp_path / "cells" / cell.id for cell in cells)
+    assert json.loads((first / "results.json").read_text())["epochs"] == 1
+    assert not (second / "config.json").exists()   # the next cell never started
+    assert signal.getsignal(signum) == previous
+    session = json.loads(next((tmp_path / "sessions").glob("*.json")).read_text())
+    assert session["interrupted"] and session["ran"] == 1
+
+
+@pytest.mark.parametrize("moment", LATE_MOMENTS)
+def test_a_late_stop_without_a_sweep_keeps_the_finished_run(moment, tmp_path, monkeypatch):
+    _signal_at(moment, signal.SIGINT, monkeypatch)
+    results = train(tiny(epochs=1), tmp_path, resume=False)
+    assert results["epochs"] == 1 and (tmp_path / "results.json").is_file()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

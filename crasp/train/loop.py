@@ -179,11 +179,13 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         torch.set_num_threads(config.threads)
     vocab, data, train_split, val_split, tests = build_splits(config, language)
     trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, tests, progress)
+    # The guard spans the final scoring too: a stop asked for after the loop last looked (in
+    # the last epoch's validation, or while the test bins are scored) lets the finished run
+    # write its results and is then passed on to the caller's guard (SignalGuard.__exit__).
     with SignalGuard() as guard:
-        finished = trainer.run(state, guard, max_epochs_this_session)
-    if not finished:
-        return None
-    return trainer.finish(language, data)
+        if not trainer.run(state, guard, max_epochs_this_session):
+            return None
+        return trainer.finish(language, data)
 
 
 class _Trainer:

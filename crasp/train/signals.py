@@ -13,7 +13,9 @@ class SignalGuard:
     which then stops its workers).
 
     A second Ctrl-C raises ``KeyboardInterrupt`` at once. Handlers are installed only in the
-    main thread, never over an ignored signal, and restored on exit.
+    main thread, never over an ignored signal, and restored on exit. A stop the guarded work
+    never acted on (it came after the last look at ``stop``) is delivered again on exit when
+    the handler this guard replaced is another guard's, so nesting loses no stop.
     """
 
     def __init__(self, interrupt: bool = False):
@@ -39,7 +41,16 @@ class SignalGuard:
                     pass
         return self
 
-    def __exit__(self, *exc) -> None:
-        for signum, handler in self._previous.items():
+    def __exit__(self, exc_type, *exc) -> None:
+        previous = self._previous
+        self._previous = {}
+        for signum, handler in previous.items():
             signal.signal(signum, handler)
-        self._previous.clear()
+        if exc_type is None and self.signal is not None:
+            # The stop came after the guarded work last looked at ``stop`` (a run's final
+            # validation or scoring) and the work finished anyway. A guard this one stood in
+            # for (a sweep's, running cells in its own process) must still hear of it, or the
+            # sweep would go on to its next cell as if nothing had been asked: deliver it again.
+            handler = previous.get(self.signal)
+            if isinstance(getattr(handler, "__self__", None), SignalGuard):
+                signal.raise_signal(self.signal)

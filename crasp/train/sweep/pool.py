@@ -170,8 +170,13 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
         with SignalGuard(interrupt=True):
             if jobs <= 1 or len(pending) <= 1:
                 for cell in pending:
-                    status, payload = run_cell(train_fn, _config_for(cell),
-                                               str(cell_dir(out, cell)))
+                    try:
+                        status, payload = run_cell(train_fn, _config_for(cell),
+                                                   str(cell_dir(out, cell)))
+                    except KeyboardInterrupt:
+                        if is_done(out, cell):  # the stop came as the cell wrote its results
+                            finished(cell, "ok", RunResults.read(cell_dir(out, cell)).to_json())
+                        raise
                     finished(cell, status, payload)
             else:
                 _run_pool(pending, out, jobs, train_fn, finished)
