@@ -80,10 +80,15 @@ def test_unbounded_proved_counterexample_and_unknown(files):
                  "--json")
     verdict = json.loads(beyond.output)
     assert beyond.exit_code == 1 and verdict["counterexample"]["length"] == 13
-    # it rests on 2X <= #"a" and X <= #"b" together: a coefficient the inequalities lack
-    (files / "double.crasp").write_text('x = #(#"a" == 2 * #"b") <= #"b"\n')
-    unknown = run("equiv", "double.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
+    # it rests on X <= #"a" and X <= #"b" + #"c" together: three columns, where the
+    # inequalities' templates relate two (tests/test_verify_unbounded.py's UNKNOWN)
+    (files / "sum.crasp").write_text('x = #(#"a" == #"b" + #"c") <= #"a"\n')
+    unknown = run("equiv", "sum.crasp", "true.crasp", "--alphabet", "a b c", "--unbounded")
     assert unknown.exit_code == 3 and unknown.output.startswith("unknown:")
+    # the double example this test used before the coefficient templates is now proved
+    (files / "double.crasp").write_text('x = #(#"a" == 2 * #"b") <= #"b"\n')
+    double = run("equiv", "double.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
+    assert double.exit_code == 0 and double.output.startswith("proved:")
 
 
 @pytest.mark.parametrize("prog,args,status,text", [

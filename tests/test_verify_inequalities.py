@@ -1,7 +1,8 @@
 """Inequalities between counts (crasp/verify/bounds.py) as lemmas of ``crasp equiv
 --unbounded``: the templates and what they skip, the class of programs that are equivalent only
-because of an inequality (each proved, and unknown without the inequalities), near misses of
-them (a real counterexample, confirmed by the interpreter), and false inequalities forced on
+because of an inequality (each proved, and unknown without the inequalities), the class that
+needs a coefficient (each proved, and unknown with the (1, 1) templates only), near misses of
+both (a real counterexample, confirmed by the interpreter), and false inequalities forced on
 the prover (dropped, never used)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 import crasp
 from crasp.cli import cli
 from crasp.verify import Question, bounded, bounds, decide, enumeration, relations
+from crasp.verify.bounds import Inequality
 from crasp.verify.solver import TimeLimit
 
 RECHECK_LENGTH = 9
@@ -49,14 +51,16 @@ def test_the_templates_skip_what_is_implied_and_keep_the_tight_bounds():
             rows.append([x, x, 0, first, position, a, b])
         rows.append([0] * 7)
     found = bounds.candidate_inequalities(np.unique(np.array(rows), axis=0), 2, [])
-    assert set(found) >= {(0, 5, 0), (0, 6, 0), (3, None, 1)}
-    for i, j, c in found:
-        assert 0 <= c <= bounds.MAX_CONSTANT
+    assert set(found) >= {Inequality(0, 5, 0), Inequality(0, 6, 0), Inequality(3, None, 1)}
+    # the balanced positions are at even positions p: 2X <= p, a fact Inv lacks
+    assert Inequality(0, 4, 0, (2, 1)) in found
+    for i, j, c, (a, b) in found:
+        assert 0 <= c <= bounds.MAX_CONSTANT * max(a, b)
         assert 1 not in (i, j) and 2 not in (i, j)      # a copy, a zero column: equations
-        assert j != 4                                    # v <= p: the induction's invariant
+        assert j != 4 or a > b                           # a v <= b p: the induction's invariant
         assert not (i >= 5 and (j or 0) >= 5)            # two Parikh counts
         # every candidate holds on every row
-        assert all(row[i] - (row[j] if j is not None else 0) <= c for row in rows)
+        assert all(a * row[i] - (b * row[j] if j is not None else 0) <= c for row in rows)
 
 
 def test_an_inequality_an_equation_implies_is_not_proposed():
@@ -65,8 +69,10 @@ def test_an_inequality_an_equation_implies_is_not_proposed():
     equation = (1, 1, -1, 0)
     assert not (rows @ np.array(equation)).any()
     with_equation = bounds.candidate_inequalities(rows, 2, [equation])
-    assert (0, 2, 0) in bounds.candidate_inequalities(rows, 2, [])
-    assert not any(j == 2 for _, j, _ in with_equation)
+    assert Inequality(0, 2, 0) in bounds.candidate_inequalities(rows, 2, [])
+    # nor a X - b B <= c for a <= b (X <= B gives it); 2X - B <= 1 is no consequence
+    assert not any(j == 2 and a <= b for _, j, _, (a, b) in with_equation)
+    assert Inequality(0, 2, 1, (2, 1)) in with_equation
 
 
 def test_the_number_of_candidates_is_bounded(monkeypatch):
@@ -78,10 +84,10 @@ def test_the_number_of_candidates_is_bounded(monkeypatch):
     rows = np.stack([base // k for k in range(2, 10)] + [base], axis=1)
     rows = np.unique(np.concatenate([rows, np.zeros((1, 9), dtype=rows.dtype)]), axis=0)
     found = bounds.candidate_inequalities(rows, 1, [])
-    assert (7, 6, 0) in found and (7, 5, 0) not in found   # base//9 <= base//8 <= base//7
+    assert Inequality(7, 6, 0) in found and Inequality(7, 5, 0) not in found   # 9 <= 8 <= 7
     monkeypatch.setattr(bounds, "MAX_INEQUALITIES", 3)
     tightest = bounds.candidate_inequalities(rows, 1, [])
-    assert len(tightest) == 3 and all(c == 0 for _, _, c in tightest)
+    assert len(tightest) == 3 and all(c == 0 for _, _, c, _ in tightest)
 
 
 def test_many_counts_get_the_linear_templates_only():
@@ -98,10 +104,11 @@ def test_many_counts_get_the_linear_templates_only():
     rows = np.unique(np.concatenate([np.stack([c.ravel() for c in columns], axis=1),
                                      np.zeros((1, counts + 2), dtype=np.int64)]), axis=0)
     found = bounds.candidate_inequalities(rows, 2, [])
-    assert {(i, counts, 0) for i in range(2, counts)} <= set(found)   # each count <= #"a"
-    assert all(j is None or j >= counts for _, j, _ in found)
+    assert {Inequality(i, counts, 0) for i in range(2, counts)} <= set(found)   # <= #"a"
+    assert not any(j is not None and max(i, j) < counts for i, j, _, _ in found)
+    assert Inequality(counts, 0, 1, (1, 2)) in found   # #"a" <= 2 (#"a" // 2) + 1: coefficients
     few = rows[:, [0, 1, counts, counts + 1]]
-    assert (1, 0, 0) in bounds.candidate_inequalities(few, 2, [])   # a pair of counts
+    assert Inequality(1, 0, 0) in bounds.candidate_inequalities(few, 2, [])   # two counts
 
 
 # -- the class: programs equivalent only because of an inequality ------------------------------
@@ -199,13 +206,97 @@ def test_a_program_that_differs_within_n_gets_its_shortest_counterexample(answer
         assert answers(pair, verdict.counterexample.tokens) == [False, True]
 
 
+# -- the class: programs equivalent only because of an inequality with a coefficient ----------
+
+RATIOS = ((1, 2), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2))
+
+
+def scaled(k: int, token: str) -> str:
+    return f'#"{token}"' if k == 1 else f'{k} * #"{token}"'
+
+
+def coefficient_members(s: str, t: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(program, alphabet) that hold on every string, where X counts the positions on the ray
+    p #s = q #t, whose values are (q m, p m), m >= 1 (bounds.py's docstring derives p = 1,
+    q = 2): X <= #s and X <= #t hold only through q X <= #s and p X <= #t together, of which
+    one has a coefficient. The program's last definition is x."""
+    found = []
+    for p, q in RATIOS:
+        ray = f"{scaled(p, s)} == {scaled(q, t)}"
+        for body, alphabet in [(ray, (s, t)), (f'{ray} && ("{s}" || "{t}")', (s, t, "c"))]:
+            found += [(f'x = #({body}) <= #"{bound}"', alphabet) for bound in (s, t)]
+        # the ray moved by one: (q m + 1, p m) when p < q, m >= 0, so X <= #t + 1, and
+        # symmetrically
+        found.append((f'x = #({scaled(p, s)} == {scaled(q, t)} + 1) <= '
+                      f'#"{t if p < q else s}" + 1', (s, t)))
+        # nested in a larger program
+        found.append((f'ray = {ray}\nhits = #ray\nx = hits <= #"{s}" && (hits <= #"{t}" || '
+                      f'"{s}")', (s, t)))
+    return found
+
+
+COEFFICIENT_MEMBERS = coefficient_members("a", "b") + coefficient_members("b", "a")
+
+
+def without_coefficients(pair: Question, alphabet: tuple[str, ...]) -> str:
+    """The unbounded outcome with the (1, 1) templates only."""
+    templates = bounds.COEFFICIENTS
+    bounds.COEFFICIENTS = ((1, 1),)
+    try:
+        return decide(pair, 8, alphabet, unbounded=True).outcome
+    finally:
+        bounds.COEFFICIENTS = templates
+
+
+@settings(max_examples=16, deadline=None, derandomize=True)
+@given(st.sampled_from(COEFFICIENT_MEMBERS))
+def test_a_program_true_only_by_a_coefficient_inequality_is_proved_for_every_length(member):
+    """Against ``x = true``: proved with the coefficient templates and re-checked by running
+    every string of length <= RECHECK_LENGTH; unknown with the (1, 1) templates only."""
+    text, alphabet = member
+    pair = question(text, "y = true")
+    verdict = decide(pair, 8, alphabet, unbounded=True)
+    assert verdict.outcome == "proved", (text, verdict.reason)
+    assert enumeration.first_violation(pair, alphabet, RECHECK_LENGTH) is None
+    assert without_coefficients(pair, alphabet) == "unknown", text
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(st.sampled_from(COEFFICIENT_MEMBERS), st.integers(9, 14))
+def test_a_coefficient_near_miss_beyond_n_is_a_real_counterexample(member, threshold):
+    """The member also needs fewer than ``threshold`` of its first token: the coefficient
+    lemmas never make that equivalent; the counterexample is confirmed and the shortest."""
+    text, alphabet = member
+    pair = question(f'{text}\nz = x && #"{alphabet[0]}" < {threshold}', "y = true")
+    verdict = decide(pair, 6, alphabet, method="smt", unbounded=True)
+    assert verdict.outcome == "counterexample", (text, verdict.reason)
+    tokens = verdict.counterexample.tokens
+    assert answers(pair, tokens) == [False, True]
+    assert len(tokens) == threshold if verdict.shortest else len(tokens) > threshold
+
+
+def test_the_double_example_gets_exactly_its_inductive_pair(monkeypatch):
+    """Over a b, with X the positions where #"a" == 2 * #"b" (columns X, n_a, n_b): X <= #"b"
+    and 2X <= #"a"; X <= #"a" and X <= 2 #"b" are proposed by the templates but implied
+    (stage 2 of bounds.py's docstring), and the candidates hold on every sample."""
+    pair = question('x = #(#"a" == 2 * #"b") <= #"b"', "y = true")
+    rows = np.unique(relations._sample_matrix(pair.programs, ("a", "b"), 20), axis=0)
+    assert bounds.candidate_inequalities(rows, 2, []) == [
+        Inequality(0, 2, 0), Inequality(0, 1, 0, (2, 1))]
+    monkeypatch.setattr(bounds, "COEFFICIENTS", ((1, 1),))
+    assert bounds.candidate_inequalities(rows, 2, []) == [
+        Inequality(0, 2, 0), Inequality(0, 1, 0)]
+
+
 # -- soundness: a false inequality forced on the prover ------------------------------------------
 
 FALSE_INEQUALITIES = [
-    # (answer over a b, injected (i, j, c) over [X, n_a, n_b], length of the shortest difference)
-    ('#(#"a" == #"b") <= 3', (0, None, 3), 8),      # X <= 3
-    ('#(#"a" == #"b") >= #"a"', (1, 0, 0), 1),      # #a <= X
-    ('#"a" <= #"b"', (0, 1, 0), 1),                 # #a <= #b (no count: [n_a, n_b])
+    # (answer over a b, injected inequality over [X, n_a, n_b], length of the shortest
+    # difference)
+    ('#(#"a" == #"b") <= 3', Inequality(0, None, 3), 8),            # X <= 3
+    ('#(#"a" == #"b") >= #"a"', Inequality(1, 0, 0), 1),            # #a <= X
+    ('#"a" <= #"b"', Inequality(0, 1, 0), 1),                       # #a <= #b ([n_a, n_b])
+    ('2 * #"a" <= #"b" + 1', Inequality(0, 1, 1, (2, 1)), 1),       # 2 #a <= #b + 1
 ]
 
 
@@ -220,8 +311,8 @@ def test_a_false_inequality_is_dropped_and_never_used(answer, injected, shortest
     pair = question(f"x = {answer}", "y = true")
     alphabet = ("a", "b")
     forced = relations.candidate_relations(*pair.programs, alphabet, 10)
-    wrong = next(r for r in forced if not r.equation and r.constant == injected[2]
-                 and r.columns == tuple(c for c in injected[:2] if c is not None))
+    wrong = next(r for r in forced if not r.equation and r.constant == injected.constant
+                 and r.terms == injected.terms)
     proved = [r for kind, r, _ in bounded.proved_pairs(pair, alphabet, 10) if kind == "relation"]
     assert wrong not in proved
     for unbounded in (False, True):

@@ -31,6 +31,12 @@ IDENTITIES = [
     # (question, first program, second program or None, alphabet or None = default)
     ("equivalent", 'm = #"a" > #"b"', 'm = 2 * #"a" > #true', ("a", "b")),
     ("equivalent", 'x = #(#"a" > 0) == 0', 'x = #"a" == 0', None),
+    # true only by a pair of inequalities with a coefficient (crasp/verify/bounds.py): the
+    # positions where #"a" == 2 * #"b" satisfy X <= #"b" and 2X <= #"a" together
+    ("equivalent", 'x = #(#"a" == 2 * #"b") <= #"b"', "y = true", ("a", "b")),
+    ("equivalent", 'x = #(#"a" == 2 * #"b") <= #"a"', "y = true", ("a", "b")),
+    ("equivalent", 'x = #(#"a" == 3 * #"b") <= #"b"', "y = true", ("a", "b")),
+    ("equivalent", 'x = #(2 * #"a" == 3 * #"b") <= #"a"', "y = true", ("a", "b")),
     ("equivalent", 'x = #(!("a" || "b")) > 0', 'x = #"a" + #"b" < #true', None),
     ("universal", 'x = min(#"a", #"b") + max(#"a", #"b") == #"a" + #"b"', None, None),
     ("universal", "x = mod(2, 0) || mod(2, 1)", None, None),
@@ -57,13 +63,17 @@ def test_identities_are_proved_and_the_proof_rechecked_by_enumeration(kind, firs
 
 
 UNKNOWN = [
-    # true for every string over a b, but no window of k positions re-establishes why (see
-    # docs/verification.md): the positions where #"a" == 2 * #"b" are at most #"b", which
-    # is inductive only together with 2X <= #"a", outside the inequalities' templates
-    # (crasp/verify/bounds.py; the balanced positions' X <= #"a", X <= #"b" are proved,
-    # tests/test_verify_inequalities.py)
-    ('x = #(#"a" == 2 * #"b") <= #"b"', "x = true", ("a", "b")),
-    ('x = #(#"a" == 2 * #"b") <= #"a"', "x = true", ("a", "b")),
+    # true for every string, but no window of k positions re-establishes why (see
+    # docs/verification.md). The positions X where #"a" == #"b" + #"c" have distinct #"a"
+    # (the position is 2 #"a"), so X <= #"a"; that is inductive only together with
+    # X <= #"b" + #"c" (at a new such position after a "b" or a "c", #"b" + #"c" was
+    # #"a" - 1), an inequality over three columns, outside the templates of
+    # crasp/verify/bounds.py, which relate two
+    ('x = #(#"a" == #"b" + #"c") <= #"a"', "x = true", ("a", "b", "c")),
+    # the positions where #"a" == 4 * #"b" are at most #"b", inductive only together with
+    # 4X <= #"a": a coefficient beyond the templates' 3 (3X <= #"a" does not carry it: after
+    # X = #"b" = 2, #"a" = 7, an "a" makes X = 3)
+    ('x = #(#"a" == 4 * #"b") <= #"b"', "x = true", ("a", "b")),
 ]
 
 

@@ -9,45 +9,87 @@ at a new balanced position with #"a" = #"b" = m one of the two was m - 1 before,
 X + 1 <= m. Houdini's search over such candidates (``bounded`` proves them position by
 position, ``induction`` assumes the survivors of its start state and re-proves them) finds it.
 
-Templates, over the columns v of ``relations._sample_matrix`` (both programs' unrolled counts,
-then the Parikh counts n_s):
+Coefficients. ``#(#"a" == 2 * #"b") <= #"b"`` holds too, but needs a coefficient. X counts
+the token positions (BOS is never counted, ``crasp.interpret``) where (#"a", #"b") = (2m, m),
+m >= 1; such positions have distinct m (the position is 3m), all at most the current #"b",
+so X <= #"b" and 2X <= #"a". Neither is inductive alone: a state with X = #"b" = m,
+#"a" = 2m - 1 satisfies the first and an "a" makes X = m + 1 > #"b"; one with 2X = #"a" = 2m,
+#"b" = m - 1 satisfies the second and a "b" makes 2X = 2m + 2 > #"a". Together they are: at a
+new such position, if the token was "a", before it #"a" = 2m - 1, so 2X <= 2m - 1 gives
+X <= m - 1; if "b", #"b" was m - 1, so X <= m - 1; either way X + 1 <= m = #"b" and
+2(X + 1) <= 2m = #"a" (elsewhere X stays and #"a", #"b" do not fall). Both constants are
+0. Over (#"a", #"b") = (3m, 2m) (``#(2 * #"a" == 3 * #"b")``) the pair is 3X <= #"a",
+2X <= #"b", by the same argument.
 
-* ``v_i - v_j <= c`` for two distinct columns, with c the largest value of v_i - v_j over the
-  samples, proposed only when 0 <= c <= ``MAX_CONSTANT``: a difference that grows with the
-  length (#"a" - #"b") exceeds a small constant on the random samples, up to 64 tokens long,
-  so small observed bounds are the ones worth a solver call;
-* ``v_i <= c`` for a count that stays at most ``MAX_CONSTANT`` (the count of the first "a").
+Templates, over the columns v of ``relations._sample_matrix`` (both programs' unrolled counts,
+then the Parikh counts n_s), for the coefficient pairs (a, b) of ``COEFFICIENTS`` (a, b in
+1..3, coprime: a multiple of a pair states the same as the pair):
+
+* ``a v_i - b v_j <= c`` for two distinct columns, with c the largest value of a v_i - b v_j
+  over the samples, proposed only when 0 <= c <= ``MAX_CONSTANT`` * max(a, b): divided by
+  max(a, b), it is a bound on the heavier side's v that leaves it a slack of at most
+  ``MAX_CONSTANT``, as the (1, 1) template does; a combination that grows with the length
+  (#"a" - #"b") exceeds such a constant on the random samples, up to 64 tokens long, so small
+  observed bounds are the ones worth a solver call;
+* ``v_i <= c`` for a count that stays at most ``MAX_CONSTANT`` (the count of the first "a";
+  a v_i <= c says no more).
 
 Every sample has its BOS row, where every count and n_s is 0, so c >= 0: each candidate holds
 at the start of every string, which the induction's base case needs (the start state before
 p = 0 is that row). Not proposed, because the zero row or the invariant Inv of ``induction``
-(0 <= count <= p, n_s >= 0) implies them or they add nothing: ``v_i + v_j >= c`` (c <= 0),
-``v_i + v_j <= c`` (each of v_i, v_j is then bounded: two single bounds), ``n_s - n_t <= c``
-(a difference of Parikh counts is unbounded or its sign is implied by n >= 0), ``v_i - v_j
-<= c`` where v_j is the position p on every sample (Inv), where v_i is always 0 or v_i and v_j
-are the same column on every sample (an equation then states more), or where a basis equation
-r (``relations.null_space``) reads r_i (v_i - v_j) + sum of terms of r_i's sign = 0 (so
-v_i - v_j <= 0 follows from the equation and v >= 0: anbncn's X + Y = #"b" gives X <= #"b"),
-or that follows from two other candidates v_i - v_k <= c1, v_k - v_j <= c2 with c1 + c2 <= c
-(E_k's nested counts #B5 <= #B3 <= #B1 make no #B5 <= #B1).
+(0 <= count <= p, n_s >= 0) implies them or they add nothing: ``a v_i + b v_j >= c`` (c <= 0),
+``a v_i + b v_j <= c`` (each of v_i, v_j is then bounded: two single bounds), ``a n_s - b n_t
+<= c`` (n_s grows alone on some string, so the combination is unbounded, or it is always 0
+and is no column), ``a v_i - b v_j <= c`` where v_j is the position p on every sample and
+a <= b (Inv: a v_i - b p <= a (v_i - p) <= 0; with a > b, 2X <= p is a fact Inv lacks), where
+v_i is always 0 or v_i and v_j are the same column on every sample (an equation then states
+more), or where a basis equation r (``relations.null_space``) reads
+r_i v_i + r_j v_j + sum of terms of r_i's sign = 0 with r_j of the other sign and
+a |r_j| <= b |r_i| (so a v_i - b v_j <= 0 follows from the equation and v >= 0: anbncn's
+X + Y = #"b" gives X <= #"b" and X <= 2 #"b"). Among the candidates found, one
+that the others imply is dropped, in two acyclic stages (so whatever is dropped follows from
+what is kept):
+
+1. of the (1, 1) templates and single bounds, v_i - v_j <= c (v_j = 0 for a single bound)
+   when v_i - v_k <= c1 and v_k - v_j <= c2 with c1 + c2 <= c (E_k's nested counts
+   #B5 <= #B3 <= #B1 make no #B5 <= #B1): a cycle of such implications would make its
+   columns equal on every sample, and equal columns are one;
+2. a v_i - b v_j <= c when another kept candidate over the same columns, a' v_i - b' v_j <=
+   c' (a single bound v_i <= c' as (a', b') = (1, 0)), has a b' <= a' b and a' c >= a c':
+   scaled by a / a', it gives a v_i - (a b' / a') v_j <= c' a / a' <= c, and
+   a b' / a' <= b with v_j >= 0 (X - #"b" <= 0 makes X - 2 #"b" <= 0 redundant;
+   2X - #"a" <= 0 makes X - #"a" <= 0 so). The source's ratio a'/b' is then larger than
+   the target's (equal ratios of coprime pairs are the same pair), so no cycle.
 
 A candidate is only a guess, bounded by samples of length <= 64: the solver proves it or it is
 dropped, so a wrong one costs solver calls, never an answer.
 
 Budget. The count-Parikh pairs and single bounds are linear in the number of counts; pairs of
 two counts are tried only when there are at most ``PAIRWISE_COUNTS`` distinct count columns
-(so a decompiled program of 1,000+ counts stays near-linear, with the linear templates only),
-and each maximum is first taken over every ``PREFILTER_STRIDE``-th row, then over all rows for
-the pairs that pass. At most ``MAX_INEQUALITIES`` candidates are kept, the tightest first
-(smallest c, then the most sample rows at which the bound is attained).
+(so a decompiled program of 1,000+ counts stays near-linear, with the linear templates only).
+Each maximum is first taken over every ``PREFILTER_STRIDE``-th row, then over all rows for
+the templates that pass (a maximum over some rows is a lower bound). The coefficient pairs
+other than (1, 1) are tried only on the pairs of columns that pass the weakest of the
+family, v_i - B v_j with B the largest b: any template a v_i - b v_j <= c of the family with
+c <= ``MAX_CONSTANT`` max(a, b) gives v_i - B v_j <= (b v_j + c) / a - B v_j <= c / a
+(b / a <= B), so a pair whose v_i - B v_j exceeds every such c / a has no candidate. At most
+``MAX_INEQUALITIES`` candidates are kept, the tightest first (smallest c / max(a, b), the
+(1, 1) templates before the others at a tie, then the most sample rows at which the bound is
+attained).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 MAX_CONSTANT = 2
-"""The largest c of a proposed ``v_i - v_j <= c`` or ``v_i <= c``."""
+"""The largest c of a proposed ``v_i - v_j <= c`` or ``v_i <= c``; ``a v_i - b v_j <= c``
+gets up to this times max(a, b)."""
+
+COEFFICIENTS = ((1, 1), (2, 1), (1, 2), (3, 1), (1, 3), (3, 2), (2, 3))
+"""The coefficient pairs (a, b) of the templates ``a v_i - b v_j <= c``; (1, 1) first."""
 
 PAIRWISE_COUNTS = 48
 """Pairs of two counts are tried only when there are at most this many distinct count columns."""
@@ -56,13 +98,26 @@ MAX_INEQUALITIES = 256
 """At most this many candidates are proposed (each costs up to one solver call per position)."""
 
 PREFILTER_STRIDE = 8
-"""The first pass over a pair takes every this-th row (a maximum there is a lower bound)."""
+"""The first pass over a template takes every this-th row (a maximum there is a lower bound)."""
 
 BLOCK = 1 << 22
-"""Entries of one difference block (rows x pairs) computed at a time."""
+"""Entries of one difference block (rows x templates) computed at a time."""
 
-Inequality = tuple[int, "int | None", int]
-"""(i, j, c): v_i - v_j <= c, or v_i <= c when j is None."""
+
+class Inequality(NamedTuple):
+    """``a v_larger - b v_smaller <= constant`` with (a, b) = ``coefficients``, or
+    ``v_larger <= constant`` when ``smaller`` is None, over the columns of the sample matrix."""
+    larger: int
+    smaller: int | None
+    constant: int
+    coefficients: tuple[int, int] = (1, 1)
+
+    @property
+    def terms(self) -> tuple[tuple[int, int], ...]:
+        """(column, coefficient) of the left side (the sparse form of ``LinearRelation``)."""
+        a, b = self.coefficients
+        return ((self.larger, a),) if self.smaller is None else \
+            ((self.larger, a), (self.smaller, -b))
 
 
 def candidate_inequalities(rows: np.ndarray, parikh: int,
@@ -80,28 +135,57 @@ def candidate_inequalities(rows: np.ndarray, parikh: int,
                    if np.array_equal(rows[:, column], position)}
     count_columns = [column for column in distinct if column < counts]
     parikh_columns = [column for column in distinct if column >= counts]
-    pairs = [(i, -1) for i in count_columns]
-    pairs += [pair for i in count_columns for s in parikh_columns for pair in ((i, s), (s, i))]
+    pairs = [pair for i in count_columns for s in parikh_columns for pair in ((i, s), (s, i))]
     if len(count_columns) <= PAIRWISE_COUNTS:
         pairs += [(i, j) for i in count_columns for j in count_columns if i != j]
-    pairs = [(i, j) for i, j in pairs if j not in is_position]
-    if not pairs:
+    templates = _templates(rows, count_columns, pairs, is_position)
+    if not len(templates):
         return []
-    larger, smaller = (np.array(side) for side in zip(*pairs))
-    coarse, _ = _maxima(rows[::PREFILTER_STRIDE], larger, smaller)
-    passed = coarse <= MAX_CONSTANT
-    larger, smaller = larger[passed], smaller[passed]
-    maxima, attained = _maxima(rows, larger, smaller)
+    coarse, _ = _maxima(rows[::PREFILTER_STRIDE], templates)
+    templates = templates[coarse <= _bounds(templates)]
+    maxima, attained = _maxima(rows, templates)
     implied = _implied_by_equations(equations, rows.shape[1])
-    bound = {(int(i), int(j)): int(c) for i, j, c in zip(larger, smaller, maxima)
-             if 0 <= c <= MAX_CONSTANT and (j < 0 or not implied(int(i), int(j)))}
+    found = {(i, j, a, b): (int(c), int(hits))
+             for (i, j, a, b), c, hits in zip(templates.tolist(), maxima, attained)
+             if 0 <= c <= MAX_CONSTANT * max(a, b) and (j < 0 or not implied(i, j, a, b))}
+    kept = sorted((c / max(a, b), max(a, b), -hits, i, j, a, b)
+                  for (i, j, a, b), (c, hits) in _dominant(_untransitive(found)).items())
+    return [Inequality(i, None if j < 0 else j, found[i, j, a, b][0], (a, b))
+            for *_, i, j, a, b in kept[:MAX_INEQUALITIES]]
+
+
+def _templates(rows: np.ndarray, count_columns: list[int], pairs: list[tuple[int, int]],
+               is_position: set[int]) -> np.ndarray:
+    """The templates worth a maximum, (i, j, a, b) a row each (j = -1: a single bound): the
+    single bounds, the (1, 1) pairs, and the other coefficient pairs on the pairs of columns
+    that pass the family's prefilter (see the docstring); none with the position on the
+    smaller side and a <= b."""
+    weakest = max(b for _, b in COEFFICIENTS)
+    limit = max(MAX_CONSTANT * max(a, b) // a for a, b in COEFFICIENTS)
+    family = np.array([(i, j, 1, weakest) for i, j in pairs], dtype=np.int64).reshape(-1, 4)
+    coarse, _ = _maxima(rows[::PREFILTER_STRIDE], family)
+    passed = [tuple(pair) for pair in family[coarse <= limit, :2].tolist()]
+    found = [(i, -1, 1, 1) for i in count_columns]
+    found += [(i, j, 1, 1) for i, j in pairs if j not in is_position]
+    found += [(i, j, a, b) for i, j in passed for a, b in COEFFICIENTS
+              if (a, b) != (1, 1) and (a > b or j not in is_position)]
+    return np.array(found, dtype=np.int64).reshape(-1, 4)
+
+
+def _bounds(templates: np.ndarray) -> np.ndarray:
+    """The largest c proposed for each template: ``MAX_CONSTANT`` * max(a, b)."""
+    return MAX_CONSTANT * np.maximum(templates[:, 2], templates[:, 3])
+
+
+def _untransitive(found: dict) -> dict:
+    """``found`` less the (1, 1) templates and single bounds that two others of them imply
+    (stage 1 of the docstring)."""
     above: dict[int, dict[int, int]] = {}
-    for (i, j), c in bound.items():
-        above.setdefault(i, {})[j] = c
-    found = sorted((bound[pair], -int(hits), *pair)
-                   for pair, hits in zip(zip(larger.tolist(), smaller.tolist()), attained)
-                   if pair in bound and not _through(above, *pair))
-    return [(i, None if j < 0 else j, c) for c, _, i, j in found[:MAX_INEQUALITIES]]
+    for (i, j, a, b), (c, _) in found.items():
+        if (a, b) == (1, 1):
+            above.setdefault(i, {})[j] = c
+    return {key: value for key, value in found.items()
+            if key[2:] != (1, 1) or not _through(above, *key[:2])}
 
 
 def _through(above: dict[int, dict[int, int]], i: int, k: int) -> bool:
@@ -113,36 +197,50 @@ def _through(above: dict[int, dict[int, int]], i: int, k: int) -> bool:
                for j, first in above[i].items())
 
 
-def _maxima(rows: np.ndarray, larger: np.ndarray, smaller: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """For each pair k, the largest value of rows[:, larger[k]] - rows[:, smaller[k]] (minus
-    0 where smaller[k] is -1), and at how many rows it is attained; in blocks of ``BLOCK``."""
-    maxima = np.empty(len(larger), dtype=np.int64)
-    attained = np.empty(len(larger), dtype=np.int64)
+def _dominant(found: dict) -> dict:
+    """``found`` less each candidate that another over the same columns, or the single bound
+    of its larger column, implies (stage 2 of the docstring)."""
+    sources: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    for (i, j, a, b), (c, _) in found.items():
+        sources.setdefault((i, j), []).append((a, 0 if j < 0 else b, c))
+
+    def implied(i: int, j: int, a: int, b: int, c: int) -> bool:
+        b = 0 if j < 0 else b
+        return any((other_a, other_b) != (a, b) and a * other_b <= other_a * b
+                   and other_a * c >= a * other_c
+                   for column in {j, -1}
+                   for other_a, other_b, other_c in sources.get((i, column), ()))
+    return {key: value for key, value in found.items() if not implied(*key, value[0])}
+
+
+def _maxima(rows: np.ndarray, templates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each template (i, j, a, b), the largest value of a rows[:, i] - b rows[:, j]
+    (minus 0 where j is -1), and at how many rows it is attained; in blocks of ``BLOCK``."""
+    maxima = np.empty(len(templates), dtype=np.int64)
+    attained = np.empty(len(templates), dtype=np.int64)
     step = max(1, BLOCK // max(1, rows.shape[0]))
     padded = np.concatenate([rows, np.zeros((rows.shape[0], 1), rows.dtype)], axis=1)
-    for start in range(0, len(larger), step):
-        block = slice(start, start + step)
-        difference = padded[:, larger[block]] - padded[:, smaller[block]]   # -1: the zero column
-        maxima[block] = difference.max(axis=0)
-        attained[block] = (difference == maxima[block]).sum(axis=0)
+    for start in range(0, len(templates), step):
+        larger, smaller, a, b = templates[start:start + step].T
+        difference = a * padded[:, larger] - b * padded[:, smaller]   # -1: the zero column
+        maxima[start:start + step] = largest = difference.max(axis=0)
+        attained[start:start + step] = (difference == largest).sum(axis=0)
     return maxima, attained
 
 
 def _implied_by_equations(equations: list[tuple[int, ...]], width: int):
-    """``implied(i, j)``: some basis equation r has r_j = -r_i != 0 and every other
-    coefficient of r_i's sign, so v_i - v_j = -(sum of the others) / r_i <= 0 (v >= 0).
-    Equations with coefficients beyond int64 are not consulted (only a skip is lost)."""
-    try:
-        matrix = np.array(equations, dtype=np.int64).reshape(len(equations), width)
-    except OverflowError:
-        matrix = np.array([equation for equation in equations
-                           if max(abs(x) for x in equation) < 2 ** 62],
-                          dtype=np.int64).reshape(-1, width)
+    """``implied(i, j, a, b)``: some basis equation r has r_i and r_j of opposite signs,
+    a |r_j| <= b |r_i|, and every other coefficient of r_i's sign, so
+    |r_i| v_i - |r_j| v_j = -(the others, signed) <= 0 (v >= 0) and a v_i - b v_j
+    <= (a |r_j| / |r_i| - b) v_j <= 0. Equations with coefficients beyond 2^60 are not
+    consulted (only a skip is lost)."""
+    small = [equation for equation in equations if max(map(abs, equation), default=0) < 2 ** 60]
+    matrix = np.array(small, dtype=np.int64).reshape(len(small), width)
     positive, negative = (matrix > 0).sum(axis=1), (matrix < 0).sum(axis=1)
 
-    def implied(i: int, j: int) -> bool:
-        a = matrix[:, i]
-        return bool(np.any((a != 0) & (matrix[:, j] == -a)
-                           & np.where(a > 0, negative == 1, positive == 1)))
+    def implied(i: int, j: int, a: int, b: int) -> bool:
+        first, second = matrix[:, i], matrix[:, j]
+        return bool(np.any((np.sign(first) == -np.sign(second)) & (first != 0)
+                           & (a * np.abs(second) <= b * np.abs(first))
+                           & np.where(first > 0, negative == 1, positive == 1)))
     return implied

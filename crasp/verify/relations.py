@@ -25,7 +25,7 @@ relations proved at i - 1: an induction on the position, whose base case is BOS,
 count is 0), adds it as a lemma when proved and drops it for good when not. Lemmas are valid
 facts, so they change no answer; a wrong guess costs one solver call.
 
-Beside the equations, candidate *inequalities* v_i - v_j <= c guessed on the same matrix
+Beside the equations, candidate *inequalities* a v_i - b v_j <= c guessed on the same matrix
 (``crasp.verify.bounds``: the number of balanced positions #(#"a" == #"b") is at most #"a"
 and at most #"b") are proved, assumed and dropped exactly as the equations are
 (``LinearRelation`` is either).
@@ -186,6 +186,5 @@ def candidate_relations(first: syntax.Program, second: syntax.Program,
     rows = np.unique(_sample_matrix((first, second), alphabet, max_length), axis=0)
     equations = null_space(rows) if rows.shape[1] <= MAX_COLUMNS else []
     return [LinearRelation.of(relation) for relation in equations] + \
-        [LinearRelation(((larger, 1),) if smaller is None else ((larger, 1), (smaller, -1)),
-                        constant, equation=False)
-         for larger, smaller, constant in candidate_inequalities(rows, len(alphabet), equations)]
+        [LinearRelation(inequality.terms, inequality.constant, equation=False)
+         for inequality in candidate_inequalities(rows, len(alphabet), equations)]
