@@ -28,7 +28,7 @@ string of length <= max_k (the base case of V'): two definitions x and y, the bo
 counts, or a linear relation between the counts (``crasp.verify.relations``): an equation
 such as X + Y = #"b" for counts of complementary bodies, or an inequality
 (``crasp.verify.bounds``) such as X <= #"a" for the number X of positions where
-#"a" == #"b". Under V' at every earlier position, two counts with paired bodies (or counting
+#"a" == #"b", or 2X <= #"a" for those where #"a" == 2 * #"b". Under V' at every earlier position, two counts with paired bodies (or counting
 paired definitions) are equal: their start values are one variable; and every relation holds
 of the start values (the state after position p - 1, or before the string, where every count
 is 0, which satisfies every relation ``bounded`` keeps). The step must then also
@@ -46,10 +46,11 @@ Presburger decision: it is unsatisfiable (proved) or its model is a real counter
 
 What it cannot prove: an equivalence that rests on a relation between counts of depth >= 2
 that neither Inv nor a pair states (an equation, or an inequality of ``bounds``' templates
-v_i - v_j <= c, v_i <= c) and that no k consecutive positions re-establish: the number X of
-positions where #"a" == 2 * #"b" is at most #"b", but that is inductive only together with
-2X <= #"a", outside the templates, and a state that breaks it can keep the answers equal for
-any number of positions before they differ. Then the answer is ``unknown``. A model of a
+a v_i - b v_j <= c over two columns, v_i <= c) and that no k consecutive positions
+re-establish: over a b c, the number X of positions where #"a" == #"b" + #"c" is at most
+#"a", but that is inductive only together with X <= #"b" + #"c", over three columns, and a
+state that breaks it can keep the answers equal for any number of positions before they
+differ. Then the answer is ``unknown``. A model of a
 failed step is turned into a string (the tokens of the state, grouped, then the window) and
 run through the interpreter: where that string violates, it is a real counterexample longer
 than N.
