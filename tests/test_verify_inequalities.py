@@ -277,12 +277,17 @@ def test_a_coefficient_near_miss_beyond_n_is_a_real_counterexample(member, thres
 
 def test_the_double_example_gets_exactly_its_inductive_pair(monkeypatch):
     """Over a b, with X the positions where #"a" == 2 * #"b" (columns X, n_a, n_b): X <= #"b"
-    and 2X <= #"a"; X <= #"a" and X <= 2 #"b" are proposed by the templates but implied
-    (stage 2 of bounds.py's docstring), and the candidates hold on every sample."""
+    and 2X <= #"a"; X <= #"a" and X <= 2 #"b" hold too but are implied (stage 2 of
+    bounds.py's docstring)."""
     pair = question('x = #(#"a" == 2 * #"b") <= #"b"', "y = true")
     rows = np.unique(relations._sample_matrix(pair.programs, ("a", "b"), 20), axis=0)
     assert bounds.candidate_inequalities(rows, 2, []) == [
         Inequality(0, 2, 0), Inequality(0, 1, 0, (2, 1))]
+    # a source the budget leaves out prunes nothing: 2X <= #"a" ranks after X <= #"a"
+    monkeypatch.setattr(bounds, "MAX_INEQUALITIES", 2)
+    assert bounds.candidate_inequalities(rows, 2, []) == [
+        Inequality(0, 2, 0), Inequality(0, 1, 0)]
+    monkeypatch.setattr(bounds, "MAX_INEQUALITIES", 256)
     monkeypatch.setattr(bounds, "COEFFICIENTS", ((1, 1),))
     assert bounds.candidate_inequalities(rows, 2, []) == [
         Inequality(0, 2, 0), Inequality(0, 1, 0)]

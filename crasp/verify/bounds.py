@@ -54,12 +54,13 @@ what is kept):
    when v_i - v_k <= c1 and v_k - v_j <= c2 with c1 + c2 <= c (E_k's nested counts
    #B5 <= #B3 <= #B1 make no #B5 <= #B1): a cycle of such implications would make its
    columns equal on every sample, and equal columns are one;
-2. a v_i - b v_j <= c when another kept candidate over the same columns, a' v_i - b' v_j <=
-   c' (a single bound v_i <= c' as (a', b') = (1, 0)), has a b' <= a' b and a' c >= a c':
-   scaled by a / a', it gives a v_i - (a b' / a') v_j <= c' a / a' <= c, and
-   a b' / a' <= b with v_j >= 0 (X - #"b" <= 0 makes X - 2 #"b" <= 0 redundant;
-   2X - #"a" <= 0 makes X - #"a" <= 0 so). The source's ratio a'/b' is then larger than
-   the target's (equal ratios of coprime pairs are the same pair), so no cycle.
+2. among the candidates the budget keeps (below), a v_i - b v_j <= c when another kept one
+   over the same columns, a' v_i - b' v_j <= c' (a single bound v_i <= c' as
+   (a', b') = (1, 0)), has a b' <= a' b and a' c >= a c': scaled by a / a', it gives
+   a v_i - (a b' / a') v_j <= c' a / a' <= c, and a b' / a' <= b with v_j >= 0
+   (X - #"b" <= 0 makes X - 2 #"b" <= 0 redundant; 2X - #"a" <= 0 makes X - #"a" <= 0 so).
+   The source's ratio a'/b' is then larger than the target's (equal ratios of coprime pairs
+   are the same pair), so no cycle; and a source the budget leaves out prunes nothing.
 
 A candidate is only a guess, bounded by samples of length <= 64: the solver proves it or it is
 dropped, so a wrong one costs solver calls, never an answer.
@@ -74,8 +75,9 @@ family, v_i - B v_j with B the largest b: any template a v_i - b v_j <= c of the
 c <= ``MAX_CONSTANT`` max(a, b) gives v_i - B v_j <= (b v_j + c) / a - B v_j <= c / a
 (b / a <= B), so a pair whose v_i - B v_j exceeds every such c / a has no candidate. At most
 ``MAX_INEQUALITIES`` candidates are kept, the tightest first (smallest c / max(a, b), the
-(1, 1) templates before the others at a tie, then the most sample rows at which the bound is
-attained).
+(1, 1) templates before the others at a tie, so that where the budget binds the candidates
+are those of the (1, 1) templates alone, then the most sample rows at which the bound is
+attained), each skipped where one kept before it implies it (stage 2).
 """
 
 from __future__ import annotations
@@ -148,10 +150,8 @@ def candidate_inequalities(rows: np.ndarray, parikh: int,
     found = {(i, j, a, b): (int(c), int(hits))
              for (i, j, a, b), c, hits in zip(templates.tolist(), maxima, attained)
              if 0 <= c <= MAX_CONSTANT * max(a, b) and (j < 0 or not implied(i, j, a, b))}
-    kept = sorted((c / max(a, b), max(a, b), -hits, i, j, a, b)
-                  for (i, j, a, b), (c, hits) in _dominant(_untransitive(found)).items())
     return [Inequality(i, None if j < 0 else j, found[i, j, a, b][0], (a, b))
-            for *_, i, j, a, b in kept[:MAX_INEQUALITIES]]
+            for i, j, a, b in _selected(_untransitive(found))]
 
 
 def _templates(rows: np.ndarray, count_columns: list[int], pairs: list[tuple[int, int]],
@@ -197,20 +197,34 @@ def _through(above: dict[int, dict[int, int]], i: int, k: int) -> bool:
                for j, first in above[i].items())
 
 
-def _dominant(found: dict) -> dict:
-    """``found`` less each candidate that another over the same columns, or the single bound
-    of its larger column, implies (stage 2 of the docstring)."""
-    sources: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-    for (i, j, a, b), (c, _) in found.items():
-        sources.setdefault((i, j), []).append((a, 0 if j < 0 else b, c))
+def _selected(found: dict) -> list[tuple[int, int, int, int]]:
+    """At most ``MAX_INEQUALITIES`` of ``found``, the tightest first, less those a kept one
+    over the same columns (or the single bound of the larger column) implies: each is skipped
+    when one kept before it implies it, and one that a later one implies is dropped at the end
+    (stage 2 of the docstring)."""
+    order = sorted(found, key=lambda key: (found[key][0] / max(key[2:]), max(key[2:]),
+                                           -found[key][1], key))
+    kept: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    chosen = []
+    for key in order:
+        if len(chosen) == MAX_INEQUALITIES:
+            break
+        if not _dominated(kept, key, found[key][0]):
+            chosen.append(key)
+            i, j, a, b = key
+            kept.setdefault((i, j), []).append((a, 0 if j < 0 else b, found[key][0]))
+    return [key for key in chosen if not _dominated(kept, key, found[key][0])]
 
-    def implied(i: int, j: int, a: int, b: int, c: int) -> bool:
-        b = 0 if j < 0 else b
-        return any((other_a, other_b) != (a, b) and a * other_b <= other_a * b
-                   and other_a * c >= a * other_c
-                   for column in {j, -1}
-                   for other_a, other_b, other_c in sources.get((i, column), ()))
-    return {key: value for key, value in found.items() if not implied(*key, value[0])}
+
+def _dominated(kept: dict, key: tuple[int, int, int, int], c: int) -> bool:
+    """Whether a v_i - b v_j <= c (``key`` = (i, j, a, b)) follows from another of ``kept``
+    over (i, j), or from the single bound of v_i: a' v_i - b' v_j <= c' with a b' <= a' b and
+    a' c >= a c' (a single bound as (a', b') = (1, 0))."""
+    i, j, a, b = key
+    b = 0 if j < 0 else b
+    return any((other_a, other_b) != (a, b) and a * other_b <= other_a * b
+               and other_a * c >= a * other_c
+               for column in {j, -1} for other_a, other_b, other_c in kept.get((i, column), ()))
 
 
 def _maxima(rows: np.ndarray, templates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
