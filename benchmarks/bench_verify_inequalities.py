@@ -1,5 +1,6 @@
 """Verifier benchmark: programs that hold only because of an inequality between counts
-(crasp/verify/bounds.py), against ``x = true``, with and without the inequality lemmas.
+(crasp/verify/bounds.py; the last two need one with a coefficient, 2X <= #"a"), against
+``x = true``, with and without the inequality lemmas.
 
 For each program, in the same invocation and on one core:
 
@@ -32,6 +33,9 @@ PROGRAMS = [
     ('x = #(#"a" == #"b") <= #"b" + 1', ("a", "b")),
     ('x = #(#"a" == #"b" && ("a" || "b")) <= #"a"', ("a", "b", "c")),
     ('x = #(#"a" == #"b" + 1) <= #"a"', ("a", "b")),
+    # a coefficient: X <= #"b" and 2X <= #"a" together
+    ('x = #(#"a" == 2 * #"b") <= #"b"', ("a", "b")),
+    ('x = #(2 * #"a" == 3 * #"b") <= #"a"', ("a", "b")),
 ]
 
 

@@ -55,7 +55,7 @@ def test_the_templates_skip_what_is_implied_and_keep_the_tight_bounds():
     # the balanced positions are at even positions p: 2X <= p, a fact Inv lacks
     assert Inequality(0, 4, 0, (2, 1)) in found
     for i, j, c, (a, b) in found:
-        assert 0 <= c <= bounds.MAX_CONSTANT * max(a, b)
+        assert 0 <= c <= bounds.MAX_CONSTANT * a
         assert 1 not in (i, j) and 2 not in (i, j)      # a copy, a zero column: equations
         assert j != 4 or a > b                           # a v <= b p: the induction's invariant
         assert not (i >= 5 and (j or 0) >= 5)            # two Parikh counts

@@ -26,11 +26,12 @@ then the Parikh counts n_s), for the coefficient pairs (a, b) of ``COEFFICIENTS`
 1..3, coprime: a multiple of a pair states the same as the pair):
 
 * ``a v_i - b v_j <= c`` for two distinct columns, with c the largest value of a v_i - b v_j
-  over the samples, proposed only when 0 <= c <= ``MAX_CONSTANT`` * max(a, b): divided by
-  max(a, b), it is a bound on the heavier side's v that leaves it a slack of at most
-  ``MAX_CONSTANT``, as the (1, 1) template does; a combination that grows with the length
+  over the samples, proposed only when 0 <= c <= ``MAX_CONSTANT`` * a: read as
+  v_i <= (b / a) v_j + c / a, it leaves v_i a slack of at most ``MAX_CONSTANT`` over its
+  bound, as v_i <= v_j + c does for (1, 1); a combination that grows with the length
   (#"a" - #"b") exceeds such a constant on the random samples, up to 64 tokens long, so small
-  observed bounds are the ones worth a solver call;
+  observed bounds are the ones worth a solver call (a larger slack lets in the guesses of a
+  count that is merely rare on the samples: X <= 3 #"c" + 6 for a rare X);
 * ``v_i <= c`` for a count that stays at most ``MAX_CONSTANT`` (the count of the first "a";
   a v_i <= c says no more).
 
@@ -72,9 +73,10 @@ Each maximum is first taken over every ``PREFILTER_STRIDE``-th row, then over al
 the templates that pass (a maximum over some rows is a lower bound). The coefficient pairs
 other than (1, 1) are tried only on the pairs of columns that pass the weakest of the
 family, v_i - B v_j with B the largest b: any template a v_i - b v_j <= c of the family with
-c <= ``MAX_CONSTANT`` max(a, b) gives v_i - B v_j <= (b v_j + c) / a - B v_j <= c / a
-(b / a <= B), so a pair whose v_i - B v_j exceeds every such c / a has no candidate. At most
-``MAX_INEQUALITIES`` candidates are kept, the tightest first (smallest c / max(a, b), the
+c <= ``MAX_CONSTANT`` a gives v_i - B v_j <= (b / a - B) v_j + c / a <= ``MAX_CONSTANT``
+(b / a <= B, v_j >= 0), so a pair whose v_i - B v_j exceeds ``MAX_CONSTANT`` has no
+candidate. At most ``MAX_INEQUALITIES`` candidates are kept, the tightest first (smallest
+slack c / a, the
 (1, 1) templates before the others at a tie, so that where the budget binds the candidates
 are those of the (1, 1) templates alone, then the most sample rows at which the bound is
 attained), each skipped where one kept before it implies it (stage 2).
@@ -88,7 +90,7 @@ import numpy as np
 
 MAX_CONSTANT = 2
 """The largest c of a proposed ``v_i - v_j <= c`` or ``v_i <= c``; ``a v_i - b v_j <= c``
-gets up to this times max(a, b)."""
+gets up to this times a (the same slack over v_i's bound)."""
 
 COEFFICIENTS = ((1, 1), (2, 1), (1, 2), (3, 1), (1, 3), (3, 2), (2, 3))
 """The coefficient pairs (a, b) of the templates ``a v_i - b v_j <= c``; (1, 1) first."""
@@ -149,7 +151,7 @@ def candidate_inequalities(rows: np.ndarray, parikh: int,
     implied = _implied_by_equations(equations, rows.shape[1])
     found = {(i, j, a, b): (int(c), int(hits))
              for (i, j, a, b), c, hits in zip(templates.tolist(), maxima, attained)
-             if 0 <= c <= MAX_CONSTANT * max(a, b) and (j < 0 or not implied(i, j, a, b))}
+             if 0 <= c <= MAX_CONSTANT * a and (j < 0 or not implied(i, j, a, b))}
     return [Inequality(i, None if j < 0 else j, found[i, j, a, b][0], (a, b))
             for i, j, a, b in _selected(_untransitive(found))]
 
@@ -161,10 +163,9 @@ def _templates(rows: np.ndarray, count_columns: list[int], pairs: list[tuple[int
     that pass the family's prefilter (see the docstring); none with the position on the
     smaller side and a <= b."""
     weakest = max(b for _, b in COEFFICIENTS)
-    limit = max(MAX_CONSTANT * max(a, b) // a for a, b in COEFFICIENTS)
     family = np.array([(i, j, 1, weakest) for i, j in pairs], dtype=np.int64).reshape(-1, 4)
     coarse, _ = _maxima(rows[::PREFILTER_STRIDE], family)
-    passed = [tuple(pair) for pair in family[coarse <= limit, :2].tolist()]
+    passed = [tuple(pair) for pair in family[coarse <= MAX_CONSTANT, :2].tolist()]
     found = [(i, -1, 1, 1) for i in count_columns]
     found += [(i, j, 1, 1) for i, j in pairs if j not in is_position]
     found += [(i, j, a, b) for i, j in passed for a, b in COEFFICIENTS
@@ -173,8 +174,8 @@ def _templates(rows: np.ndarray, count_columns: list[int], pairs: list[tuple[int
 
 
 def _bounds(templates: np.ndarray) -> np.ndarray:
-    """The largest c proposed for each template: ``MAX_CONSTANT`` * max(a, b)."""
-    return MAX_CONSTANT * np.maximum(templates[:, 2], templates[:, 3])
+    """The largest c proposed for each template: ``MAX_CONSTANT`` * a."""
+    return MAX_CONSTANT * templates[:, 2]
 
 
 def _untransitive(found: dict) -> dict:
@@ -202,7 +203,7 @@ def _selected(found: dict) -> list[tuple[int, int, int, int]]:
     over the same columns (or the single bound of the larger column) implies: each is skipped
     when one kept before it implies it, and one that a later one implies is dropped at the end
     (stage 2 of the docstring)."""
-    order = sorted(found, key=lambda key: (found[key][0] / max(key[2:]), max(key[2:]),
+    order = sorted(found, key=lambda key: (found[key][0] / key[2], max(key[2:]),
                                            -found[key][1], key))
     kept: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
     chosen = []
