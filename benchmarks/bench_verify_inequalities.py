@@ -10,8 +10,9 @@ For each program, in the same invocation and on one core:
    inequalities), under a time limit (``--baseline-limit``, default 60 s; ">60" when it ran
    out); each the best of three runs, the baseline once when it runs out; the ratio is
    baseline time over the new time (a lower bound after ">");
-2. ``--unbounded`` with N = 8, with the inequalities and without them
-   (``bounds.MAX_INEQUALITIES = 0``): proved or unknown.
+2. ``--unbounded`` with N = 8, with the inequalities, with the (1, 1) templates only
+   (``bounds.COEFFICIENTS``) and without any (``bounds.MAX_INEQUALITIES = 0``): proved or
+   unknown.
 
     python benchmarks/bench_verify_inequalities.py [--length 20] [--baseline-limit 60]
 """
@@ -44,9 +45,8 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=20)
     parser.add_argument("--baseline-limit", type=float, default=60.0)
     args = parser.parse_args()
-    budget = bounds.MAX_INEQUALITIES
     print(f"{'program':<46}{'k':>3}{'z3 s':>8}{'baseline s':>12}{'speed-up':>10}"
-          f"{'unbounded':>12}{'without':>10}")
+          f"{'unbounded':>12}{'(1, 1) only':>13}{'without':>10}")
     for text, alphabet in PROGRAMS:
         question = Question("equivalent", (crasp.parse_program(text),
                                            crasp.parse_program("x = true")), ("A", "B"))
@@ -55,16 +55,25 @@ def main() -> None:
             bounded.first_violation(question, alphabet, args.length)))
         assert found == [None] * REPEATS, (text, found)
         baseline_s, ran_out = baseline(question, alphabet, args.length, args.baseline_limit)
-        with_them = decide(question, 8, alphabet, method="smt", unbounded=True).outcome
-        bounds.MAX_INEQUALITIES = 0
-        try:
-            without = decide(question, 8, alphabet, method="smt", unbounded=True).outcome
-        finally:
-            bounds.MAX_INEQUALITIES = budget
+        with_them = unbounded(question, alphabet)
+        units = unbounded(question, alphabet, COEFFICIENTS=((1, 1),))
+        without = unbounded(question, alphabet, MAX_INEQUALITIES=0)
         mark = ">" if ran_out else ""
         print(f"{text[4:]:<46}{len(alphabet):>3}{new_s:>8.2f}{mark + f'{baseline_s:.2f}':>12}"
-              f"{mark + f'{baseline_s / new_s:.0f}x':>10}{with_them:>12}{without:>10}",
+              f"{mark + f'{baseline_s / new_s:.0f}x':>10}{with_them:>12}{units:>13}{without:>10}",
               flush=True)
+
+
+def unbounded(question: Question, alphabet: tuple[str, ...], **settings) -> str:
+    """The outcome of ``--unbounded`` with N = 8, with ``settings`` of ``bounds`` in force."""
+    saved = {name: getattr(bounds, name) for name in settings}
+    for name, value in settings.items():
+        setattr(bounds, name, value)
+    try:
+        return decide(question, 8, alphabet, method="smt", unbounded=True).outcome
+    finally:
+        for name, value in saved.items():
+            setattr(bounds, name, value)
 
 
 if __name__ == "__main__":
