@@ -76,10 +76,10 @@ family, v_i - B v_j with B the largest b: any template a v_i - b v_j <= c of the
 c <= ``MAX_CONSTANT`` a gives v_i - B v_j <= (b / a - B) v_j + c / a <= ``MAX_CONSTANT``
 (b / a <= B, v_j >= 0), so a pair whose v_i - B v_j exceeds ``MAX_CONSTANT`` has no
 candidate. At most ``MAX_INEQUALITIES`` candidates are kept, the tightest first (smallest
-slack c / a, the
-(1, 1) templates before the others at a tie, so that where the budget binds the candidates
-are those of the (1, 1) templates alone, then the most sample rows at which the bound is
-attained), each skipped where one kept before it implies it (stage 2).
+slack c / a; at an equal slack the (1, 1) templates first, so that where the budget binds,
+as for the decompiled programs of thousands of counts, the (1, 1) candidates are kept as
+before the coefficients; then the most sample rows at which the bound is attained), each
+skipped where one kept before it implies it (stage 2).
 """
 
 from __future__ import annotations
