@@ -37,10 +37,11 @@ def device(cell: Path) -> str:
     return json.loads((cell / "results.json").read_text())["environment"]["device"]
 
 
-def main(argv: list[str]) -> int:
-    searched = [Path(a) for a in argv] or [RESULTS / "third-edition" / "records" / f
-                                            for f in FAMILIES]
-    print("cell\tdevices\tepochs compared\tidentical\tsecond edition\tfirst trial")
+def comparisons(searched: list[Path]) -> list[dict]:
+    """One row per searched cell of ``searched`` (record directories) that the second edition
+    also ran: its name, the two devices, the epochs compared, whether they are identical, and
+    each run's epochs and last compared validation exact match."""
+    table = []
     for records in searched:
         earlier = {key(c): c for c in (SECOND / FAMILIES[records.name] / "cells").glob("*/")
                    if (c / "results.json").is_file()}
@@ -49,12 +50,26 @@ def main(argv: list[str]) -> int:
                 continue
             old, new = metrics(earlier[key(cell)]), metrics(cell)
             span = min(len(old), len(new))
-            same = all(a["loss"] == b["loss"] and a["val_exact_match"] == b["val_exact_match"]
-                       for a, b in zip(old[:span], new[:span]))
-            print(f"{records.name}/{cell.name}\t{device(earlier[key(cell)])}->{device(cell)}\t"
-                  f"{span}\t{'yes' if same else 'no'}\t"
-                  f"{len(old)} epochs, val {old[span - 1]['val_exact_match']}\t"
-                  f"{len(new)} epochs, val {new[span - 1]['val_exact_match']}")
+            table.append({
+                "cell": f"{records.name}/{cell.name}",
+                "devices": (device(earlier[key(cell)]), device(cell)), "span": span,
+                "identical": all(a["loss"] == b["loss"]
+                                 and a["val_exact_match"] == b["val_exact_match"]
+                                 for a, b in zip(old[:span], new[:span])),
+                "second": (len(old), old[span - 1]["val_exact_match"]),
+                "first_trial": (len(new), new[span - 1]["val_exact_match"])})
+    return table
+
+
+def main(argv: list[str]) -> int:
+    searched = [Path(a) for a in argv] or [RESULTS / "third-edition" / "records" / f
+                                            for f in FAMILIES]
+    print("cell\tdevices\tepochs compared\tidentical\tsecond edition\tfirst trial")
+    for row in comparisons(searched):
+        print(f"{row['cell']}\t{'->'.join(row['devices'])}\t{row['span']}\t"
+              f"{'yes' if row['identical'] else 'no'}\t"
+              f"{row['second'][0]} epochs, val {row['second'][1]}\t"
+              f"{row['first_trial'][0]} epochs, val {row['first_trial'][1]}")
     return 0
 
 
