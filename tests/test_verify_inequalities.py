@@ -219,7 +219,7 @@ def coefficient_members(s: str, t: str) -> list[tuple[str, tuple[str, ...]]]:
     """(program, alphabet) that hold on every string, where X counts the positions on the ray
     p #s = q #t, whose values are (q m, p m), m >= 1 (bounds.py's docstring derives p = 1,
     q = 2): X <= #s and X <= #t hold only through q X <= #s and p X <= #t together, of which
-    one has a coefficient. The program's last definition is x."""
+    at least one has a coefficient. The program's last definition is x."""
     found = []
     for p, q in RATIOS:
         ray = f"{scaled(p, s)} == {scaled(q, t)}"
