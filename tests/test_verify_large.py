@@ -123,11 +123,9 @@ def test_n_redundant_copies_shrink_to_a_size_independent_of_n(program):
     assert len({len(count_nodes(p)) for p in sizes.values()}) == 1
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(program_asts(max_depth=2, max_definitions=4), st.integers(1, 3), st.integers(1, 3))
-def test_a_real_difference_is_still_found_and_confirmed(program, copies, times):
-    """The program's answer flipped where the string has ``times`` a's (so the shortest
-    difference has at least that many tokens), against its redundant copy."""
+def flipped(program: syntax.Program, times: int) -> syntax.Program:
+    """``program`` with its answer flipped where the string has exactly ``times`` a's (so the
+    shortest difference from ``program`` has at least that many tokens)."""
     answer = program.answer
     flip = syntax.Compare("==", syntax.Count(syntax.TokenTest("a")), syntax.IntConst(times))
     changed = syntax.Program(program.definitions[:-1] + (syntax.Definition(
@@ -136,6 +134,15 @@ def test_a_real_difference_is_still_found_and_confirmed(program, copies, times):
                                     syntax.Conditional(flip, syntax.IntConst(1),
                                                        syntax.IntConst(0))), syntax.BOOL),),
         program.alphabet, declared_alphabet=True)
+    return changed
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(program_asts(max_depth=2, max_definitions=4), st.integers(1, 3), st.integers(1, 3))
+def test_a_real_difference_is_still_found_and_confirmed(program, copies, times):
+    """The program's answer flipped where the string has ``times`` a's, against its redundant
+    copy."""
+    changed = flipped(program, times)
     for method in ("smt", "enumerate"):
         verdict = decide(Question("equivalent", (redundant(program, copies), changed),
                                   ("A", "B")), 6, ("a", "b"), method=method)
@@ -210,3 +217,18 @@ def test_no_relation_is_guessed_beyond_the_column_budget(monkeypatch):
     verdict = decide(Question("equivalent", (first, second), ("A", "B")), 8, ("a", "b"),
                      method="smt", unbounded=True)
     assert verdict.outcome in ("proved", "holds")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(program_asts(max_depth=2, max_definitions=4), st.sampled_from([2, 8]))
+def test_auto_enumerates_the_short_lengths_before_asking_z3(program, times):
+    """Over three letters at N = 12 ``auto`` asks z3, after enumerating lengths up to 6
+    (``driver.PREFIX_STRINGS``): a difference with 2 a's is found there, by enumeration, one
+    with 8 a's by z3; either way as short as z3's own answer."""
+    question = Question("equivalent", (program, flipped(program, times)), ("A", "B"))
+    auto = decide(question, 12, ("a", "b", "c"))
+    smt = decide(question, 12, ("a", "b", "c"), method="smt")
+    assert auto.outcome == smt.outcome == "counterexample"
+    assert auto.method == ("enumeration" if times == 2 else "smt")
+    assert len(auto.counterexample.tokens) == len(smt.counterexample.tokens)
+    assert auto.counterexample.tokens.count("a") == times

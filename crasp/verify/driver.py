@@ -4,7 +4,8 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
 * ``bounded.first_violation`` (z3) or ``enumeration.first_violation`` (the interpreter on every
   string): the shortest string of length <= N that violates the question. ``method="auto"``
   enumerates when there are at most ``ENUMERATION_LIMIT`` strings of length N (enumeration
-  is then as fast; benchmarks/bench_verify.py measures both), and asks z3 otherwise.
+  is then as fast; benchmarks/bench_verify.py measures both), and asks z3 otherwise, after
+  enumerating the short lengths (``PREFIX_STRINGS``).
 * ``explain.confirm``: the string re-run by the interpreter, and the definitions that differ.
 * ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``).
 
@@ -38,6 +39,13 @@ ENUMERATION_LIMIT = 200_000
 """auto enumerates when the strings of length N number at most this: over three letters,
 enumeration beats z3 up to about N = 11 (benchmarks/bench_verify.py: at N = 10 it takes
 0.2-0.8x z3's time), over four z3 is faster from N = 10 on (3-9x)."""
+PREFIX_STRINGS = 2_048
+"""Before asking z3, ``auto`` enumerates the longest length whose strings number at most this
+(its prefixes cover the shorter lengths: over two letters up to 11, over three up to 6). A
+short counterexample then costs no solver set-up, which on a program of thousands of counts
+(the relation lemmas' samples and per-position proofs) takes minutes: benchmarks/
+bench_verify_large.py's E3-d3 program, whose counterexample has 3 tokens. Enumeration finds
+the shortest violation, as the solver would (maybe another string of that length)."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
 SHORTEST_SEARCH_LIMIT = 64
@@ -85,8 +93,12 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     else:
         alphabet, foreign = default_alphabet(question.programs)
     strings = enumeration.strings_of_length(len(alphabet), max_length)
+    prefix = 0
     if method == "auto":
         method = "enumerate" if strings <= ENUMERATION_LIMIT else "smt"
+        while (prefix < max_length and method == "smt" and
+               enumeration.strings_of_length(len(alphabet), prefix + 1) <= PREFIX_STRINGS):
+            prefix += 1
     if method == "enumerate":
         if strings > MAX_ENUMERATED_STRINGS:
             raise CraspError(f"--method enumerate: {len(alphabet)}^{max_length} strings is too "
@@ -107,7 +119,12 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
                        decided_length, timeout)
 
     try:
-        violation = search(searched, alphabet, max_length, limit)
+        violation = enumeration.first_violation(searched, alphabet, prefix, limit) \
+            if prefix else None
+        if violation:
+            method = "enumeration"
+        else:
+            violation = search(searched, alphabet, max_length, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to)
     if violation:
