@@ -45,7 +45,8 @@ PREFIX_STRINGS = 2_048
 short counterexample then costs no solver set-up, which on a program of thousands of counts
 (the relation lemmas' samples and per-position proofs) takes minutes: benchmarks/
 bench_verify_large.py's E3-d3 program, whose counterexample has 3 tokens. Enumeration finds
-the shortest violation, as the solver would (maybe another string of that length)."""
+the shortest violation, as the solver would (maybe another string of that length). It runs
+on the programs as given: shrinking them (``shrink``) costs more than these few strings."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
 SHORTEST_SEARCH_LIMIT = 64
@@ -109,7 +110,6 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
         from crasp.verify import bounded
         search = bounded.first_violation
     method = "enumeration" if method == "enumerate" else "smt"
-    searched = shrink_question(question, alphabet) if shrink else question
 
     def verdict(outcome: str, counterexample: Counterexample | None = None,
                 shortest: bool = False, induction: InductionResult | None = None,
@@ -119,11 +119,12 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
                        decided_length, timeout)
 
     try:
-        violation = enumeration.first_violation(searched, alphabet, prefix, limit) \
+        violation = enumeration.first_violation(question, alphabet, prefix, limit) \
             if prefix else None
         if violation:
             method = "enumeration"
         else:
+            searched = shrink_question(question, alphabet) if shrink else question
             violation = search(searched, alphabet, max_length, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to)
