@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,52 @@ def test_hours_and_means_are_quoted_as_computed():
     assert values == ["42.5", "53.9", "70.7", "85.0"]
     flat = " ".join(README.split())
     assert "from 42.5% to 70.7% mean, as much as L6 depth 3, from 53.9% to 85.0%" in flat
+
+
+ROOT_DOCS = [ROOT / "docs" / "train.md", RESULTS / "third-edition" / "README.md",
+             RESULTS / "README.md", RESULTS / "h100-20-epochs" / "README.md"]
+SETTINGS_PROMPT = "$ python docs/results/counts.py settings "
+
+
+def quoted_settings_blocks() -> list[tuple[str, list[str], list[str]]]:
+    """(file name, the command's arguments, the lines under it) of every fenced block in the
+    docs that starts with a `counts.py settings` command line."""
+    blocks = []
+    for path in ROOT_DOCS:
+        for block in path.read_text(encoding="utf-8").split("```")[1::2]:
+            lines = textwrap.dedent(block.rstrip(" ")).strip("\n").splitlines()
+            if lines and lines[0].startswith(SETTINGS_PROMPT):
+                blocks.append((path.name, lines[0][len(SETTINGS_PROMPT):].split(), lines[1:]))
+    return blocks
+
+
+def test_the_settings_tables_are_the_scripts_output_on_the_committed_cells():
+    blocks = quoted_settings_blocks()
+    assert len(blocks) >= 2   # docs/train.md's learning-rate and train-length reruns
+    for name, args, quoted in blocks:
+        parsed = {"paths": [], "by": None, "bin": None, "seeds": None, "places": None}
+        words = iter(args)
+        for word in words:
+            if word.startswith("--"):
+                parsed[word[2:]] = next(words)
+            else:
+                parsed["paths"].append(str(ROOT / word))
+        expected = counts.settings(parsed["paths"], parsed["by"].split(","), parsed["bin"],
+                                   parsed["seeds"], parsed["places"])
+        assert quoted == expected, name
+
+
+def test_the_first_trial_claim_is_what_first_trial_py_finds():
+    spec = importlib.util.spec_from_file_location("first_trial", RESULTS / "first_trial.py")
+    first_trial = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(first_trial)
+    rows = first_trial.comparisons([RESULTS / "third-edition" / "records" / family
+                                    for family in first_trial.FAMILIES])
+    on_cpu = [row for row in rows if row["devices"] == ("cpu", "cpu")]
+    elsewhere = [row for row in rows if row["devices"] != ("cpu", "cpu")]
+    assert len(on_cpu) == 11 and all(row["identical"] for row in on_cpu)
+    assert len(elsewhere) == 12 and not any(row["identical"] for row in elsewhere)
+    third = (RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
+    assert "in all 11\n  searched cells that ran on the CPU in both editions" in third
+    assert "and in none of the 12 cells whose search ran on the H200" in " ".join(third.split())
+    assert "all 11 cells that ran on\nthe CPU in both" in README

@@ -5,6 +5,8 @@
     python docs/results/counts.py fragile REPORT_DIR [REPORT_DIR ...]
     python docs/results/counts.py hours CELLS_CSV [--seeds 0:2]
     python docs/results/counts.py means CELLS_CSV LANGUAGE:DEPTH [LANGUAGE:DEPTH ...]
+    python docs/results/counts.py settings CELLS_CSV [CELLS_CSV ...] --by FIELD[,FIELD] --bin A:B
+        [--seeds 0:1] [--places L4:1,L4:2]
 
 * ``distributions``: of the cells that reach the threshold on the uniform longest bin, how many
   also reach it on each bin drawn from another distribution (``distribution_checks`` of
@@ -17,6 +19,11 @@
 * ``hours``: hours of training summed over the cells of a cells.csv (``wall_time_s``), for the
   seeds given.
 * ``means``: the mean exact match (%) on 351-400 of NoPE cells at the given places.
+* ``settings``: the cells of one or more cells.csv files (NoPE) grouped by language, depth and
+  the fields ``--by`` names (a setting: lr and batch_size, or train_bin), with per group the
+  seeds, how many reach 100% validation and after how many epochs, and the exact match (%)
+  per seed on the bin ``--bin`` with how many reach 99%; ``--seeds`` and ``--places`` (a
+  comma list of LANGUAGE:DEPTH) keep only those cells.
 """
 
 from __future__ import annotations
@@ -116,6 +123,35 @@ def means(path: str, places: list[str]) -> list[str]:
     return lines
 
 
+def settings(paths: list[str], by: list[str], bin_name: str, seeds: str | None = None,
+             places: str | None = None) -> list[str]:
+    column = "exact_match_" + bin_name.replace(":", "_")
+    first, last = (int(part) for part in (seeds or "0:1000000").split(":"))
+    wanted = {tuple(place.split(":")) for place in places.split(",")} if places else None
+    groups: dict[tuple, list[dict]] = {}
+    for path in paths:
+        for row in rows(path):
+            if (row["posenc"] == "nope" and row.get(column)
+                    and first <= int(row["seed"]) <= last
+                    and (wanted is None or (row["language"], row["depth"]) in wanted)):
+                key = (k_of(row["language"]), int(row["depth"]),
+                       *(row[field] for field in by))
+                groups.setdefault(key, []).append(row)
+    lines = []
+    for key in sorted(groups, key=lambda key: (key[0], key[1], *key[2:])):
+        group = sorted(groups[key], key=lambda row: int(row["seed"]))
+        fitted = [row for row in group if float(row["val_exact_match"]) >= 1.0]
+        scores = [100 * float(row[column]) for row in group]
+        setting = " ".join(f"{field}={value}" for field, value in zip(by, key[2:]))
+        lines.append(
+            f"L{key[0]} d{key[1]} {setting}: seeds {','.join(row['seed'] for row in group)}; "
+            f"100% validation {len(fitted)}/{len(group)}"
+            + (f" (epochs {', '.join(row['epochs_run'] for row in fitted)})" if fitted else "")
+            + f"; {bin_name}: {', '.join(f'{score:.1f}' for score in scores)} "
+              f"({sum(score >= 99 for score in scores)} >= 99%)")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -130,6 +166,12 @@ def main(argv: list[str] | None = None) -> None:
     command = commands.add_parser("means")
     command.add_argument("cells_csv")
     command.add_argument("places", nargs="+")
+    command = commands.add_parser("settings")
+    command.add_argument("cells_csvs", nargs="+")
+    command.add_argument("--by", required=True)
+    command.add_argument("--bin", required=True)
+    command.add_argument("--seeds")
+    command.add_argument("--places")
     args = parser.parse_args(argv)
     if args.command == "distributions":
         lines = distributions(args.report_dir, args.leave_out.split(","))
@@ -139,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
         lines = fragile(args.report_dirs)
     elif args.command == "hours":
         lines = hours(args.cells_csv, args.seeds)
+    elif args.command == "settings":
+        lines = settings(args.cells_csvs, args.by.split(","), args.bin, args.seeds, args.places)
     else:
         lines = means(args.cells_csv, args.places)
     print("\n".join(lines))
