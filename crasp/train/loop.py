@@ -146,7 +146,8 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     must equal ``config``) and returns the stored results at once if the run already
     finished; ``resume=False`` starts over, replacing the run files. SIGINT/SIGTERM stop the
     run at the next step and raise ``TrainingInterrupted`` (a ``KeyboardInterrupt``) with the
-    last epoch's checkpoint on disk. ``max_epochs_this_session`` stops (returning ``None``)
+    last epoch's checkpoint on disk; one after the last step (validation, the test bins) lets
+    the run finish and is passed on to an enclosing guard. ``max_epochs_this_session`` stops (returning ``None``)
     after that many epochs have finished in this call, leaving a resumable checkpoint.
     """
     config = config.normalized().validate()
@@ -179,9 +180,6 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         torch.set_num_threads(config.threads)
     vocab, data, train_split, val_split, tests = build_splits(config, language)
     trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, tests, progress)
-    # The guard spans the final scoring too: a stop asked for after the loop last looked (in
-    # the last epoch's validation, or while the test bins are scored) lets the finished run
-    # write its results and is then passed on to the caller's guard (SignalGuard.__exit__).
     with SignalGuard() as guard:
         if not trainer.run(state, guard, max_epochs_this_session):
             return None
