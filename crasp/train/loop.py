@@ -146,9 +146,9 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     must equal ``config``) and returns the stored results at once if the run already
     finished; ``resume=False`` starts over, replacing the run files. SIGINT/SIGTERM stop the
     run at the next step and raise ``TrainingInterrupted`` (a ``KeyboardInterrupt``) with the
-    last epoch's checkpoint on disk; one after the last step (validation, the test bins) lets
-    the run finish and is passed on to an enclosing guard. ``max_epochs_this_session`` stops (returning ``None``)
-    after that many epochs have finished in this call, leaving a resumable checkpoint.
+    last epoch's checkpoint on disk (one after the last step lets the run finish and reaches
+    an enclosing guard). ``max_epochs_this_session`` stops (returning ``None``) after that
+    many epochs have finished in this call, leaving a resumable checkpoint.
     """
     config = config.normalized().validate()
     language = check_config(config)

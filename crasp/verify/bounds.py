@@ -150,8 +150,9 @@ def candidate_inequalities(rows: np.ndarray, parikh: int,
     maxima, attained = _maxima(rows, templates)
     implied = _implied_by_equations(equations, rows.shape[1])
     found = {(i, j, a, b): (int(c), int(hits))
-             for (i, j, a, b), c, hits in zip(templates.tolist(), maxima, attained)
-             if 0 <= c <= MAX_CONSTANT * a and (j < 0 or not implied(i, j, a, b))}
+             for (i, j, a, b), c, hits, bound in zip(templates.tolist(), maxima, attained,
+                                                     _bounds(templates))
+             if 0 <= c <= bound and (j < 0 or not implied(i, j, a, b))}
     return [Inequality(i, None if j < 0 else j, found[i, j, a, b][0], (a, b))
             for i, j, a, b in _selected(_untransitive(found))]
 

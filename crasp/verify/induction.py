@@ -28,16 +28,16 @@ string of length <= max_k (the base case of V'): two definitions x and y, the bo
 counts, or a linear relation between the counts (``crasp.verify.relations``): an equation
 such as X + Y = #"b" for counts of complementary bodies, or an inequality
 (``crasp.verify.bounds``) such as X <= #"a" for the number X of positions where
-#"a" == #"b", or 2X <= #"a" for those where #"a" == 2 * #"b". Under V' at every earlier position, two counts with paired bodies (or counting
-paired definitions) are equal: their start values are one variable; and every relation holds
-of the start values (the state after position p - 1, or before the string, where every count
-is 0, which satisfies every relation ``bounded`` keeps). The step must then also
-re-establish every pair at p + k, assuming all of them at the start and at p..p+k-1; a pair
-it cannot is dropped and the steps re-run (Houdini's fixed point: the remaining pairs still
-have their base case), down to plain k-induction on V. Pairs that are inductive only
-together survive: X <= #"a" alone is not re-established (a new balanced position after a
-b), but with X <= #"b" it is (at a new balanced position with #"a" = #"b" = m, one of them
-was m - 1).
+#"a" == #"b", or 2X <= #"a" for those where #"a" == 2 * #"b". Under V' at every earlier
+position, two counts with paired bodies (or counting paired definitions) are equal: their
+start values are one variable; and every relation holds of the start values (the state
+after position p - 1, or before the string, where every count is 0, which satisfies every
+relation ``bounded`` keeps). The step must then also re-establish every pair at p + k,
+assuming all of them at the start and at p..p+k-1; a pair it cannot is dropped and the steps
+re-run (Houdini's fixed point: the remaining pairs still have their base case), down to
+plain k-induction on V. Pairs that are inductive only together survive: X <= #"a" alone is
+not re-established (a new balanced position after a b), but with X <= #"b" it is (at a new
+balanced position with #"a" = #"b" = m, one of them was m - 1).
 
 Exactness for depth 1. When every count of both programs is of the third kind (each program
 has depth <= 1 and no guarded count or positional predicate), every state allowed by Inv is
