@@ -97,15 +97,10 @@ def test_the_settings_tables_are_the_scripts_output_on_the_committed_cells():
     blocks = quoted_settings_blocks()
     assert len(blocks) >= 2   # docs/train.md's learning-rate and train-length reruns
     for name, args, quoted in blocks:
-        parsed = {"paths": [], "by": None, "bin": None, "seeds": None, "places": None}
-        words = iter(args)
-        for word in words:
-            if word.startswith("--"):
-                parsed[word[2:]] = next(words)
-            else:
-                parsed["paths"].append(str(ROOT / word))
-        expected = counts.settings(parsed["paths"], parsed["by"].split(","), parsed["bin"],
-                                   parsed["seeds"], parsed["places"])
+        parsed = counts.arguments(["settings", *args])
+        expected = counts.settings([str(ROOT / path) for path in parsed.cells_csvs],
+                                   parsed.by.split(","), parsed.bin, parsed.seeds,
+                                   parsed.places)
         assert quoted == expected, name
 
 

@@ -103,9 +103,14 @@ def rows(path: str) -> list[dict]:
         return list(csv.DictReader(file))
 
 
-def hours(path: str, seeds: str) -> list[str]:
+def seed_range(seeds: str) -> range:
+    """The seeds A:B name (both included)."""
     first, last = (int(part) for part in seeds.split(":"))
-    chosen = [row for row in rows(path) if first <= int(row["seed"]) <= last]
+    return range(first, last + 1)
+
+
+def hours(path: str, seeds: str) -> list[str]:
+    chosen = [row for row in rows(path) if int(row["seed"]) in seed_range(seeds)]
     total = sum(float(row["wall_time_s"]) for row in chosen) / 3600
     return [f"{len(chosen)} cells (seeds {seeds}): {total:.2f} h of training summed over cells"]
 
@@ -126,13 +131,12 @@ def means(path: str, places: list[str]) -> list[str]:
 def settings(paths: list[str], by: list[str], bin_name: str, seeds: str | None = None,
              places: str | None = None) -> list[str]:
     column = "exact_match_" + bin_name.replace(":", "_")
-    first, last = (int(part) for part in (seeds or "0:1000000").split(":"))
     wanted = {tuple(place.split(":")) for place in places.split(",")} if places else None
     groups: dict[tuple, list[dict]] = {}
     for path in paths:
         for row in rows(path):
             if (row["posenc"] == "nope" and row.get(column)
-                    and first <= int(row["seed"]) <= last
+                    and (seeds is None or int(row["seed"]) in seed_range(seeds))
                     and (wanted is None or (row["language"], row["depth"]) in wanted)):
                 key = (k_of(row["language"]), int(row["depth"]),
                        *(row[field] for field in by))
@@ -152,7 +156,8 @@ def settings(paths: list[str], by: list[str], bin_name: str, seeds: str | None =
     return lines
 
 
-def main(argv: list[str] | None = None) -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed (tests/test_results_counts.py reads the quoted ones with it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     command = commands.add_parser("distributions")
@@ -172,7 +177,11 @@ def main(argv: list[str] | None = None) -> None:
     command.add_argument("--bin", required=True)
     command.add_argument("--seeds")
     command.add_argument("--places")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments(argv)
     if args.command == "distributions":
         lines = distributions(args.report_dir, args.leave_out.split(","))
     elif args.command == "below":
