@@ -6,8 +6,8 @@
 # crasp/ in .dev/frozen (`git archive cad8b96 crasp | tar -x -C .dev/frozen`), the searches
 # 43613bd's in .dev/frozen-search (the same code as this checkout had when PLAN=first ran).
 # PLAN=first (default) is what the first lease ran (README.md); PLAN=next the searches that
-# answer issue 33's one-head question first: one head at depth k - 2, then k - 1 and k, with
-# four heads' unfinished L7 d4 and L8 d5 seeds beside them. Finished cells are restored from
+# answer issue 33's one-head question first: one head at depth k - 2, then k - 1, k and k - 3,
+# with the paper's exact grid at k - 2 (seed 0) beside them. Finished cells are restored from
 # the committed records (one directory per sweep: a sweep directory is locked per shard).
 set -u
 T0=$(date +%s)
@@ -45,21 +45,22 @@ ek()     { frozen sweep --grid epochs=20 "test_bins=$BINS" --jobs "$1" -o "$W/$2
 search() { [ -d "$W/$2" ] || restore "$2"; main sweep --grid "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
 timed()  { local name=$1 s rc; shift; [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] || return 0; s=$(date +%s); "$@" >> "$B/logs/$name.log" 2>&1; rc=$?; echo "$name: $(( $(date +%s) - s )) s, exit $rc" >> "$B/logs/times.txt"; }
 
-# The next lease: one head at depth k - 2 for L6..L8 (the issue's question; L6 d4 s1 is done),
-# then k - 1 and k in the same chains; four heads' unfinished seeds at L7 d4 and L8 d5.
-# $1 k, $2 workers: one head at depths k-2, k-1, k, seeds 0..4, one depth at a time.
+# The next lease: one head at depth k - 2 for L6..L8 (the issue's question), then k - 1, k and
+# k - 3 in the same sweep (cells run in the order of --depths, so no worker waits for a depth to
+# end); beside them the paper's exact grid at k - 2, seed 0, one worker per language.
+# $1 k, $2 workers.
 one_head_chain() {
-    local k=$1 jobs=$2 d
-    for d in $((k - 2)) $((k - 1)) $k; do
-        timed "search-one-head-L$k-d$d" search "$jobs" "search-one-head.L$k" --preset one-head --posenc nope --languages "L$k" --depths "$d:$d" --seeds 0:4 --search "$SEARCH"
-    done
+    local k=$1 jobs=$2
+    timed "search-one-head-L$k" search "$jobs" "search-one-head.L$k" --preset one-head --posenc nope --languages "L$k" --depths "$((k - 2)):$k,$((k - 3))" --seeds 0:4 --search "$SEARCH"
+}
+paper_grid_at_k_minus_2() {
+    local k=$1
+    timed "paper-grid-L$k" search 1 "paper-grid.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 2)):$((k - 2))" --seeds 0:0 --search paper
 }
 next_plan() {
-    one_head_chain 6 3 &
-    one_head_chain 7 4 &
-    one_head_chain 8 4 &
-    timed search-four-head-L8 search 2 search-four-head.L8 --preset default --posenc nope --languages L8 --depths 5:5 --seeds 0:4 --search "$SEARCH" &
-    timed search-four-head-L7 search 2 search-four-head.L7 --preset default --posenc nope --languages L7 --depths 4:4 --seeds 0:4 --search "$SEARCH" &
+    local k
+    for k in 6 7 8; do one_head_chain "$k" 4 & done
+    for k in 6 7 8; do paper_grid_at_k_minus_2 "$k" & done
 }
 first_plan() {
     # E_k with one head (frozen code): seeds 0..2, then the edge seeds, ALiBi, and seed 0 again on
