@@ -6,8 +6,8 @@
 # crasp/ in .dev/frozen (`git archive cad8b96 crasp | tar -x -C .dev/frozen`), the searches
 # 43613bd's in .dev/frozen-search (the same code as this checkout had when PLAN=first ran).
 # PLAN=first (default) is what the first lease ran (README.md); PLAN=next the searches that
-# answer issue 33's one-head question first: one head at depth k - 2, then k - 1, k and k - 3,
-# with the paper's exact grid at k - 2 (seed 0) beside them. Finished cells are restored from
+# are left at L6..L8, one head and four heads, with the paper's exact grid at k - 2 (seed 0)
+# (the second lease ran this file as of commit 82535da). Finished cells are restored from
 # the committed records (one directory per sweep: a sweep directory is locked per shard).
 set -u
 T0=$(date +%s)
@@ -45,13 +45,15 @@ ek()     { frozen sweep --grid epochs=20 "test_bins=$BINS" --jobs "$1" -o "$W/$2
 search() { [ -d "$W/$2" ] || restore "$2"; main sweep --grid "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
 timed()  { local name=$1 s rc; shift; [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] || return 0; s=$(date +%s); "$@" >> "$B/logs/$name.log" 2>&1; rc=$?; echo "$name: $(( $(date +%s) - s )) s, exit $rc" >> "$B/logs/times.txt"; }
 
-# The next lease: one head at depth k - 2 for L6..L8 (the issue's question), then k - 1, k and
-# k - 3 in the same sweep (cells run in the order of --depths, so no worker waits for a depth to
-# end); beside them the paper's exact grid at k - 2, seed 0, one worker per language.
-# $1 k, $2 workers.
-one_head_chain() {
-    local k=$1 jobs=$2
-    timed "search-one-head-L$k" search "$jobs" "search-one-head.L$k" --preset one-head --posenc nope --languages "L$k" --depths "$((k - 2)):$k,$((k - 3))" --seeds 0:4 --search "$SEARCH"
+# The next lease: per language, one sweep of one head and one of four heads, each with depths
+# k - 2, k - 1, k, then k - 3 (cells run in the order of --depths, so no worker waits for a depth
+# to end; finished cells are restored from records/ and skipped), and the paper's exact grid at
+# k - 2, seed 0, one worker per language: 15 workers. The second lease (README.md) ran the one-
+# head sweeps with 4 workers each: every cell at k - 2..k is done, 8 at k - 3 remain.
+# $1 family, $2 preset, $3 k, $4 workers.
+chain() {
+    local family=$1 preset=$2 k=$3 jobs=$4
+    timed "$family-L$k" search "$jobs" "$family.L$k" --preset "$preset" --posenc nope --languages "L$k" --depths "$((k - 2)):$k,$((k - 3))" --seeds 0:4 --search "$SEARCH"
 }
 paper_grid_at_k_minus_2() {
     local k=$1
@@ -59,7 +61,7 @@ paper_grid_at_k_minus_2() {
 }
 next_plan() {
     local k
-    for k in 6 7 8; do one_head_chain "$k" 4 & done
+    for k in 6 7 8; do chain search-one-head one-head "$k" 2 & chain search-four-head default "$k" 2 & done
     # PAPER_GRID=0 leaves the paper's grid out (a short lease: its cells need over 400 s each)
     [ "${PAPER_GRID:-1}" = 0 ] || for k in 6 7 8; do paper_grid_at_k_minus_2 "$k" & done
 }
