@@ -26,7 +26,10 @@ PLAN=${PLAN:-first}
     date -u +%Y-%m-%dT%H:%M:%SZ; nproc; grep -m1 'model name' /proc/cpuinfo
     nvidia-smi -L 2>&1 | head -2
     $PY -c 'import torch, platform; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "python", platform.python_version())'
-    echo "main commit: $(git rev-parse HEAD 2>/dev/null)"; echo "frozen: cad8b96"
+    # the device's copy of the tree may carry an older .git than its files: name the driver by its
+    # blob (`git log --find-object=<blob>` finds the commits that have it)
+    echo "main commit: $(git rev-parse HEAD 2>/dev/null); driver blob: $(git hash-object "$0" 2>/dev/null)"
+    echo "frozen: cad8b96"
     echo "plan: $PLAN"
     echo "fingerprints: search $(PYTHONPATH=$ROOT/.dev/frozen-search:/tmp/site $PY -P -m crasp --version) / frozen $(PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp --version)"
 } > $B/logs/environment.txt 2>&1
