@@ -91,6 +91,23 @@ def test_unbounded_proved_counterexample_and_unknown(files):
     assert double.exit_code == 0 and double.output.startswith("proved:")
 
 
+@pytest.mark.parametrize("command", ["equiv", "check"])
+def test_deepen_bounds_the_search_after_an_inconclusive_induction(files, command):
+    """``sum.crasp`` is true at every length and unprovable here: the answer is unknown and
+    holds up to the --deepen length (default 4 x --max-length, at most 64; 0: none)."""
+    (files / "sum.crasp").write_text('x = #(#"a" == #"b" + #"c") <= #"a"\n')
+    other = ["true.crasp"] if command == "equiv" else ["--universal"]
+    for deepen, decided in [(None, 24), ("0", 6), ("3", 6), ("15", 15), ("70", 70)]:
+        extra = ["--deepen", deepen] if deepen is not None else []
+        result = run(command, "sum.crasp", *other, "--alphabet", "a b c", "--max-length", "6",
+                     "--unbounded", "--json", *extra)
+        verdict = json.loads(result.output)
+        assert result.exit_code == 3 and verdict["result"] == "unknown", result.output
+        assert verdict["decided_length"] == decided
+    refused = run(command, "sum.crasp", *other, "--deepen", "-1")
+    assert refused.exit_code == 2 and "--deepen" in refused.output
+
+
 @pytest.mark.parametrize("prog,args,status,text", [
     ("all_a.crasp", ["--empty"], 1, "not empty: all_a.crasp accepts the string\n"
                                     "shortest witness: a (length 1)"),

@@ -107,6 +107,49 @@ def test_a_counterexample_beyond_n_is_found_and_is_the_shortest(length):
     assert verdict.counterexample.tokens == ("a",) * length
 
 
+# Differences that need a long run of one token after another: `run` counted after the first
+# `guard` exceeds c * #guard + d first at `guard` then c + d + 1 `run`s. The steps of the
+# induction stay open (an unreachable state keeps them so) and often meet no real
+# counterexample; the extraction study's L3-d2-nope-s0 program (docs/extraction.md) is of this
+# shape (c = 21, d = 8) and was unknown with N = 16 before the deeper search.
+LATE_DIFFERENCES = [(c, d, guard, run) for c, d in [(1, 16), (2, 20), (21, 8), (10, 50)]
+                    for guard, run in [("b", "a"), ("a", "b"), ("c", "a")]]
+
+
+def late_difference(c: int, d: int, guard: str, run: str) -> Question:
+    text = f'x = #("{run}" && #"{guard}" >= 1) <= ({c} * #"{guard}") + {d}'
+    return Question("equivalent", (program(text), program("y = true")), ("A", "B"))
+
+
+@pytest.mark.parametrize("c,d,guard,run", LATE_DIFFERENCES)
+def test_a_late_difference_within_the_deeper_search_is_found_and_is_the_shortest(c, d, guard,
+                                                                                  run):
+    from crasp.verify.driver import deepest
+
+    shortest = (guard,) + (run,) * (c + d + 1)
+    assert 16 < len(shortest) <= deepest(16)
+    question = late_difference(c, d, guard, run)
+    assert enumeration.first_violation(question, (guard, run), 16) is None
+    verdict = decide(question, 16, (guard, run), unbounded=True)
+    assert verdict.outcome == "counterexample" and verdict.shortest, verdict
+    assert verdict.counterexample.tokens == shortest
+    assert verdict.counterexample.answers == (False, True)   # re-run by the interpreter
+
+
+@pytest.mark.parametrize("deepen", [0, 12, 40])
+def test_beyond_the_deeper_search_the_answer_is_unknown_up_to_its_length(deepen):
+    """--deepen bounds the search: a difference at length 72 is out of reach of N = 8 and
+    any of these depths, so the answer is unknown and holds up to the length searched, unless
+    the induction itself met the difference (then its shortest, 72 tokens)."""
+    question = late_difference(40, 30, "b", "a")
+    verdict = decide(question, 8, ("b", "a"), unbounded=True, deepen=deepen)
+    if verdict.outcome == "unknown":
+        assert verdict.decided_length == max(8, deepen) and verdict.counterexample is None
+    else:
+        assert verdict.outcome == "counterexample"
+        assert verdict.counterexample.tokens == ("b",) + ("a",) * 71
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program_asts(max_depth=2, max_definitions=4, positional=True),
        st.sampled_from(["empty", "universal"]))

@@ -24,8 +24,8 @@ DEFAULT_MAX_LENGTH = 20
 
 
 def question_options(command):
-    """--max-length, --alphabet, --method, --unbounded, --timeout, --json (shared by equiv and
-    check)."""
+    """--max-length, --alphabet, --method, --unbounded, --deepen, --timeout, --json (shared by
+    equiv and check)."""
     for option in reversed([
         click.option("--max-length", type=click.IntRange(min=0), default=DEFAULT_MAX_LENGTH,
                      show_default=True, metavar="N",
@@ -42,6 +42,11 @@ def question_options(command):
         click.option("--unbounded", is_flag=True,
                      help="Also try to prove the answer for every length (k-induction); "
                           "answers proved, counterexample or unknown (exit status 3)."),
+        click.option("--deepen", type=click.IntRange(min=0), default=None, metavar="N",
+                     help="With --unbounded, where the induction neither proves nor refutes: "
+                          "search every string up to length N for a counterexample before "
+                          "answering unknown (default: 4 x --max-length, at most 64; 0: no "
+                          "such search)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
                      metavar="SECONDS",
                      help="Give up after SECONDS (the solver's calls and the enumeration "
@@ -60,10 +65,10 @@ def _load(paths: list[str], dialect: str) -> list[syntax.Program]:
     return [load_program_argument(path, dialect=dialect) for path in paths]
 
 
-def _answer(question: Question, max_length, alphabet, method, unbounded, timeout,
+def _answer(question: Question, max_length, alphabet, method, unbounded, deepen, timeout,
             as_json_flag):
     tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
-    verdict = decide(question, max_length, tokens, method, unbounded, timeout)
+    verdict = decide(question, max_length, tokens, method, unbounded, timeout, deepen=deepen)
     click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
     sys.exit(exit_status(verdict))
 
@@ -73,7 +78,7 @@ def _answer(question: Question, max_length, alphabet, method, unbounded, timeout
 @click.argument("second", metavar="B")
 @question_options
 @dialect_option
-def equiv_command(first, second, max_length, alphabet, method, unbounded, timeout,
+def equiv_command(first, second, max_length, alphabet, method, unbounded, deepen, timeout,
                   as_json_flag, dialect):
     """Decide whether programs A and B give the same answer at every position of every
     string up to length N (and, with --unbounded, of every length).
@@ -89,7 +94,7 @@ def equiv_command(first, second, max_length, alphabet, method, unbounded, timeou
     """
     programs = _load([first, second], dialect)
     _answer(Question("equivalent", tuple(programs), ("A", "B")), max_length, alphabet, method,
-            unbounded, timeout, as_json_flag)
+            unbounded, deepen, timeout, as_json_flag)
 
 
 @click.command("check")
@@ -102,7 +107,7 @@ def equiv_command(first, second, max_length, alphabet, method, unbounded, timeou
 @question_options
 @dialect_option
 def check_command(program_path, kind, other, max_length, alphabet, method, unbounded,
-                  timeout, as_json_flag, dialect):
+                  deepen, timeout, as_json_flag, dialect):
     """Decide a question about PROG's language (the strings it accepts: its answer at their
     last position) for every string up to length N, with a witness string when the answer
     is no.
@@ -121,7 +126,7 @@ def check_command(program_path, kind, other, max_length, alphabet, method, unbou
     programs = _load(paths, dialect)
     question = Question(kind or "includes", tuple(programs),
                         ("PROG", "OTHER")[:len(programs)])
-    _answer(question, max_length, alphabet, method, unbounded, timeout, as_json_flag)
+    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag)
 
 
 PROVE_DEFAULT = 12

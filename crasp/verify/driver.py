@@ -7,7 +7,8 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
   is then as fast; benchmarks/bench_verify.py measures both), and asks z3 otherwise, after
   enumerating the short lengths (``PREFIX_STRINGS``).
 * ``explain.confirm``: the string re-run by the interpreter, and the definitions that differ.
-* ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``).
+* ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``);
+  when it neither proves nor refutes, the bounded search again, up to ``deepest(N)`` tokens.
 
 Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
 string over it, with equal definitions merged and unread ones dropped), and every string it
@@ -49,9 +50,19 @@ the shortest violation, as the solver would (maybe another string of that length
 on the programs as given: shrinking them (``shrink``) costs more than these few strings."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
-SHORTEST_SEARCH_LIMIT = 64
-"""A counterexample found by the induction (longer than N) is shrunk to a shortest one by the
-bounded search when it has at most this many tokens."""
+LONGEST_SEARCH = 64
+"""The longest strings the bounded search is given beyond N: a counterexample found by the
+induction (longer than N) is shrunk to a shortest one when it has at most this many tokens,
+and an inconclusive induction is followed by a search up to ``deepest(N)`` tokens."""
+DEEPENING = 4
+"""After an inconclusive induction, ``unbounded`` searches every string of up to DEEPENING x N
+tokens (at most LONGEST_SEARCH) before it answers unknown. k steps of induction see no
+violation that needs a long run of one letter to build up a count difference, when an
+unreachable state keeps every step open: the extraction study's L3-d2-nope-s0 program
+differs from L3's only from length 31 on (``b`` and 30 ``a``, where ``#a_after_b > 21 *
+#"b" + 8`` first holds), and with N = 16 was unknown. The search is z3's, incremental in the
+length, so it costs about one bounded search of DEEPENING x N tokens (1.0 s for a 3-letter,
+one-line program at 64; under the same ``timeout`` as the rest)."""
 MAX_ENUMERATED_STRINGS = 50_000_000
 """--method enumerate refuses more strings than this (it would run for many minutes)."""
 
@@ -74,16 +85,24 @@ class Verdict:
     timeout: float | None = None
 
 
+def deepest(max_length: int) -> int:
+    """How long the strings of the search after an inconclusive induction are by default:
+    DEEPENING x N, at most LONGEST_SEARCH, never below N."""
+    return max(max_length, min(DEEPENING * max_length, LONGEST_SEARCH))
+
+
 def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] | None = None,
            method: str = "auto", unbounded: bool = False,
-           timeout: float | None = None, shrink: bool = True) -> Verdict:
+           timeout: float | None = None, shrink: bool = True,
+           deepen: int | None = None) -> Verdict:
     """Answer ``question`` for every string of length <= ``max_length`` over ``alphabet``
     (default: the programs' tokens plus one foreign token), and with ``unbounded`` for every
     length, within ``timeout`` seconds (None: no limit; the answer is ``unknown`` if the
     limit runs out first). The searches run on the programs shrunk for the alphabet
     (``crasp.verify.shrink``; ``shrink=False`` runs them on the programs as given, the
     baseline of benchmarks/bench_verify_large.py); counterexamples are confirmed on the
-    programs as given."""
+    programs as given. ``deepen``: how long the strings of the search after an inconclusive
+    induction are (default ``deepest(max_length)``; at most ``max_length``: no such search)."""
     started = time.perf_counter()
     limit = TimeLimit(timeout)
     if method not in METHODS:
@@ -143,16 +162,30 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     if induction.proved:
         return verdict("proved", induction=induction)
     if induction.counterexample is None:
-        return verdict("unknown", induction=induction, decided_length=max_length,
-                       reason=f"k-induction up to k = {induction.tried} proves nothing for "
-                              "longer strings and found no counterexample")
+        inconclusive = (f"k-induction up to k = {induction.tried} proves nothing for longer "
+                        "strings and found no counterexample")
+        deeper = deepest(max_length) if deepen is None else deepen
+        try:
+            found = bounded.first_violation(searched, alphabet, deeper, limit) \
+                if deeper > max_length else None
+        except Undecided as undecided:
+            return verdict("unknown", induction=induction, reason=f"{inconclusive}; "
+                           f"the search beyond length {max_length}: {undecided.reason}",
+                           decided_length=max(max_length, undecided.holds_up_to or 0))
+        if found:   # none has length <= N, so this is a shortest one
+            method = "smt"   # whichever searched up to N, z3 found this one
+            return verdict("counterexample", confirm(question, found.tokens), shortest=True,
+                           induction=induction)
+        return verdict("unknown", induction=induction, reason=inconclusive,
+                       decided_length=max(max_length, deeper))
     longest = len(induction.counterexample)
     # the shortest lies between N and the one found: the solver finds it if not far
     try:
         found = bounded.first_violation(searched, alphabet, longest, limit) \
-            if longest <= SHORTEST_SEARCH_LIMIT else None
+            if longest <= LONGEST_SEARCH else None
     except Undecided:   # the induction's counterexample is confirmed all the same
         found = None
+    method = "smt"   # the induction's or the search's, both z3's
     return verdict("counterexample", confirm(question, found.tokens if found
                                              else induction.counterexample),
                    shortest=found is not None, induction=induction)

@@ -1,0 +1,66 @@
+"""What the deeper search costs and finds: ``crasp equiv A B --unbounded`` with N = 16, with the
+search after an inconclusive induction (the default, up to ``deepest(16)`` = 64 tokens) and
+without it (``--deepen 0``, the baseline, the verifier before the search), in the same run,
+best of three CPU timings each (the two take turns). The programs: two that are true at every
+length and that the induction cannot prove (tests/test_verify_unbounded.py's UNKNOWN: the
+search finds nothing and only costs), and three whose first difference lies beyond N
+(``#(a after the first b) <= c * #b + d``: first at length c + d + 2). The answer columns say
+what each gives; without the search, an answer that is ``counterexample`` comes from the
+induction happening to meet the difference.
+
+    python benchmarks/bench_verify_deepen.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import crasp  # noqa: E402
+from crasp.verify import Question, decide  # noqa: E402
+
+from timing import best_of_each  # noqa: E402
+
+PROGRAMS = [
+    ('x = #(#"a" == #"b" + #"c") <= #"a"', ("a", "b", "c")),
+    ('x = #(#"a" == 4 * #"b") <= #"b"', ("a", "b")),
+    ('x = #("a" && #"b" >= 1) <= (1 * #"b") + 16', ("a", "b")),
+    ('x = #("a" && #"b" >= 1) <= (21 * #"b") + 8', ("a", "b")),
+    ('x = #("a" && #"b" >= 1) <= (10 * #"b") + 50', ("a", "b")),
+]
+N = 16
+
+
+def answer(verdict) -> str:
+    if verdict.outcome == "counterexample":
+        return f"counterexample, length {len(verdict.counterexample.tokens)}"
+    if verdict.outcome == "unknown":
+        return f"unknown, holds to {verdict.decided_length}"
+    return verdict.outcome
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    always = crasp.parse_program("y = true")
+    print(f"{'program':<48} {'deepen 0 s':>10} {'default s':>10} {'ratio':>6}  "
+          f"answers (deepen 0 / default)")
+    for text, alphabet in PROGRAMS:
+        question = Question("equivalent", (crasp.parse_program(text), always), ("A", "B"))
+        verdicts = {}
+
+        def run(deepen):
+            return lambda: verdicts.__setitem__(deepen, decide(
+                question, N, alphabet, unbounded=True, deepen=deepen))
+        baseline, searched = best_of_each(args.repeats, run(0), run(None),
+                                          clock=time.process_time)
+        print(f"{text:<48} {baseline:>10.2f} {searched:>10.2f} {searched / baseline:>5.1f}x  "
+              f"{answer(verdicts[0])} / {answer(verdicts[None])}")
+
+
+if __name__ == "__main__":
+    main()
