@@ -4,6 +4,8 @@ programs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -85,6 +87,39 @@ def test_a_counterexample_names_the_first_definitions_that_differ():
     assert example.tokens == ("a",)
     differences = {d.label: (d.name, d.values) for d in example.differences}
     assert differences == {"A": ("d", (0, 0)), "B": ("e", (1, 1))}
+
+
+# Definitions that say nothing about the string: literals, and Booleans true or false at every
+# position of it (either program can write those as `true` or `false`)
+SILENT = ["z = false", "z = true", "k = 3", 'n = "a" && "b"', 'm = "a" || !"a"',
+          'q = #"b" > 0', 'z = false\nn = "a" && "b"\nk = 3']
+
+
+@pytest.mark.parametrize("silent", SILENT)
+@pytest.mark.parametrize("side", ["A", "B", "both"])
+def test_a_silent_definition_is_never_named_as_the_difference(silent, side):
+    first = 'c = #"a"\nd = #"b"\nx = c > d'
+    second = 'c = #"a"\ne = #"b" + 1\nx = c > e'
+    first = f"{silent}\n{first}" if side in ("A", "both") else first
+    second = f"{silent}\n{second}" if side in ("B", "both") else second
+    example = decide(equivalence(program(first), program(second)), 5).counterexample
+    assert example.tokens == ("a",)
+    differences = {d.label: d.name for d in example.differences}
+    assert differences == {"A": "d", "B": "e"}
+
+
+def test_the_difference_of_a_decompiled_program_is_where_its_answer_parts():
+    """The extraction study's L3-d2-nope-s0 program (a literal `L1_not_h0 = false` and
+    Booleans that hold nowhere on the counterexample come first) against L3's: every
+    definition before its answer has a twin in L3's program, and L3's program has none that
+    the decompiled one lacks (its answer is the decompiled `a_after_b`)."""
+    root = Path(__file__).resolve().parent.parent
+    decompiled = crasp.load_program(root / "docs" / "extraction" / "programs" /
+                                    "L3-d2-nope-s0-77501e1003.crasp")
+    verdict = decide(equivalence(decompiled, crasp.load_program(crasp.example("L3_predict"))),
+                     16, ("a", "b"), unbounded=True)
+    assert verdict.outcome == "counterexample"
+    assert [(d.label, d.name) for d in verdict.counterexample.differences] == [("A", "answer")]
 
 
 @pytest.mark.parametrize("kind,text,witness", [

@@ -7,7 +7,11 @@ program has a sequence of values (BOS and every token position). A definition wh
 equals the sequence of some definition of the other program (of the same type) computes the
 same thing there, whatever its name; the *first* definition, in program order, that has no
 such twin is where that program starts to compute something the other does not. It is
-reported for each program, with its values.
+reported for each program, with its values. A constant Boolean sequence (false, or true, at
+every position) counts as computed by both, since either can write it as a literal, and a
+definition that is a literal (``x = false``, ``k = 3``) is never the answer: a decompiled
+program's ``L1_not_h0 = false`` or a Boolean that holds nowhere on this string would
+otherwise be named before the definition where the programs really part.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crasp import interpret
+from crasp import interpret, syntax
 from crasp.errors import CraspError
 from crasp.verify.questions import Question
 
@@ -69,16 +73,22 @@ def confirm(question: Question, tokens: tuple[str, ...]) -> Counterexample:
                for d in p.definitions} for e, p in zip(evaluations, question.programs)]
     differences = []
     if len(question.programs) == 2:
+        literals = {(syntax.BOOL, (constant,) * (length + 1)) for constant in (False, True)}
         for mine, theirs, program, label in zip(values, values[::-1], question.programs,
                                                 question.labels):
-            twins = set(theirs.values())
-            first = next((d for d in program.definitions if mine[d.name] not in twins), None)
+            twins = set(theirs.values()) | literals
+            first = next((d for d in program.definitions
+                          if mine[d.name] not in twins and not _is_literal(d.expr)), None)
             if first is not None:
                 differences.append(Difference(label, first.name,
                                               first.span.line if first.span else None,
                                               mine[first.name][1]))
     return Counterexample(tokens, length - 1, tuple(bool(a[0]) for a in answers),
                           tuple(differences))
+
+
+def _is_literal(expr: syntax.Expr) -> bool:
+    return isinstance(expr, (syntax.BoolConst, syntax.IntConst))
 
 
 def is_violated(question: Question, tokens: tuple[str, ...]) -> bool:
