@@ -9,7 +9,8 @@ Every module belongs to one layer; a layer imports only the layers below it:
     languages   crasp/languages/: registry, generators, oracles, datasets
     verify      crasp/verify/: questions about programs -> z3 terms or enumeration -> verdicts
     compiler    crasp/compiler/: program -> fixed-precision model, its format and executor
-    decompile   crasp/decompile/: fixed-precision model -> program
+    decompile   crasp/decompile/: fixed-precision model -> program (--vocabulary-only shrinks
+                it with the verifier's pass, ``crasp.verify.shrink``)
     model class crasp/train/{model,posenc,config,run,results,checkpoint,fixed_precision}.py: the
                 trainer's model classes and its run directory, which a float realization is
                 written in
@@ -47,7 +48,7 @@ ALLOWED = {
     "languages": {"errors", "util", "core"},
     "verify": {"errors", "util", "core"},
     "compiler": {"errors", "util", "core"},
-    "decompile": {"errors", "util", "core", "compiler"},
+    "decompile": {"errors", "util", "core", "verify", "compiler"},   # verify: its shrink pass
     "model class": {"errors", "util", "core", "languages", "compiler"},
     "realize": {"errors", "util", "core", "compiler", "model class"},
     "train": {"errors", "util", "core", "languages", "compiler", "decompile", "model class",

@@ -105,3 +105,28 @@ def test_the_command_refuses_the_large_model_with_one_message(tmp_path):
     assert result.output.startswith("error: the model has too many states to decompile: ")
     assert "> --max-states 70,000" in result.output and "Traceback" not in result.output
     assert not output.exists()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_an_alibi_window_is_charged_before_it_is_built(seed, monkeypatch):
+    """A positive ALiBi slope makes a head's tables one per distance up to Delta, which a
+    small slope makes long (random_model(5, alibi=True) would need 7.6 GB). Every window
+    built fits in the budget: a window larger than the whole budget fails this test instead
+    of being built (it would exhaust the machine's memory)."""
+    from crasp.decompile import enumerate_states
+    from crasp.decompile.budget import DEFAULT_MAX_STATES, PAIRS_PER_STATE
+
+    real = enumerate_states.window_tables
+
+    def guarded(arithmetic, scores, v, slope, size):
+        entries = scores.numel() * (size + 1)
+        assert entries <= DEFAULT_MAX_STATES * PAIRS_PER_STATE, "built past the budget"
+        return real(arithmetic, scores, v, slope, size)
+
+    monkeypatch.setattr(enumerate_states, "window_tables", guarded)
+    try:
+        result = decompile_model(random_model(seed, alibi=True))
+    except StateLimitError as error:
+        assert "--max-states 250,000" in str(error)
+    else:
+        assert result.summary["work"] <= DEFAULT_MAX_STATES

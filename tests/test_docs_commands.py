@@ -63,6 +63,10 @@ NOT_RUN = {
         "the paper's grid, a day of CPU; its cells are listed in tests/test_sweep_search.py",
     "crasp report runs/knee-deep": "reports the Slurm sweep the sbatch lines above it make; "
                                    "crasp report runs/sweep runs here",
+    "crasp decompile runs/ex4/cells/L4-d2-nope_fp6.2-s1-242659fb8c -o - --vocabulary-only":
+        "reads a trained run of docs/extraction.md's study (not committed); "
+        "tests/test_decompile_vocabulary.py shrinks that run's committed program and runs "
+        "the option on compiled and random models",
 }
 
 

@@ -78,6 +78,22 @@ def test_extract_reports_a_fidelity_the_test_recomputes(tiny_run, tmp_path):
                            c["token_accuracy"] for c in precision["candidates"]))
 
 
+def test_extract_over_the_vocabulary_only_keeps_every_fidelity(tiny_run, tmp_path):
+    """The program is shrunk for the run's tokens: on the test bins (strings of them) it
+    answers as the exact one, so every fidelity figure is the same, in no more definitions."""
+    reports, programs = [], []
+    for name, extra in (("exact.crasp", []), ("small.crasp", ["--vocabulary-only"])):
+        result = invoke("extract", tiny_run, "-o", tmp_path / name, "--json", *extra)
+        assert result.exit_code == 0, result.output
+        reports.append(json.loads(result.output))
+        programs.append(crasp.load_program(tmp_path / name))
+    exact, small = reports
+    assert small["fidelity"] == exact["fidelity"] and small["precision"] == exact["precision"]
+    assert small["decompile"]["vocabulary_only"] and not exact["decompile"]["vocabulary_only"]
+    assert len(programs[1].definitions) <= len(programs[0].definitions)
+    assert crasp.depth_of(programs[1]) <= crasp.depth_of(programs[0])
+
+
 def test_extract_refuses_a_full_state_budget_and_other_kinds(tiny_run, tmp_path):
     result = invoke("extract", tiny_run, "-o", tmp_path / "p.crasp", "--precision", "8.4",
                     "--max-states", "10")

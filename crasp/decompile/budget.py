@@ -5,6 +5,9 @@ in units of one state:
 
     attention tables   every (query state, key state) pair of every head, 1 unit per
                        ``PAIRS_PER_STATE`` pairs (a pair costs a few numbers, a state a table row)
+    ALiBi windows      every (query state, key state, distance) entry of a positive-slope
+                       head's tables (``windows``: distances 0 .. Delta, which a small slope
+                       makes long), counted as pairs
     candidates         every (query state, head output) pair a layer's feed-forward table is
                        evaluated on: the states of the next level are among them
     program            every count term of every comparison written (one per class of states

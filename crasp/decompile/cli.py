@@ -78,6 +78,15 @@ def _describe(result: VerificationResult) -> str:
             f"answers {result.got} but the decompiled program answers {result.expected}")
 
 
+def vocabulary_only_option(command):
+    """``--vocabulary-only`` (decompile and extract)."""
+    return click.option(
+        "--vocabulary-only", is_flag=True,
+        help="Answer as the model on the strings of its own tokens only (not on a token "
+             "outside the vocabulary): the program is shrunk for them before the readable "
+             "pass, often to a few definitions. See docs/decompile.md.")(command)
+
+
 @click.command("decompile")
 @click.argument("model_dir", metavar="MODEL", type=click.Path())
 @click.option("-o", "--out", "--output", "output", required=True, metavar="PROG.crasp",
@@ -86,7 +95,8 @@ def _describe(result: VerificationResult) -> str:
               show_default=True,
               help="The work budget: stop before the work would exceed this many units (a "
                    "unit: a (query state, head output) pair enumerated, 40 (query state, key "
-                   "state) pairs of the attention tables, or a count term written).")
+                   "state) pairs of the attention tables or entries of an ALiBi window, or a "
+                   "count term written).")
 @click.option("--force", is_flag=True,
               help="Replace PROG.crasp if it is a program crasp decompile wrote.")
 @click.option("--json", "as_json", is_flag=True,
@@ -94,10 +104,12 @@ def _describe(result: VerificationResult) -> str:
                    '"definitions", "comparisons", "depths", "work", ...}.')
 @click.option("--verify", "verify_flag", is_flag=True,
               help="Run the model and the program on all short and some long random strings.")
+@vocabulary_only_option
 @verification_options
 @prove_option
-def decompile_command(model_dir, output, max_states, force, as_json, verify_flag, max_length,
-                      random_length, random_count, seed, prove_length):
+def decompile_command(model_dir, output, max_states, force, as_json, verify_flag,
+                      vocabulary_only, max_length, random_length, random_count, seed,
+                      prove_length):
     """Decompile MODEL (a crasp model directory) into a C-RASP program of the same depth.
 
     The program answers exactly as the model at every position of every input, the empty
@@ -114,12 +126,14 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
 
     --prove [N] proves the program equivalent, on every string of length ≤ N, to the model's
     original program (the file config.json names, if it is still there unchanged) with crasp
-    equiv; without it, it runs the model and the program on every string of length ≤ N over
-    the vocabulary. Exit status 1 if they differ.
+    equiv (over the vocabulary only, with --vocabulary-only); without it, it runs the model
+    and the program on every string of length ≤ N over the vocabulary. Exit status 1 if they
+    differ.
     """
     replacing = output != "-" and check_program_output(output, force)
     model = load_model(model_dir, "decompile").executable
-    result = decompile_model(model, source=model_dir, max_states=max_states)
+    result = decompile_model(model, source=model_dir, max_states=max_states,
+                             vocabulary_only=vocabulary_only)
     summary = dict(result.summary)
     verification = None
     if verify_flag:
@@ -132,7 +146,8 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     write_program_file(output, result.text, replacing)
     if output != "-":
         summary["output"] = output
-    proved = prove_length is None or _prove(model, result.program, prove_length)
+    proved = prove_length is None or _prove(model, result.program, prove_length,
+                                            vocabulary_only)
     report = json.dumps(summary, indent=2) if as_json else format_decompile_summary(summary)
     if verification is not None and not as_json:
         report += ("\nverified: " if verification.ok else "\nMISMATCH: ") + _describe(verification)
@@ -163,12 +178,14 @@ def original_program(config: dict) -> tuple[crasp.Program | None, str]:
     return None, f"{name!r} no longer parses"
 
 
-def _prove(model, program: crasp.Program, max_length: int) -> bool:
-    """--prove: equiv with the original program, or (without one) the model run against the
-    program on every string of length <= max_length; the verdict on stderr."""
+def _prove(model, program: crasp.Program, max_length: int, vocabulary_only: bool) -> bool:
+    """--prove: equiv with the original program (over the vocabulary, if that is all the
+    program answers for), or (without one) the model run against the program on every string
+    of length <= max_length; the verdict on stderr."""
     original, missing = original_program(model.config)
     if original is not None:
-        return prove_equivalence(original, program, max_length, "decompile --prove")
+        return prove_equivalence(original, program, max_length, "decompile --prove",
+                                 tuple(model.config["vocab"]) if vocabulary_only else None)
     result = verify(program, max_length, 1, 0, 0, model=model)
     click.echo(f"decompile --prove: {missing}; so the model itself was run instead: "
                + _describe(result), err=True)

@@ -23,7 +23,9 @@ from crasp.decompile.classify import classify
 from crasp.decompile.write_program import check_vocabulary, write_program
 from crasp.decompile.budget import DEFAULT_MAX_STATES, Budget, StateLimitError
 from crasp.decompile.enumerate_states import StateSource, enumerate_states
+from crasp.decompile import vocabulary
 from crasp.decompile.readable import Unreadable, readable_program
+from crasp.decompile.vocabulary import over_vocabulary
 from crasp.compiler.model_format import CompiledModel
 
 
@@ -38,14 +40,16 @@ class Decompilation:
 
 
 def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
-                    max_states: int = DEFAULT_MAX_STATES, readable: bool = True
-                    ) -> Decompilation:
+                    max_states: int = DEFAULT_MAX_STATES, readable: bool = True,
+                    vocabulary_only: bool = False) -> Decompilation:
     """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
     at every position of every input (the passes: ``enumerate_states`` → ``classify``
     → ``write_program``, then ``readable`` unless ``readable`` is False or its program would
     be longer; the derivation is in their docstrings). ``model`` is a format model or a
-    ``StateSource`` (a float run read in fixed precision: ``crasp extract``). The program
-    returned is the text written, read back. Raises ``CraspError`` before the work would
+    ``StateSource`` (a float run read in fixed precision: ``crasp extract``). With
+    ``vocabulary_only`` the program answers as the model on every string of the model's
+    tokens only, and is shrunk for them first (``vocabulary``). The program returned is the
+    text written, read back. Raises ``CraspError`` before the work would
     exceed ``max_states`` units (``budget.py``: states enumerated, attention-table pairs, count
     terms written; ``summary["work"]`` is what it spent), and for a vocabulary token that no
     token literal can hold (``crasp.parse.token_literal_problem``).
@@ -65,9 +69,13 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
     classes = classify(machine)
     text = write_program(machine, classes, list(model.labels), source, budget)
     program = crasp.parse_program(text, source)  # what was written, read back
+    note = READABLE_NOTE
+    if vocabulary_only:
+        text, program = over_vocabulary(text, program, tuple(model.vocab))
+        note = vocabulary.NOTE
     readability = "not asked for"
     if readable:
-        text, program, readability = shorter(text, program, budget)
+        text, program, readability = shorter(text, program, budget, note)
     report = crasp.analyze(program)
     summary = {
         "layers": len(machine.layers),
@@ -82,6 +90,7 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
         "depths": {d.name: d.depth for d in report.definitions},
         "work": budget.spent,
         "readable": readability,
+        "vocabulary_only": vocabulary_only,
     }
     return Decompilation(program, text, summary)
 
@@ -90,12 +99,17 @@ READABLE_OVER_BUDGET = "kept as written: minimizing its formulas would exceed --
 """How ``summary["readable"]`` begins where the readable pass would have exceeded the budget."""
 
 
-def shorter(text: str, program: crasp.Program, budget: Budget
+READABLE_NOTE = "// A definition per counted formula, and the answer."
+"""The second line of a program the readable pass wrote (over every input)."""
+
+
+def shorter(text: str, program: crasp.Program, budget: Budget, note: str = READABLE_NOTE
             ) -> tuple[str, crasp.Program, str]:
-    """``text`` and its ``program`` rewritten by ``readable.readable_program`` and read back,
-    unless that is longer in definition lines or in characters, the program is not one the
-    pass reads, or the pass would take ``budget`` past its limit (the exact program as
-    written is kept then: the decompilation itself is done); the third item says which."""
+    """``text`` and its ``program`` rewritten by ``readable.readable_program`` and read back
+    (``note`` its second line), unless that is longer in definition lines or in characters,
+    the program is not one the pass reads, or the pass would take ``budget`` past its limit
+    (the exact program as written is kept then: the decompilation itself is done); the third
+    item says which."""
     try:
         rewritten = readable_program(program, budget)
     except Unreadable:
@@ -104,7 +118,7 @@ def shorter(text: str, program: crasp.Program, budget: Budget
         return text, program, (f"{READABLE_OVER_BUDGET} {budget.limit:,} "
                                "(raise it for the readable form)")
     first, _, alphabet = text.splitlines()[:3]
-    header = [first, "// A definition per counted formula, and the answer.", alphabet]
+    header = [first, note, alphabet]
     new_text = "\n".join(header + rewritten.lines) + "\n"
     if len(rewritten.lines) > len(program.definitions) or len(new_text) > len(text):
         # inlining can repeat a wide formula: never more text either

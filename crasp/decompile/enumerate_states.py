@@ -48,7 +48,7 @@ from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
 from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
 from crasp.compiler.model_format import CompiledModel
 from crasp.decompile.budget import DEFAULT_MAX_STATES, PAIRS_PER_STATE, Budget, StateLimitError
-from crasp.decompile.windows import Window, window_points, window_tables
+from crasp.decompile.windows import Window, window_points, window_size, window_tables
 
 __all__ = ["DEFAULT_MAX_STATES", "LayerTables", "StateLimitError", "StateMachine",
            "enumerate_states"]
@@ -173,9 +173,11 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unique, inverse.reshape(-1)
 
 
-def _tables(model: _Model, layer: int, keys: np.ndarray) -> LayerTables:
+def _tables(model: _Model, layer: int, keys: np.ndarray, budget: Budget) -> LayerTables:
     """W, S and v for every (query, key) pair: the executor's ``attend`` on one pair each
-    (by distance for a head with a positive slope: ``windows``)."""
+    (by distance for a head with a positive slope: ``windows``, whose (pair, distance)
+    entries are charged to ``budget`` as pairs before they are built: a small slope makes
+    the window long)."""
     arithmetic = model.arithmetic
     h = model.values(keys)
     queries = h[:-1]
@@ -189,7 +191,14 @@ def _tables(model: _Model, layer: int, keys: np.ndarray) -> LayerTables:
         summands.append(arithmetic.units(arithmetic.value(w)[..., None] * v[None]).numpy())
         values.append(v.numpy())
         if slope:
-            windows[head] = window_tables(arithmetic, q, k, v, slope, model.frac_bits)
+            scores = q @ k.T
+            size = window_size(scores, slope, model.frac_bits)
+            entries = scores.numel() * (size + 1)
+            budget.charge(-(-entries // PAIRS_PER_STATE), f"layer {layer + 1}: ALiBi windows",
+                          f"head {head + 1} of layer {layer + 1} (ALiBi slope {slope:g}) sees "
+                          f"{size + 1:,} distances, {entries:,} (query state, key state, "
+                          "distance) entries")
+            windows[head] = window_tables(arithmetic, scores, v, slope, size)
     return LayerTables(np.stack(weights), np.stack(summands), np.stack(values),
                        boxes=np.zeros((len(queries), model.n_heads * model.d_head, 2), np.int64),
                        windows=windows)
@@ -293,7 +302,7 @@ def enumerate_states(source: CompiledModel | StateSource, budget: Budget | None 
                       f"state, key state) pairs over its {len(states[-1]):,} states")
         keys = np.concatenate([states[-1], bos[layer][None]])
         with torch.no_grad():
-            tables = _tables(arithmetic, layer, keys)
+            tables = _tables(arithmetic, layer, keys, budget)
             _boxes(arithmetic, tables, module.ignored_outputs(layer).numpy())
         sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
         count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))

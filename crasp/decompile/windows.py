@@ -53,12 +53,17 @@ class Window:
     summands: np.ndarray
 
 
-def window_tables(arithmetic, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                  slope: float, frac_bits: int) -> Window:
-    """The tables of one positive-slope head (q: the queries, k and v: the keys, BOS last)."""
-    scores = q @ k.T
+def window_size(scores: torch.Tensor, slope: float, frac_bits: int) -> int:
+    """Delta, the largest distance whose weight can be nonzero (the window lemma above), for
+    the scores q . k_t of every (query, key) pair."""
     largest = float(scores.max()) if scores.numel() else 0.0
-    size = max(0, math.floor((largest + frac_bits * math.log(2)) / slope))
+    return max(0, math.floor((largest + frac_bits * math.log(2)) / slope))
+
+
+def window_tables(arithmetic, scores: torch.Tensor, v: torch.Tensor, slope: float,
+                  size: int) -> Window:
+    """The tables of one positive-slope head (``scores`` q . k_t for every query and key, v:
+    the keys' values, BOS last) up to distance ``size`` (``window_size``)."""
     distances = torch.arange(size + 1, dtype=torch.float64)
     weights = arithmetic.units(torch.exp(scores[..., None] - slope * distances))
     summands = arithmetic.units(arithmetic.value(weights)[..., None] * v[None, :, None, :])

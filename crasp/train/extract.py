@@ -170,10 +170,12 @@ class Extraction:
 
 
 def extract_run(run_dir: str | Path, max_states: int, precision: str | None = None,
-                source: str | None = None) -> Extraction:
+                source: str | None = None, vocabulary_only: bool = False) -> Extraction:
     """Quantize, decompile and measure the trained (float) run in ``run_dir`` (module
-    docstring). ``precision`` ("P.S") skips the choice. Raises ``StateLimitError`` when the
-    quantized model has more states than ``max_states``."""
+    docstring). ``precision`` ("P.S") skips the choice; ``vocabulary_only`` as
+    ``decompile_model``'s (the fidelity is measured on strings of the vocabulary either
+    way). Raises ``StateLimitError`` when the quantized model has more states than
+    ``max_states``."""
     from crasp.decompile import decompile_model
     from crasp.decompile.enumerate_states import StateLimitError, StateSource
     from crasp.train.checkpoint import load_checkpoint
@@ -199,7 +201,8 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     name = source or str(run_dir)
     read_as = f"{name} read at precision {choice.total_bits}.{choice.frac_bits}"
     try:
-        decompiled = decompile_model(state_source, read_as, max_states)
+        decompiled = decompile_model(state_source, read_as, max_states,
+                                     vocabulary_only=vocabulary_only)
     except StateLimitError as error:
         raise StateLimitError(f"{read_as} (chosen by validation accuracy, "
                               f"{choice.candidates[-1]['token_accuracy']:.4f}; "

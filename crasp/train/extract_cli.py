@@ -10,7 +10,7 @@ import json
 
 import click
 
-from crasp.decompile.cli import check_program_output, write_program_file
+from crasp.decompile.cli import check_program_output, vocabulary_only_option, write_program_file
 from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES
 from crasp.models import check_kind
 from crasp.train.extract import extract_run, format_extraction
@@ -30,7 +30,8 @@ from crasp.train.extract import extract_run, format_extraction
 @click.option("--json", "as_json", is_flag=True,
               help='Print the report as JSON: {"run", "precision", "fidelity", "depth", '
                    '"decompile", "output"}.')
-def extract_command(run_dir, output, precision, max_states, force, as_json):
+@vocabulary_only_option
+def extract_command(run_dir, output, precision, max_states, force, as_json, vocabulary_only):
     """Extract a C-RASP program from a trained RUN of the ordinary (float) class.
 
     The run is read in fixed precision (P and S chosen by validation accuracy, reported),
@@ -47,7 +48,7 @@ def extract_command(run_dir, output, precision, max_states, force, as_json):
     """
     replacing = output != "-" and check_program_output(output, force)
     check_kind(run_dir, "extract")
-    result = extract_run(run_dir, max_states, precision)
+    result = extract_run(run_dir, max_states, precision, vocabulary_only=vocabulary_only)
     summary = dict(result.summary)
     write_program_file(output, result.text, replacing)
     if output != "-":

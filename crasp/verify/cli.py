@@ -144,12 +144,14 @@ def prove_option(command):
 
 
 def prove_equivalence(original: syntax.Program, result: syntax.Program,
-                      max_length: int, what: str) -> bool:
-    """Run equiv between ``original`` and ``result``; print the verdict on stderr, each line
-    prefixed with ``what`` (for example "compile --prove"). True when they are equivalent for
-    every string of length ≤ ``max_length`` (not when z3 leaves that ``unknown``)."""
+                      max_length: int, what: str, alphabet: tuple[str, ...] | None = None
+                      ) -> bool:
+    """Run equiv between ``original`` and ``result`` (over ``alphabet``; default: their tokens
+    and a foreign one); print the verdict on stderr, each line prefixed with ``what`` (for
+    example "compile --prove"). True when they are equivalent for every string of length ≤
+    ``max_length`` (not when z3 leaves that ``unknown``)."""
     verdict = decide(Question("equivalent", (original, result), ("input", "output")),
-                     max_length)
+                     max_length, alphabet)
     for line in format_text(verdict).splitlines():
         click.echo(f"{what}: {line}", err=True)
     return verdict.outcome == "holds"
