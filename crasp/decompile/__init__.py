@@ -8,6 +8,8 @@ it does:
     classify          states  -> classes no later layer tells apart  (classify.py)
     write_program     classes -> one Boolean per class, one comparison per head-output
                                  threshold                           (write_program.py)
+    vocabulary        program -> the same answers on the strings of the model's
+                                 tokens only, shrunk (--vocabulary-only; vocabulary.py)
     readable          program -> the same answers in fewer, minimized, named
                                  definitions                         (readable.py)
 
