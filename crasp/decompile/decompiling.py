@@ -12,6 +12,8 @@ what the model decides there, the empty input (BOS) and tokens outside the vocab
 included; its depth is at most the number of layers (or 1, for a model without layers that
 tells BOS from an outside token), and equal to it unless the simplification proves that the
 answer needs fewer nested levels of counting. ``--verify`` checks this against the executor rather than assuming it.
+Then, optionally, ``vocabulary`` (``--vocabulary-only``: exact on the strings of the model's
+own tokens only, shrunk for them) and ``readable`` (the same answers, minimized and named).
 """
 
 from __future__ import annotations
