@@ -117,3 +117,14 @@ def test_the_first_trial_claim_is_what_first_trial_py_finds():
     third = (RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
     assert "in all 12\n  searched cells that ran on the CPU in both editions" in third
     assert "and in none of the 28 cells whose search ran on a GPU" in " ".join(third.split())
+
+
+def test_the_boundary_table_is_what_boundary_py_computes():
+    spec = importlib.util.spec_from_file_location(
+        "boundary", RESULTS / "third-edition" / "boundary.py")
+    boundary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(boundary)
+    third = (RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
+    prompt = "$ python docs/results/third-edition/boundary.py\n"
+    quoted = third.split(prompt, 1)[1].split("```", 1)[0].rstrip("\n").splitlines()
+    assert quoted == boundary.table(boundary.curves())
