@@ -27,7 +27,6 @@ from crasp.decompile.budget import DEFAULT_MAX_STATES, Budget, StateLimitError
 from crasp.decompile.enumerate_states import StateSource, enumerate_states
 from crasp.decompile import vocabulary
 from crasp.decompile.readable import Unreadable, readable_program
-from crasp.decompile.vocabulary import over_vocabulary
 from crasp.compiler.model_format import CompiledModel
 
 
@@ -73,7 +72,7 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
     program = crasp.parse_program(text, source)  # what was written, read back
     note = READABLE_NOTE
     if vocabulary_only:
-        text, program = over_vocabulary(text, program, tuple(model.vocab))
+        text, program = vocabulary.over_vocabulary(text, program, tuple(model.vocab))
         note = vocabulary.NOTE
     readability = "not asked for"
     if readable:

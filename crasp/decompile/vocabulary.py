@@ -6,7 +6,7 @@ Why. ``write_program`` keeps every answer on every input, a token outside the vo
 included (the model reads it through its "other token" row, and the program as a position
 where no token test holds). That costs a trained model's program most of its length: every
 comparison a head makes is written, and on the model's own tokens most of them coincide. The
-extraction study's trained L4 run (docs/extraction.md) decompiles to 1,299 definitions whose
+extraction study's trained L4 run (docs/extraction.md) decompiles to 1,298 definitions whose
 50 first-layer comparisons such as ``(117 * #L0_state0) + 157 * #"b" == 0`` all mean ``#"b" ==
 0`` or its negation, because ``L0_state0 = !("a" || "b")`` holds at no token of {a, b}. Over its
 vocabulary it is two definitions.
