@@ -186,12 +186,12 @@ def _tables(model: _Model, layer: int, keys: np.ndarray, budget: Budget) -> Laye
         q = model.module.project(queries, layer, head)[0]
         _, k, v = model.module.project(h, layer, head)
         slope = model.module.slopes[layer][head]
-        w = arithmetic.units(torch.exp(q @ k.T)) * (slope == 0)
+        scores = q @ k.T
+        w = arithmetic.units(torch.exp(scores)) * (slope == 0)
         weights.append(w.numpy())
         summands.append(arithmetic.units(arithmetic.value(w)[..., None] * v[None]).numpy())
         values.append(v.numpy())
         if slope:
-            scores = q @ k.T
             size = window_size(scores, slope, model.frac_bits)
             entries = scores.numel() * (size + 1)
             budget.charge(-(-entries // PAIRS_PER_STATE), f"layer {layer + 1}: ALiBi windows",
