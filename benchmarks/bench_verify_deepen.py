@@ -25,7 +25,7 @@ from crasp.verify import Question, decide  # noqa: E402
 from timing import best_of_each  # noqa: E402
 
 PROGRAMS = [
-    ('x = #(#"a" == #"b" + #"c") <= #"a"', ("a", "b", "c")),
+    ('x = #(2 * #"a" == #"b" + #"c" + #"d" + #"e") <= #"a"', ("a", "b", "c", "d", "e")),
     ('x = #(#"a" == 4 * #"b") <= #"b"', ("a", "b")),
     ('x = #("a" && #"b" >= 1) <= (1 * #"b") + 16', ("a", "b")),
     ('x = #("a" && #"b" >= 1) <= (21 * #"b") + 8', ("a", "b")),

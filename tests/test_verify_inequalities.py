@@ -90,6 +90,29 @@ def test_the_number_of_candidates_is_bounded(monkeypatch):
     assert len(tightest) == 3 and all(c == 0 for _, _, c, _ in tightest)
 
 
+def test_sums_of_tokens_are_columns_on_request():
+    """Over a b c, X = #(#"a" == #"b" + #"c"): X <= #"b" + #"c" is a bound over a sum of two
+    token columns, proposed only with ``sums`` and expanded into three terms; its (2, 1)
+    companion over the position (2X <= p) is already a plain template."""
+    rows = [[0, 0, 0, 0]]
+    for string in ["abc", "bac", "aabcb", "cab", "aacbcb", "ccaa", "abab", "acacbb"]:
+        x = a = b = c = 0
+        for token in string:
+            a, b, c = a + (token == "a"), b + (token == "b"), c + (token == "c")
+            x += a == b + c
+            rows.append([x, a, b, c])
+    rows = np.unique(np.array(rows), axis=0)
+    plain = bounds.candidate_inequalities(rows, 3, [])
+    summed = bounds.candidate_inequalities(rows, 3, [], sums=True)
+    assert Inequality(0, (2, 3), 0) in summed and Inequality(0, (2, 3), 0) not in plain
+    assert Inequality(0, (2, 3), 0).terms == ((0, 1), (2, -1), (3, -1))
+    assert Inequality(0, 1, 0) in plain and Inequality(0, 1, 0) in summed   # X <= #"a"
+    assert all(isinstance(i, int) and (j is None or isinstance(j, int))
+               for i, j, _, _ in plain)
+    many = np.zeros((1, 6), dtype=np.int64)   # five tokens: beyond SUMS_UP_TO, no sums
+    assert bounds.token_sums(many, 5)[1] == [] and len(bounds.token_sums(many[:, :5], 4)[1]) == 11
+
+
 def test_many_counts_get_the_linear_templates_only():
     """Beyond PAIRWISE_COUNTS distinct counts, no pair of two counts is tried (the number of
     pairs would grow with the square of the counts); bounds against the Parikh counts are.
@@ -105,7 +128,8 @@ def test_many_counts_get_the_linear_templates_only():
                                      np.zeros((1, counts + 2), dtype=np.int64)]), axis=0)
     found = bounds.candidate_inequalities(rows, 2, [])
     assert {Inequality(i, counts, 0) for i in range(2, counts)} <= set(found)   # <= #"a"
-    assert not any(j is not None and max(i, j) < counts for i, j, _, _ in found)
+    assert not any(isinstance(i, int) and isinstance(j, int) and max(i, j) < counts
+                   for i, j, _, _ in found)
     assert Inequality(counts, 0, 1, (1, 2)) in found   # #"a" <= 2 (#"a" // 2) + 1: coefficients
     few = rows[:, [0, 1, counts, counts + 1]]
     assert Inequality(1, 0, 0) in bounds.candidate_inequalities(few, 2, [])   # two counts

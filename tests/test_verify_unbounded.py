@@ -64,12 +64,12 @@ def test_identities_are_proved_and_the_proof_rechecked_by_enumeration(kind, firs
 
 UNKNOWN = [
     # true for every string, but no window of k positions re-establishes why (see
-    # docs/verification.md). The positions X where #"a" == #"b" + #"c" have distinct #"a"
-    # (the position is 2 #"a"), so X <= #"a"; that is inductive only together with
-    # X <= #"b" + #"c" (at a new such position after a "b" or a "c", #"b" + #"c" was
-    # #"a" - 1), an inequality over three columns, outside the templates of
-    # crasp/verify/bounds.py, which relate two
-    ('x = #(#"a" == #"b" + #"c") <= #"a"', "x = true", ("a", "b", "c")),
+    # docs/verification.md). The positions X where 2 #"a" == #"b" + #"c" + #"d" + #"e" have
+    # distinct #"a", so X <= #"a"; that is inductive only together with
+    # 2X <= #"b" + #"c" + #"d" + #"e", a sum of tokens, which crasp/verify/bounds.py makes a
+    # column only over at most SUMS_UP_TO = 4 tokens (over four, TOKEN_SUMS below proves it)
+    ('x = #(2 * #"a" == #"b" + #"c" + #"d" + #"e") <= #"a"', "x = true",
+     ("a", "b", "c", "d", "e")),
     # the positions where #"a" == 4 * #"b" are at most #"b", inductive only together with
     # 4X <= #"a": a coefficient beyond the templates' 3 (3X <= #"a" does not carry it: after
     # X = #"b" = 2, #"a" = 7, an "a" makes X = 3)
@@ -87,6 +87,44 @@ def test_a_decompiled_program_is_proved_equal_to_its_original_at_every_length(na
     verdict = decide(question, 8, unbounded=True)
     assert verdict.outcome == "proved", verdict
     recheck(question, verdict.alphabet)
+
+
+def token_sum_identities():
+    """Over every alphabet of 3 and 4 tokens ``a b ...``, for every token t and coefficient k
+    of 1..3: the positions X where k #t == S, the sum of the other tokens, number at most #t
+    (every token moves #t or S, so two such positions differ in #t, and #t >= 1 there), and
+    those where #t == k S satisfy kX <= #t (they differ in S, S >= 1 there, so X <= S). Each
+    is inductive only together with its partner, kX <= S or X <= S: an inequality over the
+    column of a sum of tokens (crasp/verify/bounds.py). Both sides are claims of the
+    program's answer, so a bound over the sum as the answer would be assumed, not found."""
+    for size in (3, 4):
+        alphabet = tuple("abcd"[:size])
+        for t in alphabet:
+            others = " + ".join(f'#"{s}"' for s in alphabet if s != t)
+            for k in (1, 2, 3):
+                yield f'x = #({k} * #"{t}" == {others}) <= #"{t}"', alphabet
+                scaled = " + ".join(f'{k} * #"{s}"' for s in alphabet if s != t)
+                yield f'x = {k} * #(#"{t}" == {scaled}) <= #"{t}"', alphabet
+
+
+TOKEN_SUMS = list(token_sum_identities())
+
+
+@pytest.mark.parametrize("first,alphabet", TOKEN_SUMS)
+def test_a_count_bounded_by_a_sum_of_tokens_is_proved(first, alphabet):
+    question = Question("equivalent", (program(first), program("x = true")), ("A", "B"))
+    verdict = decide(question, 6, alphabet, unbounded=True)
+    assert verdict.outcome == "proved", verdict
+    recheck(question, verdict.alphabet)
+
+
+def test_without_every_token_in_the_sum_the_bound_fails():
+    """The same class with a token that moves neither side: the bound is false, and the
+    verifier says where."""
+    first = program('x = #(#"a" == #"b" + #"c") <= #"a"')
+    question = Question("equivalent", (first, program("x = true")), ("A", "B"))
+    verdict = decide(question, 6, ("a", "b", "c", "d"), unbounded=True)
+    assert verdict.outcome == "counterexample" and verdict.counterexample.tokens == ("d",)
 
 
 @pytest.mark.parametrize("first,second,alphabet", UNKNOWN)

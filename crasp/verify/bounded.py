@@ -39,7 +39,7 @@ class _Unrolling:
     on one solver, with the second program's definitions swept (``_Sweeper``)."""
 
     def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int,
-                 limit: TimeLimit, relations: bool = True):
+                 limit: TimeLimit, relations: bool = True, token_sums: bool = False):
         z = self.z = z3()
         self.question, self.alphabet, self.limit = question, alphabet, limit
         self.solver = z.Solver()
@@ -53,7 +53,7 @@ class _Unrolling:
         pairs = [(a, b) for a, b in pairs
                  if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
         self.lemmas = _Lemmas(z, self.solver, limit, self.encoders, candidate_relations(
-            *question.programs, alphabet, max_length) if len(self.encoders) == 2 and relations
+            *question.programs, alphabet, max_length, token_sums) if len(self.encoders) == 2 and relations
             else [])
         self.sweeper = _Sweeper(z, self.solver, pairs, limit, self.lemmas.prove) \
             if pairs else None
@@ -272,16 +272,17 @@ def first_violation(question: Question, alphabet: tuple[str, ...], max_length: i
 
 
 def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
-                 limit: TimeLimit = UNLIMITED) -> list[tuple]:
+                 limit: TimeLimit = UNLIMITED, token_sums: bool = False) -> list[tuple]:
     """What simulation proposes and the solver proves equal at every position of every string
     of length <= ``length`` (the base case of the induction's strengthened property,
     ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
     too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
     counted), ``("relation", r, None)`` for a ``LinearRelation`` between counts, an equation
-    or an inequality (``crasp.verify.relations``; it holds at BOS, where every count is 0)."""
+    or an inequality (``crasp.verify.relations``; it holds at BOS, where every count is 0),
+    over sums of tokens too with ``token_sums`` (``crasp.verify.bounds``)."""
     if len(question.programs) != 2:
         return []
-    unrolling = _Unrolling(question, alphabet, length, limit)
+    unrolling = _Unrolling(question, alphabet, length, limit, token_sums=token_sums)
     z, solver = unrolling.z, unrolling.solver
     nodes = [unrolled_counts(program) for program in question.programs]
     bodies = body_pairs(*question.programs, alphabet, length)

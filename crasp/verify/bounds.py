@@ -35,6 +35,20 @@ then the Parikh counts n_s), for the coefficient pairs (a, b) of ``COEFFICIENTS`
 * ``v_i <= c`` for a count that stays at most ``MAX_CONSTANT`` (the count of the first "a";
   a v_i <= c says no more).
 
+Sums of tokens. Over ``a b c``, the positions X where #"a" == #"b" + #"c" are at most #"a"
+(the position is 2 #"a" there, so they have distinct #"a"), but X <= #"a" is inductive only
+together with X <= #"b" + #"c": at a new such position after a "b" or a "c", #"b" + #"c" was
+#"a" - 1 = m - 1, so X <= m - 1; after an "a", #"a" was m - 1. The second names three
+columns. So on request (``sums``), beside the n_s, the columns include the sum of every set of
+two or more tokens (``SUMS_UP_TO`` tokens in the alphabet at most: 11 sums over four tokens;
+none beyond, where their number would grow as 2^|alphabet|), each one more Parikh-like column
+of the templates above: ``a v_i - b (n_b + n_c) <= c`` is an inequality of three columns, two of them with the
+same coefficient. The sum of all tokens is the position p, handled as p is below. An
+``Inequality`` names such a column by the tuple of the token columns it sums, and its
+``terms`` expand it. They multiply the candidates, and so the solver calls of every proof
+(the decompiled L5 of ``examples/`` took 9 times as long with them), so the driver
+(``crasp.verify.driver``) asks for them only after an induction without them proves nothing.
+
 Every sample has its BOS row, where every count and n_s is 0, so c >= 0: each candidate holds
 at the start of every string, which the induction's base case needs (the start state before
 p = 0 is that row). Not proposed, because the zero row or the invariant Inv of ``induction``
@@ -84,9 +98,13 @@ skipped where one kept before it implies it (stage 2).
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
+
+SUMS_UP_TO = 4
+"""Sums of two or more tokens are columns when the alphabet has at most this many tokens."""
 
 MAX_CONSTANT = 2
 """The largest c of a proposed ``v_i - v_j <= c`` or ``v_i <= c``; ``a v_i - b v_j <= c``
@@ -108,11 +126,16 @@ BLOCK = 1 << 22
 """Entries of one difference block (rows x templates) computed at a time."""
 
 
+Column = int | tuple[int, ...]
+"""A column of the sample matrix, or a tuple of its token columns: their sum."""
+
+
 class Inequality(NamedTuple):
     """``a v_larger - b v_smaller <= constant`` with (a, b) = ``coefficients``, or
-    ``v_larger <= constant`` when ``smaller`` is None, over the columns of the sample matrix."""
-    larger: int
-    smaller: int | None
+    ``v_larger <= constant`` when ``smaller`` is None, over the columns of the sample matrix
+    (a tuple of columns stands for their sum)."""
+    larger: Column
+    smaller: Column | None
     constant: int
     coefficients: tuple[int, int] = (1, 1)
 
@@ -120,21 +143,35 @@ class Inequality(NamedTuple):
     def terms(self) -> tuple[tuple[int, int], ...]:
         """(column, coefficient) of the left side (the sparse form of ``LinearRelation``)."""
         a, b = self.coefficients
-        return ((self.larger, a),) if self.smaller is None else \
-            ((self.larger, a), (self.smaller, -b))
+        sides = ((self.larger, a), (self.smaller, -b))
+        return tuple((column, coefficient) for side, coefficient in sides if side is not None
+                     for column in (side if isinstance(side, tuple) else (side,)))
 
 
-def candidate_inequalities(rows: np.ndarray, parikh: int,
-                           equations: list[tuple[int, ...]]) -> list[Inequality]:
+def token_sums(rows: np.ndarray, parikh: int) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """``rows`` with one more column per set of two or more of its last ``parikh`` (token)
+    columns, their sum, when ``parikh`` <= ``SUMS_UP_TO``; and those sets, in column order."""
+    width = rows.shape[1]
+    tokens = range(width - parikh, width)
+    sets = [chosen for size in range(2, parikh + 1)
+            for chosen in combinations(tokens, size)] if parikh <= SUMS_UP_TO else []
+    sums = [rows[:, list(chosen)].sum(axis=1) for chosen in sets]
+    return np.column_stack([rows, *sums]) if sums else rows, sets
+
+
+def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[int, ...]],
+                           sums: bool = False) -> list[Inequality]:
     """The inequalities of the templates above that hold at every row of ``rows`` (one row per
     distinct sampled position; the last ``parikh`` columns are the Parikh counts), not implied
-    as said above, at most ``MAX_INEQUALITIES``, the tightest first."""
-    counts = rows.shape[1] - parikh
+    as said above, at most ``MAX_INEQUALITIES``, the tightest first; with ``sums``, over the
+    sums of tokens too."""
+    counts, width = rows.shape[1] - parikh, rows.shape[1]
+    rows, sets = token_sums(rows, parikh) if sums else (rows, [])
     first: dict[bytes, int] = {}   # one column of each class of equal columns
     for column, values in enumerate(np.ascontiguousarray(rows.T)):
         first.setdefault(values.tobytes(), column)
     distinct = sorted(column for column in first.values() if rows[:, column].any())
-    position = rows[:, counts:].sum(axis=1)
+    position = rows[:, counts:width].sum(axis=1)
     is_position = {column for column in distinct
                    if np.array_equal(rows[:, column], position)}
     count_columns = [column for column in distinct if column < counts]
@@ -148,12 +185,15 @@ def candidate_inequalities(rows: np.ndarray, parikh: int,
     coarse, _ = _maxima(rows[::PREFILTER_STRIDE], templates)
     templates = templates[coarse <= _bounds(templates)]
     maxima, attained = _maxima(rows, templates)
-    implied = _implied_by_equations(equations, rows.shape[1])
+    implied = _implied_by_equations(equations, width)
     found = {(i, j, a, b): (int(c), int(hits))
              for (i, j, a, b), c, hits, bound in zip(templates.tolist(), maxima, attained,
                                                      _bounds(templates))
-             if 0 <= c <= bound and (j < 0 or not implied(i, j, a, b))}
-    return [Inequality(i, None if j < 0 else j, found[i, j, a, b][0], (a, b))
+             if 0 <= c <= bound and (j < 0 or max(i, j) >= width or not implied(i, j, a, b))}
+
+    def column(index: int) -> Column:
+        return index if index < width else sets[index - width]
+    return [Inequality(column(i), None if j < 0 else column(j), found[i, j, a, b][0], (a, b))
             for i, j, a, b in _selected(_untransitive(found))]
 
 

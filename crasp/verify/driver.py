@@ -8,7 +8,8 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
   enumerating the short lengths (``PREFIX_STRINGS``).
 * ``explain.confirm``: the string re-run by the interpreter, and the definitions that differ.
 * ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``);
-  when it neither proves nor refutes, the bounded search again, up to ``deepest(N)`` tokens.
+  when it neither proves nor refutes, once more with inequalities over sums of tokens
+  (``with_token_sums``), then the bounded search again, up to ``deepest(N)`` tokens.
 
 Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
 string over it, with equal definitions merged and unread ones dropped), and every string it
@@ -28,7 +29,7 @@ import time
 from dataclasses import dataclass
 
 from crasp.errors import CraspError
-from crasp.verify import enumeration
+from crasp.verify import bounds, enumeration
 from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet
@@ -83,6 +84,14 @@ class Verdict:
     decided_length: int | None = None
     """The longest length up to which the answer is known to hold (unknown outcomes)."""
     timeout: float | None = None
+
+
+def with_token_sums(question: Question, alphabet: tuple[str, ...]) -> bool:
+    """Whether an inconclusive induction is tried again with the inequalities over sums of
+    tokens (``crasp.verify.bounds``): relations are guessed between two programs, and sums
+    other than the position exist over 3 to ``bounds.SUMS_UP_TO`` tokens. Only then: they
+    multiply the candidates, and so the cost of every proof."""
+    return len(question.programs) == 2 and 3 <= len(alphabet) <= bounds.SUMS_UP_TO
 
 
 def deepest(max_length: int) -> int:
@@ -156,12 +165,15 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     try:
         pairs = bounded.proved_pairs(searched, alphabet, depth, limit)
         induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
+        if induction.inconclusive and with_token_sums(searched, alphabet):
+            pairs = bounded.proved_pairs(searched, alphabet, depth, limit, token_sums=True)
+            induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=f"{undecided.reason}, in the induction",
                        decided_length=max_length)
     if induction.proved:
         return verdict("proved", induction=induction)
-    if induction.counterexample is None:
+    if induction.inconclusive:
         inconclusive = (f"k-induction up to k = {induction.tried} proves nothing for longer "
                         "strings and found no counterexample")
         deeper = deepest(max_length) if deepen is None else deepen

@@ -46,11 +46,13 @@ Presburger decision: it is unsatisfiable (proved) or its model is a real counter
 
 What it cannot prove: an equivalence that rests on a relation between counts of depth >= 2
 that neither Inv nor a pair states (an equation, or an inequality of ``bounds``' templates
-a v_i - b v_j <= c over two columns, v_i <= c) and that no k consecutive positions
-re-establish: over a b c, the number X of positions where #"a" == #"b" + #"c" is at most
-#"a", but that is inductive only together with X <= #"b" + #"c", over three columns, and a
-state that breaks it can keep the answers equal for any number of positions before they
-differ. Then the answer is ``unknown``. A model of a
+a v_i - b v_j <= c over two columns, where a column may be a sum of tokens over at most four,
+v_i <= c) and that no k consecutive positions re-establish: over a b c d e, the number X of
+positions where 2 #"a" == #"b" + #"c" + #"d" + #"e" is at most #"a", but that is inductive
+only together with 2X <= #"b" + #"c" + #"d" + #"e", a sum of four tokens (no column over
+five), and a state that breaks it can keep the answers equal for any number of positions
+before they differ; likewise X <= Y + Z for three counts, or a coefficient beyond 3.
+Then the answer is ``unknown``. A model of a
 failed step is turned into a string (the tokens of the state, grouped, then the window) and
 run through the interpreter: where that string violates, it is a real counterexample longer
 than N.
@@ -82,6 +84,11 @@ class InductionResult:
     tried: int                             # the deepest step tried
     counterexample: tuple[str, ...] | None  # a confirmed violating string (longer than N)
     exact: bool                            # the step of depth 0 decides (see the docstring)
+
+    @property
+    def inconclusive(self) -> bool:
+        """Neither a proof nor a confirmed counterexample."""
+        return not self.proved and self.counterexample is None
 
 
 def is_exact(question: Question) -> bool:

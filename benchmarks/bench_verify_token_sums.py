@@ -1,0 +1,115 @@
+"""What the inequalities over sums of tokens cost and prove (crasp/verify/bounds.py,
+``SUMS_UP_TO``): ``crasp equiv A B --unbounded`` with N = 8, CPU seconds, best of three, the
+settings taking turns, in the same invocation:
+
+* ``off``, the baseline: no sums of tokens (``bounds.SUMS_UP_TO = 0``), the verifier before them;
+* ``lazy``, the default: sums only in a second induction after one without them proves nothing
+  (``driver.with_token_sums``);
+* ``eager``: sums in the first and only induction (what the lazy order avoids).
+
+Programs: three that hold only by a bound over a sum of tokens (tests/test_verify_unbounded.py's
+``TOKEN_SUMS``), each against ``x = true``, and two decompiled twins, proved without any sum
+(``examples/L5.crasp`` and ``examples/anbncn.crasp`` against their compiled-then-decompiled
+models), where the sums only cost.
+
+    python benchmarks/bench_verify_token_sums.py [--repeats 3] [--whole-class]
+
+``--whole-class`` then counts the answers over the whole class of ``TOKEN_SUMS`` (42 programs),
+off and lazy, with N = 6 and no search after the induction (``deepen=0``), as the tests run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import crasp  # noqa: E402
+from crasp.verify import Question, bounded, bounds, decide, driver  # noqa: E402
+
+from timing import best_of_each  # noqa: E402
+
+SUMS = [
+    ('x = #(#"a" == #"b" + #"c") <= #"a"', ("a", "b", "c")),
+    ('x = #(2 * #"a" == #"b" + #"c" + #"d") <= #"a"', ("a", "b", "c", "d")),
+    ('x = 3 * #(#"a" == 3 * #"b" + 3 * #"c") <= #"a"', ("a", "b", "c")),
+]
+TWINS = ["L5", "anbncn"]
+
+
+def questions():
+    """(label, question, alphabet) of every benchmarked comparison."""
+    always = crasp.parse_program("x = true")
+    for text, alphabet in SUMS:
+        yield text[4:], Question("equivalent", (crasp.parse_program(text), always),
+                                 ("A", "B")), alphabet
+    from crasp.compiler import compile_program, decompile_model
+    for name in TWINS:
+        original = crasp.load_program(crasp.example(name))
+        twin = decompile_model(compile_program(original)).program
+        yield f"{name} and its decompiled twin", Question("equivalent", (original, twin),
+                                                          ("A", "B")), None
+
+
+def run(question: Question, alphabet, setting: str, outcomes: dict, length: int = 8,
+        deepen: int | None = None):
+    """A ``decide`` call under ``setting``, its outcome kept in ``outcomes``."""
+    plain_pairs = bounded.proved_pairs
+
+    def call():
+        saved = bounds.SUMS_UP_TO, driver.with_token_sums
+        if setting == "off":
+            bounds.SUMS_UP_TO = 0
+        if setting == "eager":   # sums in the first induction, no second one
+            bounded.proved_pairs = lambda *args, **_: plain_pairs(*args, token_sums=True)
+            driver.with_token_sums = lambda *_: False
+        try:
+            outcomes[setting] = decide(question, length, alphabet, unbounded=True,
+                                       deepen=deepen).outcome
+        finally:
+            (bounds.SUMS_UP_TO, driver.with_token_sums), bounded.proved_pairs = saved, plain_pairs
+    return call
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--whole-class", action="store_true")
+    args = parser.parse_args()
+    print(f"{'comparison':<44} {'off s':>6} {'lazy s':>7} {'eager s':>8} {'lazy/off':>9} "
+          f"{'eager/off':>10}  answers (off / lazy / eager)")
+    for label, question, alphabet in questions():
+        outcomes: dict[str, str] = {}
+        off, lazy, eager = best_of_each(
+            args.repeats, *(run(question, alphabet, setting, outcomes)
+                            for setting in ("off", "lazy", "eager")), clock=time.process_time)
+        print(f"{label:<44} {off:>6.2f} {lazy:>7.2f} {eager:>8.2f} {lazy / off:>8.1f}x "
+              f"{eager / off:>9.1f}x  {outcomes['off']} / {outcomes['lazy']} / "
+              f"{outcomes['eager']}", flush=True)
+    if args.whole_class:
+        print(f"TOKEN_SUMS, (off, lazy) answers: {whole_class()}")
+
+
+def whole_class() -> dict[tuple[str, str], int]:
+    """How many programs of tests/test_verify_unbounded.py's ``TOKEN_SUMS`` get each pair of
+    answers (off, lazy)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from test_verify_unbounded import TOKEN_SUMS
+    always = crasp.parse_program("x = true")
+    answers: dict[tuple[str, str], int] = {}
+    for text, alphabet in TOKEN_SUMS:
+        question = Question("equivalent", (crasp.parse_program(text), always), ("A", "B"))
+        outcomes: dict[str, str] = {}
+        for setting in ("off", "lazy"):
+            run(question, alphabet, setting, outcomes, length=6, deepen=0)()
+        key = (outcomes["off"], outcomes["lazy"])
+        answers[key] = answers.get(key, 0) + 1
+    return answers
+
+
+if __name__ == "__main__":
+    main()
