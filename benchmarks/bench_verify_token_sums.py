@@ -4,7 +4,7 @@ settings taking turns, in the same invocation:
 
 * ``off``, the baseline: no sums of tokens (``bounds.SUMS_UP_TO = 0``), the verifier before them;
 * ``lazy``, the default: sums only in a second induction after one without them proves nothing
-  (``driver.with_token_sums``);
+  (``driver.second_round``);
 * ``eager``: sums in the first and only induction (what the lazy order avoids).
 
 Programs: three that hold only by a bound over a sum of tokens (tests/test_verify_unbounded.py's
@@ -59,17 +59,17 @@ def run(question: Question, alphabet, setting: str, outcomes: dict, length: int 
     plain_pairs = bounded.proved_pairs
 
     def call():
-        saved = bounds.SUMS_UP_TO, driver.with_token_sums
+        saved = bounds.SUMS_UP_TO, driver.second_round
         if setting == "off":
             bounds.SUMS_UP_TO = 0
         if setting == "eager":   # sums in the first induction, no second one
-            bounded.proved_pairs = lambda *args, **_: plain_pairs(*args, token_sums=True)
-            driver.with_token_sums = lambda *_: False
+            bounded.proved_pairs = lambda *args, **_: plain_pairs(*args, second_round=True)
+            driver.second_round = lambda *_: False
         try:
             outcomes[setting] = decide(question, length, alphabet, unbounded=True,
                                        deepen=deepen).outcome
         finally:
-            (bounds.SUMS_UP_TO, driver.with_token_sums), bounded.proved_pairs = saved, plain_pairs
+            (bounds.SUMS_UP_TO, driver.second_round), bounded.proved_pairs = saved, plain_pairs
     return call
 
 

@@ -18,6 +18,7 @@ from crasp.cli import cli
 from crasp.verify import Question, bounded, bounds, decide, enumeration, relations
 from crasp.verify.bounds import Inequality
 from crasp.verify.solver import TimeLimit
+from test_verify_unbounded import TOKEN_SUMS
 
 RECHECK_LENGTH = 9
 
@@ -339,7 +340,7 @@ def test_a_false_inequality_is_dropped_and_never_used(answer, injected, shortest
                         lambda *arguments: [injected] + real(*arguments))
     pair = question(f"x = {answer}", "y = true")
     alphabet = ("a", "b")
-    forced = relations.candidate_relations(*pair.programs, alphabet, 10)
+    forced = relations.candidate_relations(pair.programs, alphabet, 10)
     wrong = next(r for r in forced if not r.equation and r.constant == injected.constant
                  and r.terms == injected.terms)
     proved = [r for kind, r, _ in bounded.proved_pairs(pair, alphabet, 10) if kind == "relation"]
@@ -366,3 +367,21 @@ def test_inequalities_the_solver_does_not_prove_are_not_used(monkeypatch):
                 if kind == "relation"]
     verdict = decide(pair, 8, ("a", "b"), unbounded=True)
     assert verdict.outcome == "unknown"
+
+
+# -- the same classes asked of one program: universal, and the empty complement -----------------
+
+@settings(max_examples=16, deadline=None, derandomize=True)
+@given(st.sampled_from([(f"x = {answer}", alphabet) for answer, alphabet in MEMBERS]
+                       + COEFFICIENT_MEMBERS + TOKEN_SUMS), st.booleans())
+def test_one_program_gets_the_relations_too(member, complement):
+    """``crasp check --universal`` (or ``--empty`` of the negation) on a member of the classes
+    above is proved, as its equivalence with ``x = true`` is: the relations between counts
+    that the first round guesses only between two programs come in the second round
+    (``driver.second_round``), with the sums of tokens. Re-checked by running every string."""
+    text, alphabet = member
+    program = crasp.parse_program(text + ("\nnot_x = !x" if complement else ""))
+    single = Question("empty" if complement else "universal", (program,), ("A",))
+    verdict = decide(single, 8, alphabet, unbounded=True)
+    assert verdict.outcome == "proved", (text, verdict.reason)
+    assert enumeration.first_violation(single, alphabet, RECHECK_LENGTH) is None

@@ -209,7 +209,7 @@ def test_no_relation_is_guessed_beyond_the_column_budget(monkeypatch):
                                 'x + y == #"a"')
     second = crasp.parse_program('#"a" >= 0')
     def equations():
-        return [r for r in relations.candidate_relations(first, second, ("a", "b"), 6)
+        return [r for r in relations.candidate_relations((first, second), ("a", "b"), 6)
                 if r.equation]
     assert equations()
     monkeypatch.setattr(relations, "MAX_COLUMNS", 3)

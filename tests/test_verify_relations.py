@@ -93,7 +93,7 @@ def test_anbncn_against_its_complement_relates_every_count_of_the_original():
     original = crasp.load_program(crasp.example("anbncn"))
     twin = complement_of(original)
     alphabet, _ = default_alphabet((original, twin))
-    relations = candidate_relations(original, twin, alphabet, 12)
+    relations = candidate_relations((original, twin), alphabet, 12)
     for index in range(len(unrolled_counts(original))):
         assert any(index in relation.columns for relation in relations if relation.equation)
     assert decide(Question("equivalent", (original, twin), ("A", "B")), 16,

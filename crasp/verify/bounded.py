@@ -39,7 +39,7 @@ class _Unrolling:
     on one solver, with the second program's definitions swept (``_Sweeper``)."""
 
     def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int,
-                 limit: TimeLimit, relations: bool = True, token_sums: bool = False):
+                 limit: TimeLimit, relations: bool = True, second_round: bool = False):
         z = self.z = z3()
         self.question, self.alphabet, self.limit = question, alphabet, limit
         self.solver = z.Solver()
@@ -52,9 +52,9 @@ class _Unrolling:
         # a pair must hold at BOS too (all its terms are constants there)
         pairs = [(a, b) for a, b in pairs
                  if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
+        guessed = relations and (len(self.encoders) == 2 or second_round)
         self.lemmas = _Lemmas(z, self.solver, limit, self.encoders, candidate_relations(
-            *question.programs, alphabet, max_length, token_sums) if len(self.encoders) == 2 and relations
-            else [])
+            question.programs, alphabet, max_length, token_sums=second_round) if guessed else [])
         self.sweeper = _Sweeper(z, self.solver, pairs, limit, self.lemmas.prove) \
             if pairs else None
         self.tokens: list[list] = []
@@ -272,20 +272,22 @@ def first_violation(question: Question, alphabet: tuple[str, ...], max_length: i
 
 
 def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
-                 limit: TimeLimit = UNLIMITED, token_sums: bool = False) -> list[tuple]:
+                 limit: TimeLimit = UNLIMITED, second_round: bool = False) -> list[tuple]:
     """What simulation proposes and the solver proves equal at every position of every string
     of length <= ``length`` (the base case of the induction's strengthened property,
     ``crasp.verify.induction``): ``("definition", name, other)`` for two definitions (at BOS
     too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
     counted), ``("relation", r, None)`` for a ``LinearRelation`` between counts, an equation
-    or an inequality (``crasp.verify.relations``; it holds at BOS, where every count is 0),
-    over sums of tokens too with ``token_sums`` (``crasp.verify.bounds``)."""
-    if len(question.programs) != 2:
+    or an inequality (``crasp.verify.relations``; it holds at BOS, where every count is 0).
+    The ``second_round`` (``driver.second_round``) adds inequalities over sums of tokens
+    (``crasp.verify.bounds``), and relations between the counts of a single program."""
+    single = len(question.programs) != 2
+    if single and not second_round:
         return []
-    unrolling = _Unrolling(question, alphabet, length, limit, token_sums=token_sums)
+    unrolling = _Unrolling(question, alphabet, length, limit, second_round=second_round)
     z, solver = unrolling.z, unrolling.solver
     nodes = [unrolled_counts(program) for program in question.programs]
-    bodies = body_pairs(*question.programs, alphabet, length)
+    bodies = [] if single else body_pairs(*question.programs, alphabet, length)
     for _ in range(length):
         unrolling.advance()
         kept = []

@@ -35,19 +35,20 @@ then the Parikh counts n_s), for the coefficient pairs (a, b) of ``COEFFICIENTS`
 * ``v_i <= c`` for a count that stays at most ``MAX_CONSTANT`` (the count of the first "a";
   a v_i <= c says no more).
 
-Sums of tokens. Over ``a b c``, the positions X where #"a" == #"b" + #"c" are at most #"a"
-(the position is 2 #"a" there, so they have distinct #"a"), but X <= #"a" is inductive only
-together with X <= #"b" + #"c": at a new such position after a "b" or a "c", #"b" + #"c" was
-#"a" - 1 = m - 1, so X <= m - 1; after an "a", #"a" was m - 1. The second names three
-columns. So on request (``sums``), beside the n_s, the columns include the sum of every set of
-two or more tokens (``SUMS_UP_TO`` tokens in the alphabet at most: 11 sums over four tokens;
-none beyond, where their number would grow as 2^|alphabet|), each one more Parikh-like column
-of the templates above: ``a v_i - b (n_b + n_c) <= c`` is an inequality of three columns, two of them with the
-same coefficient. The sum of all tokens is the position p, handled as p is below. An
-``Inequality`` names such a column by the tuple of the token columns it sums, and its
-``terms`` expand it. They multiply the candidates, and so the solver calls of every proof
-(the decompiled L5 of ``examples/`` took 9 times as long with them), so the driver
-(``crasp.verify.driver``) asks for them only after an induction without them proves nothing.
+Sums of tokens. Over ``a b c``, the positions X where #"a" == #"b" + #"c" are at most #"a" (the
+position is 2 #"a" there, so they have distinct #"a"), but X <= #"a" is inductive only together
+with X <= #"b" + #"c": at a new such position, where #"a" = #"b" + #"c" = m, either #"a" or
+#"b" + #"c" was m - 1 before it (the token was an "a", or a "b" or "c"), so X <= m - 1 by one
+of the two. The second names three columns. So on request (``sums``), beside the n_s, the
+columns include the sum of every set of two or more tokens (``SUMS_UP_TO`` tokens in the
+alphabet at most: 11 sums over four tokens; none beyond, where their number would grow as
+2^|alphabet|), each one more Parikh-like column of the templates above: ``a v_i - b (n_b + n_c)
+<= c`` is an inequality of three columns, two of them with the same coefficient. The sum of all
+tokens is the position p, handled as p is below. An ``Inequality`` names such a column by the
+tuple of the token columns it sums, and its ``terms`` expand it. They multiply the candidates,
+and so the solver calls of every proof (the decompiled L5 of ``examples/`` took 9 times as long
+with them), so the driver (``crasp.verify.driver``) asks for them only after an induction
+without them proves nothing.
 
 Every sample has its BOS row, where every count and n_s is 0, so c >= 0: each candidate holds
 at the start of every string, which the induction's base case needs (the start state before

@@ -8,8 +8,8 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
   enumerating the short lengths (``PREFIX_STRINGS``).
 * ``explain.confirm``: the string re-run by the interpreter, and the definitions that differ.
 * ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``);
-  when it neither proves nor refutes, once more with inequalities over sums of tokens
-  (``with_token_sums``), then the bounded search again, up to ``deepest(N)`` tokens.
+  when it neither proves nor refutes, once more with more lemmas (``second_round``), then
+  the bounded search again, up to ``deepest(N)`` tokens.
 
 Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
 string over it, with equal definitions merged and unread ones dropped), and every string it
@@ -86,12 +86,16 @@ class Verdict:
     timeout: float | None = None
 
 
-def with_token_sums(question: Question, alphabet: tuple[str, ...]) -> bool:
-    """Whether an inconclusive induction is tried again with the inequalities over sums of
-    tokens (``crasp.verify.bounds``): relations are guessed between two programs, and sums
-    other than the position exist over 3 to ``bounds.SUMS_UP_TO`` tokens. Only then: they
-    multiply the candidates, and so the cost of every proof."""
-    return len(question.programs) == 2 and 3 <= len(alphabet) <= bounds.SUMS_UP_TO
+def second_round(question: Question, alphabet: tuple[str, ...]) -> bool:
+    """Whether an inconclusive induction is tried again with more lemmas
+    (``bounded.proved_pairs``' ``second_round``): for a question about one program (universal,
+    empty), the relations between its counts, which the first round guesses only between two
+    programs; for two, the inequalities over sums of tokens (``crasp.verify.bounds``), which
+    exist over 3 to ``bounds.SUMS_UP_TO`` tokens (over two the only sum is the position). Only
+    after the first round fails: the candidates cost solver calls at every position of every
+    proof (benchmarks/bench_verify_token_sums.py: 10-12 times as long for two decompiled
+    twins, had the sums been in their only round)."""
+    return len(question.programs) == 1 or 3 <= len(alphabet) <= bounds.SUMS_UP_TO
 
 
 def deepest(max_length: int) -> int:
@@ -165,8 +169,8 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     try:
         pairs = bounded.proved_pairs(searched, alphabet, depth, limit)
         induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
-        if induction.inconclusive and with_token_sums(searched, alphabet):
-            pairs = bounded.proved_pairs(searched, alphabet, depth, limit, token_sums=True)
+        if induction.inconclusive and second_round(searched, alphabet):
+            pairs = bounded.proved_pairs(searched, alphabet, depth, limit, second_round=True)
             induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=f"{undecided.reason}, in the induction",
