@@ -95,3 +95,24 @@ def test_equalities_names_and_parentheses():
     assert "!=" in readable.text or "==" in readable.text
     assert crasp.fmt.format_expr(crasp.parse_program('x = "a" && "b" || "a"\n').answer.expr,
                                  group_mixed=True) == '("a" && "b") || "a"'
+
+
+FALSE_BODIES = ['false', '"a" && !"a"', '"a" && "b"', '!("a" || !"a")']
+SHAPES = ['{k} * #p + #"a" >= 1', '#"b" + {k} * #p <= 2', '#p == 0', '{k} * #p >= 1',
+          '#"a" - {k} * #p > #"b"']
+
+
+@pytest.mark.parametrize("body", FALSE_BODIES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("k", [1, 3])
+def test_a_count_of_a_body_no_position_satisfies_leaves_its_sums(body, shape, k):
+    """A count whose body minimizes to false (a literal, a contradiction, two tokens at once)
+    is 0 at every position: the readable program drops its term (and the comparison, where
+    nothing else is left, becomes a constant), with the same answers everywhere."""
+    from crasp.decompile.readable import readable_program
+    program = crasp.parse_program(f'alphabet "a" "b"\np = {body}\n'
+                                  f'x = {shape.format(k=k)} || "b"\n')
+    readable = readable_program(program)
+    assert "#p" not in "\n".join(readable.lines), readable.lines
+    rewritten = crasp.parse_program('alphabet "a" "b"\n' + "\n".join(readable.lines))
+    assert same_answers(program, rewritten, 6)

@@ -5,12 +5,12 @@ long (a median of twice the original's lines on the examples). This pass rewrite
 every answer at every position (and at BOS) and the depth:
 
 * **Atoms.** Each definition is expanded, through the references to earlier definitions, into
-  a Boolean formula over *atoms*: token tests, and linear count inequalities
-  sum_t c_t #body_t >= b. An inequality is stored in one orientation (first coefficient
-  positive, divided by the gcd of the coefficients, the bound rounded up), so a comparison
-  and its negation become one atom with two polarities:
-  sum c #B >= b  iff  !(sum -c #B >= 1 - b). Comparisons whose count bodies are formulas are
-  keyed by the minimized bodies, so equal bodies give equal atoms.
+  a Boolean formula over *atoms*: token tests, and linear count inequalities sum_t c_t #body_t
+  >= b, less the terms whose body minimizes to false (no token position has it: a count of 0).
+  An inequality is stored in one orientation (first coefficient positive, divided by the gcd
+  of the coefficients, the bound rounded up), so a comparison and its negation become one
+  atom with two polarities: sum c #B >= b  iff  !(sum -c #B >= 1 - b). Comparisons whose
+  count bodies are formulas are keyed by the minimized bodies: equal bodies, equal atoms.
 * **Minimization.** Each formula is minimized over its atoms by SymPy's ``simplify_logic``
   (Quine-McCluskey, the smaller of the sum-of-products and product-of-sums forms), with as
   *don't cares* the assignments that cannot occur at a token position: two token tests true
@@ -169,7 +169,7 @@ class _Reader:
         terms = dict(left[0])
         for key, c in right[0].items():
             terms[key] = terms.get(key, 0) - c
-        terms = {k: c for k, c in terms.items() if c}
+        terms = {k: c for k, c in terms.items() if c and self.bodies[k] != sympy.false}
         constant = left[1] - right[1]            # left - right = sum terms + constant
         negated = {k: -c for k, c in terms.items()}
         at_least = {">=": [(terms, constant)], ">": [(terms, constant - 1)],
