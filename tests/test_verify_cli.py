@@ -80,10 +80,10 @@ def test_unbounded_proved_counterexample_and_unknown(files):
                  "--json")
     verdict = json.loads(beyond.output)
     assert beyond.exit_code == 1 and verdict["counterexample"]["length"] == 13
-    # it rests on X <= #"b" and 4X <= #"a" together, a coefficient beyond the templates' 3
+    # it rests on X <= #"b" and 7X <= #"a" together, a coefficient beyond the templates' 6
     # (tests/test_verify_unbounded.py's UNKNOWN)
-    (files / "quad.crasp").write_text('x = #(#"a" == 4 * #"b") <= #"b"\n')
-    unknown = run("equiv", "quad.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
+    (files / "sept.crasp").write_text('x = #(#"a" == 7 * #"b") <= #"b"\n')
+    unknown = run("equiv", "sept.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
     assert unknown.exit_code == 3 and unknown.output.startswith("unknown:")
     # three columns: X <= #"a" with X <= #"b" + #"c", a sum of tokens
     (files / "sum.crasp").write_text('x = #(#"a" == #"b" + #"c") <= #"a"\n')
@@ -97,18 +97,18 @@ def test_unbounded_proved_counterexample_and_unknown(files):
 
 @pytest.mark.parametrize("command", ["equiv", "check"])
 def test_deepen_bounds_the_search_after_an_inconclusive_induction(files, command):
-    """``quad.crasp`` is true at every length and unprovable here: the answer is unknown and
+    """``sept.crasp`` is true at every length and unprovable here: the answer is unknown and
     holds up to the --deepen length (default 4 x --max-length, at most 64; 0: none)."""
-    (files / "quad.crasp").write_text('x = #(#"a" == 4 * #"b") <= #"b"\n')
+    (files / "sept.crasp").write_text('x = #(#"a" == 7 * #"b") <= #"b"\n')
     other = ["true.crasp"] if command == "equiv" else ["--universal"]
     for deepen, decided in [(None, 24), ("0", 6), ("3", 6), ("15", 15), ("70", 70)]:
         extra = ["--deepen", deepen] if deepen is not None else []
-        result = run(command, "quad.crasp", *other, "--alphabet", "a b", "--max-length", "6",
+        result = run(command, "sept.crasp", *other, "--alphabet", "a b", "--max-length", "6",
                      "--unbounded", "--json", *extra)
         verdict = json.loads(result.output)
         assert result.exit_code == 3 and verdict["result"] == "unknown", result.output
         assert verdict["decided_length"] == decided
-    refused = run(command, "quad.crasp", *other, "--deepen", "-1")
+    refused = run(command, "sept.crasp", *other, "--deepen", "-1")
     assert refused.exit_code == 2 and "--deepen" in refused.output
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import crasp
 from crasp.cli import cli
-from crasp.verify import Question, bounded, bounds, decide, enumeration, relations
+from crasp.verify import Question, bounded, bounds, decide, driver, enumeration, relations
 from crasp.verify.bounds import Inequality
 from crasp.verify.solver import TimeLimit
 from test_verify_unbounded import TOKEN_SUMS
@@ -93,7 +93,7 @@ def test_the_number_of_candidates_is_bounded(monkeypatch):
 
 def test_sums_of_tokens_are_columns_on_request():
     """Over a b c, X = #(#"a" == #"b" + #"c"): X <= #"b" + #"c" is a bound over a sum of two
-    token columns, proposed only with ``sums`` and expanded into three terms; its (2, 1)
+    token columns, proposed only with ``wider`` and expanded into three terms; its (2, 1)
     companion over the position (2X <= p) is already a plain template."""
     rows = [[0, 0, 0, 0]]
     for string in ["abc", "bac", "aabcb", "cab", "aacbcb", "ccaa", "abab", "acacbb"]:
@@ -104,7 +104,7 @@ def test_sums_of_tokens_are_columns_on_request():
             rows.append([x, a, b, c])
     rows = np.unique(np.array(rows), axis=0)
     plain = bounds.candidate_inequalities(rows, 3, [])
-    summed = bounds.candidate_inequalities(rows, 3, [], sums=True)
+    summed = bounds.candidate_inequalities(rows, 3, [], wider=True)
     assert Inequality(0, (2, 3), 0) in summed and Inequality(0, (2, 3), 0) not in plain
     assert Inequality(0, (2, 3), 0).terms == ((0, 1), (2, -1), (3, -1))
     assert Inequality(0, 1, 0) in plain and Inequality(0, 1, 0) in summed   # X <= #"a"
@@ -264,13 +264,14 @@ COEFFICIENT_MEMBERS = coefficient_members("a", "b") + coefficient_members("b", "
 
 
 def without_coefficients(pair: Question, alphabet: tuple[str, ...]) -> str:
-    """The unbounded outcome with the (1, 1) templates only."""
-    templates = bounds.COEFFICIENTS
-    bounds.COEFFICIENTS = ((1, 1),)
+    """The unbounded outcome with the (1, 1) templates only (and no second round, whose
+    wider templates have coefficients of their own)."""
+    templates, second_round = bounds.COEFFICIENTS, driver.SECOND_ROUND
+    bounds.COEFFICIENTS, driver.SECOND_ROUND = ((1, 1),), False
     try:
         return decide(pair, 8, alphabet, unbounded=True).outcome
     finally:
-        bounds.COEFFICIENTS = templates
+        bounds.COEFFICIENTS, driver.SECOND_ROUND = templates, second_round
 
 
 @settings(max_examples=16, deadline=None, derandomize=True)

@@ -54,7 +54,7 @@ class _Unrolling:
                  if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
         guessed = relations and (len(self.encoders) == 2 or second_round)
         self.lemmas = _Lemmas(z, self.solver, limit, self.encoders, candidate_relations(
-            question.programs, alphabet, max_length, token_sums=second_round) if guessed else [])
+            question.programs, alphabet, max_length, wider=second_round) if guessed else [])
         self.sweeper = _Sweeper(z, self.solver, pairs, limit, self.lemmas.prove) \
             if pairs else None
         self.tokens: list[list] = []
@@ -279,8 +279,9 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
     too), ``("count", i, j)`` for the bodies of ``unrolled_counts`` i and j (BOS is never
     counted), ``("relation", r, None)`` for a ``LinearRelation`` between counts, an equation
     or an inequality (``crasp.verify.relations``; it holds at BOS, where every count is 0).
-    The ``second_round`` (``driver.second_round``) adds inequalities over sums of tokens
-    (``crasp.verify.bounds``), and relations between the counts of a single program."""
+    The ``second_round`` (``driver.SECOND_ROUND``) adds the ``wider`` inequalities of
+    ``crasp.verify.bounds`` (sums of tokens, coefficients up to 6), and relations between the
+    counts of a single program."""
     single = len(question.programs) != 2
     if single and not second_round:
         return []

@@ -39,16 +39,22 @@ Sums of tokens. Over ``a b c``, the positions X where #"a" == #"b" + #"c" are at
 position is 2 #"a" there, so they have distinct #"a"), but X <= #"a" is inductive only together
 with X <= #"b" + #"c": at a new such position, where #"a" = #"b" + #"c" = m, either #"a" or
 #"b" + #"c" was m - 1 before it (the token was an "a", or a "b" or "c"), so X <= m - 1 by one
-of the two. The second names three columns. So on request (``sums``), beside the n_s, the
-columns include the sum of every set of two or more tokens (``SUMS_UP_TO`` tokens in the
-alphabet at most: 11 sums over four tokens; none beyond, where their number would grow as
-2^|alphabet|), each one more Parikh-like column of the templates above: ``a v_i - b (n_b + n_c)
-<= c`` is an inequality of three columns, two of them with the same coefficient. The sum of all
-tokens is the position p, handled as p is below. An ``Inequality`` names such a column by the
-tuple of the token columns it sums, and its ``terms`` expand it. They multiply the candidates,
-and so the solver calls of every proof (the decompiled L5 of ``examples/`` took 9 times as long
-with them), so the driver (``crasp.verify.driver``) asks for them only after an induction
-without them proves nothing.
+of the two. The second names three columns. So on request (``wider``, the driver's second
+round), beside the n_s, the columns include the sum of every set of two or more tokens
+(``SUMS_UP_TO`` tokens in the alphabet at most: 11 sums over four tokens; none beyond, where
+their number would grow as 2^|alphabet|), each one more Parikh-like column of the templates
+above: ``a v_i - b (n_b + n_c) <= c`` is an inequality of three columns, two of them with the
+same coefficient. The sum of all tokens is the position p, handled as p is below. An
+``Inequality`` names such a column by the tuple of the token columns it sums, and its ``terms``
+expand it. They multiply the candidates, and so the solver calls of every proof (the decompiled
+L5 of ``examples/`` took 9 times as long with them), so the driver (``crasp.verify.driver``)
+asks for them only after an induction without them proves nothing.
+
+Wider coefficients. The same request adds the coprime pairs of ``WIDER_COEFFICIENTS`` (a or b
+from 4 to 6): over the ray p #"a" == q #"b", p, q coprime, the positions X have (#"a", #"b") =
+(q m, p m), m >= 1, so pX <= #"b" and qX <= #"a", inductive together by the argument above;
+#(#"a" == 4 * #"b") <= #"b" needs (4, 1). Asked for in the second round only, for the same
+reason: the pairs of columns that pass the prefilter get 23 templates instead of 7.
 
 Every sample has its BOS row, where every count and n_s is 0, so c >= 0: each candidate holds
 at the start of every string, which the induction's base case needs (the start state before
@@ -99,6 +105,7 @@ skipped where one kept before it implies it (stage 2).
 
 from __future__ import annotations
 
+import math
 from itertools import combinations
 from typing import NamedTuple
 
@@ -113,6 +120,11 @@ gets up to this times a (the same slack over v_i's bound)."""
 
 COEFFICIENTS = ((1, 1), (2, 1), (1, 2), (3, 1), (1, 3), (3, 2), (2, 3))
 """The coefficient pairs (a, b) of the templates ``a v_i - b v_j <= c``; (1, 1) first."""
+
+WIDER_COEFFICIENTS = tuple(sorted(((a, b) for a in range(1, 7) for b in range(1, 7)
+                                   if max(a, b) >= 4 and math.gcd(a, b) == 1),
+                                  key=lambda pair: (max(pair), pair)))
+"""The pairs the ``wider`` templates add: coprime, in 1..6, one of them at least 4 (16 pairs)."""
 
 PAIRWISE_COUNTS = 48
 """Pairs of two counts are tried only when there are at most this many distinct count columns."""
@@ -161,13 +173,14 @@ def token_sums(rows: np.ndarray, parikh: int) -> tuple[np.ndarray, list[tuple[in
 
 
 def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[int, ...]],
-                           sums: bool = False) -> list[Inequality]:
+                           wider: bool = False) -> list[Inequality]:
     """The inequalities of the templates above that hold at every row of ``rows`` (one row per
     distinct sampled position; the last ``parikh`` columns are the Parikh counts), not implied
-    as said above, at most ``MAX_INEQUALITIES``, the tightest first; with ``sums``, over the
-    sums of tokens too."""
+    as said above, at most ``MAX_INEQUALITIES``, the tightest first; ``wider``: over the sums
+    of tokens too, and with ``WIDER_COEFFICIENTS`` too."""
     counts, width = rows.shape[1] - parikh, rows.shape[1]
-    rows, sets = token_sums(rows, parikh) if sums else (rows, [])
+    rows, sets = token_sums(rows, parikh) if wider else (rows, [])
+    coefficients = COEFFICIENTS + WIDER_COEFFICIENTS if wider else COEFFICIENTS
     first: dict[bytes, int] = {}   # one column of each class of equal columns
     for column, values in enumerate(np.ascontiguousarray(rows.T)):
         first.setdefault(values.tobytes(), column)
@@ -180,7 +193,7 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
     pairs = [pair for i in count_columns for s in parikh_columns for pair in ((i, s), (s, i))]
     if len(count_columns) <= PAIRWISE_COUNTS:
         pairs += [(i, j) for i in count_columns for j in count_columns if i != j]
-    templates = _templates(rows, count_columns, pairs, is_position)
+    templates = _templates(rows, count_columns, pairs, is_position, coefficients)
     if not len(templates):
         return []
     coarse, _ = _maxima(rows[::PREFILTER_STRIDE], templates)
@@ -199,18 +212,18 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
 
 
 def _templates(rows: np.ndarray, count_columns: list[int], pairs: list[tuple[int, int]],
-               is_position: set[int]) -> np.ndarray:
+               is_position: set[int], coefficients: tuple[tuple[int, int], ...]) -> np.ndarray:
     """The templates worth a maximum, (i, j, a, b) a row each (j = -1: a single bound): the
     single bounds, the (1, 1) pairs, and the other coefficient pairs on the pairs of columns
     that pass the family's prefilter (see the docstring); none with the position on the
     smaller side and a <= b."""
-    weakest = max(b for _, b in COEFFICIENTS)
+    weakest = max(b for _, b in coefficients)
     family = np.array([(i, j, 1, weakest) for i, j in pairs], dtype=np.int64).reshape(-1, 4)
     coarse, _ = _maxima(rows[::PREFILTER_STRIDE], family)
     passed = [tuple(pair) for pair in family[coarse <= MAX_CONSTANT, :2].tolist()]
     found = [(i, -1, 1, 1) for i in count_columns]
     found += [(i, j, 1, 1) for i, j in pairs if j not in is_position]
-    found += [(i, j, a, b) for i, j in passed for a, b in COEFFICIENTS
+    found += [(i, j, a, b) for i, j in passed for a, b in coefficients
               if (a, b) != (1, 1) and (a > b or j not in is_position)]
     return np.array(found, dtype=np.int64).reshape(-1, 4)
 

@@ -8,7 +8,7 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
   enumerating the short lengths (``PREFIX_STRINGS``).
 * ``explain.confirm``: the string re-run by the interpreter, and the definitions that differ.
 * ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``);
-  when it neither proves nor refutes, once more with more lemmas (``second_round``), then
+  when it neither proves nor refutes, once more with more lemmas (``SECOND_ROUND``), then
   the bounded search again, up to ``deepest(N)`` tokens.
 
 Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 
 from crasp.errors import CraspError
-from crasp.verify import bounds, enumeration
+from crasp.verify import enumeration
 from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet
@@ -49,6 +49,14 @@ short counterexample then costs no solver set-up, which on a program of thousand
 bench_verify_large.py's E3-d3 program, whose counterexample has 3 tokens. Enumeration finds
 the shortest violation, as the solver would (maybe another string of that length). It runs
 on the programs as given: shrinking them (``shrink``) costs more than these few strings."""
+SECOND_ROUND = True
+"""Whether an inconclusive induction is tried again with more lemmas (``bounded.proved_pairs``'
+``second_round``): for a question about one program (universal, empty), the relations between
+its counts, which the first round guesses only between two programs; for any, the ``wider``
+inequalities of ``crasp.verify.bounds`` (over sums of tokens, and with coefficients up to 6).
+Only after the first round fails: the candidates cost solver calls at every position of every
+proof (benchmarks/bench_verify_second_round.py: 10-12 times as long for two decompiled twins,
+had they been in their only round)."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
 LONGEST_SEARCH = 64
@@ -84,18 +92,6 @@ class Verdict:
     decided_length: int | None = None
     """The longest length up to which the answer is known to hold (unknown outcomes)."""
     timeout: float | None = None
-
-
-def second_round(question: Question, alphabet: tuple[str, ...]) -> bool:
-    """Whether an inconclusive induction is tried again with more lemmas
-    (``bounded.proved_pairs``' ``second_round``): for a question about one program (universal,
-    empty), the relations between its counts, which the first round guesses only between two
-    programs; for two, the inequalities over sums of tokens (``crasp.verify.bounds``), which
-    exist over 3 to ``bounds.SUMS_UP_TO`` tokens (over two the only sum is the position). Only
-    after the first round fails: the candidates cost solver calls at every position of every
-    proof (benchmarks/bench_verify_token_sums.py: 10-12 times as long for two decompiled
-    twins, had the sums been in their only round)."""
-    return len(question.programs) == 1 or 3 <= len(alphabet) <= bounds.SUMS_UP_TO
 
 
 def deepest(max_length: int) -> int:
@@ -169,7 +165,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     try:
         pairs = bounded.proved_pairs(searched, alphabet, depth, limit)
         induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
-        if induction.inconclusive and second_round(searched, alphabet):
+        if induction.inconclusive and SECOND_ROUND:
             pairs = bounded.proved_pairs(searched, alphabet, depth, limit, second_round=True)
             induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
     except Undecided as undecided:
@@ -177,10 +173,10 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
                        decided_length=max_length)
     if induction.proved:
         return verdict("proved", induction=induction)
+    deeper = deepest(max_length) if deepen is None else deepen
     if induction.inconclusive:
         inconclusive = (f"k-induction up to k = {induction.tried} proves nothing for longer "
                         "strings and found no counterexample")
-        deeper = deepest(max_length) if deepen is None else deepen
         try:
             found = bounded.first_violation(searched, alphabet, deeper, limit) \
                 if deeper > max_length else None
@@ -194,11 +190,14 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
                            induction=induction)
         return verdict("unknown", induction=induction, reason=inconclusive,
                        decided_length=max(max_length, deeper))
-    longest = len(induction.counterexample)
-    # the shortest lies between N and the one found: the solver finds it if not far
+    # the shortest lies between N and the one found: the solver finds it if not far, and
+    # else searches as far as an inconclusive induction would (the model z3 gave the
+    # induction decides how long its counterexample is, not the question)
+    reach = len(induction.counterexample)
+    reach = reach if reach <= LONGEST_SEARCH else deeper
     try:
-        found = bounded.first_violation(searched, alphabet, longest, limit) \
-            if longest <= LONGEST_SEARCH else None
+        found = bounded.first_violation(searched, alphabet, reach, limit) \
+            if reach > max_length else None
     except Undecided:   # the induction's counterexample is confirmed all the same
         found = None
     method = "smt"   # the induction's or the search's, both z3's

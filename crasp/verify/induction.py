@@ -51,7 +51,7 @@ v_i <= c) and that no k consecutive positions re-establish: over a b c d e, the 
 positions where 2 #"a" == #"b" + #"c" + #"d" + #"e" is at most #"a", but that is inductive
 only together with 2X <= #"b" + #"c" + #"d" + #"e", a sum of four tokens (no column over
 five), and a state that breaks it can keep the answers equal for any number of positions
-before they differ; likewise X <= Y + Z for three counts, or a coefficient beyond 3.
+before they differ; likewise X <= Y + Z for three counts, or a coefficient beyond 6.
 Then the answer is ``unknown``. A model of a
 failed step is turned into a string (the tokens of the state, grouped, then the window) and
 run through the interpreter: where that string violates, it is a real counterexample longer

@@ -178,13 +178,13 @@ def null_space(matrix: np.ndarray) -> list[Relation]:
 
 
 def candidate_relations(programs: tuple[syntax.Program, ...], alphabet: tuple[str, ...],
-                        max_length: int, token_sums: bool = False) -> list[LinearRelation]:
+                        max_length: int, wider: bool = False) -> list[LinearRelation]:
     """The relations between the programs' unrolled counts and the Parikh counts that hold
     at every sampled position: the equations r . v = 0 (an integer basis of them), then the
-    inequalities of ``crasp.verify.bounds`` (over sums of tokens too with ``token_sums``), at
+    inequalities of ``crasp.verify.bounds`` (its ``wider`` templates too with ``wider``), at
     most ``bounds.MAX_INEQUALITIES`` of them. No equation beyond ``MAX_COLUMNS`` columns."""
     rows = np.unique(_sample_matrix(programs, alphabet, max_length), axis=0)
     equations = null_space(rows) if rows.shape[1] <= MAX_COLUMNS else []
     return [LinearRelation.of(relation) for relation in equations] + \
         [LinearRelation(inequality.terms, inequality.constant, equation=False)
-         for inequality in candidate_inequalities(rows, len(alphabet), equations, token_sums)]
+         for inequality in candidate_inequalities(rows, len(alphabet), equations, wider)]

@@ -1,18 +1,21 @@
-"""What the inequalities over sums of tokens cost and prove (crasp/verify/bounds.py,
-``SUMS_UP_TO``): ``crasp equiv A B --unbounded`` with N = 8, CPU seconds, best of three, the
-settings taking turns, in the same invocation:
+"""What the verifier's second round costs and proves (crasp/verify/driver.py, ``SECOND_ROUND``:
+after an inconclusive induction, one more with the ``wider`` inequalities of
+crasp/verify/bounds.py, over sums of tokens and with coefficients up to 6): ``crasp equiv A B
+--unbounded`` with N = 8, CPU seconds, best of three, the settings taking turns, in the same
+invocation:
 
-* ``off``, the baseline: no sums of tokens (``bounds.SUMS_UP_TO = 0``), the verifier before them;
-* ``lazy``, the default: sums only in a second induction after one without them proves nothing
-  (``driver.second_round``);
-* ``eager``: sums in the first and only induction (what the lazy order avoids).
+* ``off``, the baseline: no second round, the verifier before it;
+* ``lazy``, the default: the wider templates in a second induction, only after the first proves
+  nothing;
+* ``eager``: the wider templates in the first and only induction (what the lazy order avoids).
 
 Programs: three that hold only by a bound over a sum of tokens (tests/test_verify_unbounded.py's
-``TOKEN_SUMS``), each against ``x = true``, and two decompiled twins, proved without any sum
-(``examples/L5.crasp`` and ``examples/anbncn.crasp`` against their compiled-then-decompiled
-models), where the sums only cost.
+``TOKEN_SUMS``) and one only by a coefficient of 4, each against ``x = true``, and two
+decompiled twins, proved in the first round (``examples/L5.crasp`` and
+``examples/anbncn.crasp`` against their compiled-then-decompiled models), where the wider
+templates only cost.
 
-    python benchmarks/bench_verify_token_sums.py [--repeats 3] [--whole-class]
+    python benchmarks/bench_verify_second_round.py [--repeats 3] [--whole-class]
 
 ``--whole-class`` then counts the answers over the whole class of ``TOKEN_SUMS`` (42 programs),
 off and lazy, with N = 6 and no search after the induction (``deepen=0``), as the tests run it.
@@ -27,14 +30,15 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import crasp  # noqa: E402
-from crasp.verify import Question, bounded, bounds, decide, driver  # noqa: E402
+from crasp.verify import Question, bounded, decide, driver  # noqa: E402
 
 from timing import best_of_each  # noqa: E402
 
-SUMS = [
+PROGRAMS = [
     ('x = #(#"a" == #"b" + #"c") <= #"a"', ("a", "b", "c")),
     ('x = #(2 * #"a" == #"b" + #"c" + #"d") <= #"a"', ("a", "b", "c", "d")),
     ('x = 3 * #(#"a" == 3 * #"b" + 3 * #"c") <= #"a"', ("a", "b", "c")),
+    ('x = #(#"a" == 4 * #"b") <= #"b"', ("a", "b")),
 ]
 TWINS = ["L5", "anbncn"]
 
@@ -42,7 +46,7 @@ TWINS = ["L5", "anbncn"]
 def questions():
     """(label, question, alphabet) of every benchmarked comparison."""
     always = crasp.parse_program("x = true")
-    for text, alphabet in SUMS:
+    for text, alphabet in PROGRAMS:
         yield text[4:], Question("equivalent", (crasp.parse_program(text), always),
                                  ("A", "B")), alphabet
     from crasp.compiler import compile_program, decompile_model
@@ -59,17 +63,16 @@ def run(question: Question, alphabet, setting: str, outcomes: dict, length: int 
     plain_pairs = bounded.proved_pairs
 
     def call():
-        saved = bounds.SUMS_UP_TO, driver.second_round
-        if setting == "off":
-            bounds.SUMS_UP_TO = 0
-        if setting == "eager":   # sums in the first induction, no second one
+        saved = driver.SECOND_ROUND
+        if setting != "lazy":
+            driver.SECOND_ROUND = False
+        if setting == "eager":   # the wider templates in the first induction, no second one
             bounded.proved_pairs = lambda *args, **_: plain_pairs(*args, second_round=True)
-            driver.second_round = lambda *_: False
         try:
             outcomes[setting] = decide(question, length, alphabet, unbounded=True,
                                        deepen=deepen).outcome
         finally:
-            (bounds.SUMS_UP_TO, driver.second_round), bounded.proved_pairs = saved, plain_pairs
+            driver.SECOND_ROUND, bounded.proved_pairs = saved, plain_pairs
     return call
 
 
