@@ -10,7 +10,8 @@ invocation:
 * ``eager``: the wider templates in the first and only induction (what the lazy order avoids).
 
 Programs: three that hold only by a bound over a sum of tokens (tests/test_verify_unbounded.py's
-``TOKEN_SUMS``) and one only by a coefficient of 4, each against ``x = true``, and two
+``TOKEN_SUMS``), one only by a coefficient of 4 and one only by a bound over a sum of two counts
+(the last line of its program shown), each against ``x = true``, and two
 decompiled twins, proved in the first round (``examples/L5.crasp`` and
 ``examples/anbncn.crasp`` against their compiled-then-decompiled models), where the wider
 templates only cost.
@@ -39,6 +40,8 @@ PROGRAMS = [
     ('x = #(2 * #"a" == #"b" + #"c" + #"d") <= #"a"', ("a", "b", "c", "d")),
     ('x = 3 * #(#"a" == 3 * #"b" + 3 * #"c") <= #"a"', ("a", "b", "c")),
     ('x = #(#"a" == 4 * #"b") <= #"b"', ("a", "b")),
+    ('y = #("b" && #"a" >= 1)\nz = #("c" && #"a" >= 1)\n'
+     'x = #(#"a" >= 1 && #"a" == y + z) <= #"a"', ("a", "b", "c")),
 ]
 TWINS = ["L5", "anbncn"]
 
@@ -47,8 +50,9 @@ def questions():
     """(label, question, alphabet) of every benchmarked comparison."""
     always = crasp.parse_program("x = true")
     for text, alphabet in PROGRAMS:
-        yield text[4:], Question("equivalent", (crasp.parse_program(text), always),
-                                 ("A", "B")), alphabet
+        first = crasp.parse_program(text)
+        yield text.splitlines()[-1][4:], Question("equivalent", (first, always),
+                                                  ("A", "B")), alphabet
     from crasp.compiler import compile_program, decompile_model
     for name in TWINS:
         original = crasp.load_program(crasp.example(name))

@@ -111,7 +111,7 @@ def test_sums_of_tokens_are_columns_on_request():
     assert all(isinstance(i, int) and (j is None or isinstance(j, int))
                for i, j, _, _ in plain)
     many = np.zeros((1, 6), dtype=np.int64)   # five tokens: beyond SUMS_UP_TO, no sums
-    assert bounds.token_sums(many, 5)[1] == [] and len(bounds.token_sums(many[:, :5], 4)[1]) == 11
+    assert bounds.sum_columns(many, 5)[1] == [] and len(bounds.sum_columns(many[:, :5], 4)[1]) == 11
 
 
 def test_many_counts_get_the_linear_templates_only():

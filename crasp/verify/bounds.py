@@ -50,6 +50,12 @@ expand it. They multiply the candidates, and so the solver calls of every proof 
 L5 of ``examples/`` took 9 times as long with them), so the driver (``crasp.verify.driver``)
 asks for them only after an induction without them proves nothing.
 
+Sums of counts. The same request adds, where there are at most ``PAIRED_COUNTS`` distinct
+counts, the sum of every pair of counts as a column: over ``a b c``, with Y = #("b" && #"a" >=
+1) and Z = #("c" && #"a" >= 1), the positions X where #"a" >= 1 and #"a" == Y + Z are at most
+#"a" only together with X <= Y + Z (every token after the first "a" moves #"a" or Y + Z: the
+argument above). A count is never paired with a sum that contains it (X <= X + Y says nothing).
+
 Wider coefficients. The same request adds the coprime pairs of ``WIDER_COEFFICIENTS`` (a or b
 from 4 to 6): over the ray p #"a" == q #"b", p, q coprime, the positions X have (#"a", #"b") =
 (q m, p m), m >= 1, so pX <= #"b" and qX <= #"a", inductive together by the argument above;
@@ -114,6 +120,9 @@ import numpy as np
 SUMS_UP_TO = 4
 """Sums of two or more tokens are columns when the alphabet has at most this many tokens."""
 
+PAIRED_COUNTS = 8
+"""Sums of two counts are columns when there are at most this many distinct count columns."""
+
 MAX_CONSTANT = 2
 """The largest c of a proposed ``v_i - v_j <= c`` or ``v_i <= c``; ``a v_i - b v_j <= c``
 gets up to this times a (the same slack over v_i's bound)."""
@@ -161,13 +170,21 @@ class Inequality(NamedTuple):
                      for column in (side if isinstance(side, tuple) else (side,)))
 
 
-def token_sums(rows: np.ndarray, parikh: int) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+def sum_columns(rows: np.ndarray, parikh: int) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """``rows`` with one more column per set of two or more of its last ``parikh`` (token)
-    columns, their sum, when ``parikh`` <= ``SUMS_UP_TO``; and those sets, in column order."""
+    columns, their sum, when ``parikh`` <= ``SUMS_UP_TO``, and per pair of its count columns
+    (one of each class of equal columns, never 0) when there are at most ``PAIRED_COUNTS``;
+    and those sets, in column order."""
     width = rows.shape[1]
     tokens = range(width - parikh, width)
     sets = [chosen for size in range(2, parikh + 1)
             for chosen in combinations(tokens, size)] if parikh <= SUMS_UP_TO else []
+    counts: dict[bytes, int] = {}
+    for column in range(width - parikh):
+        if rows[:, column].any():
+            counts.setdefault(rows[:, column].tobytes(), column)
+    if len(counts) <= PAIRED_COUNTS:
+        sets += list(combinations(sorted(counts.values()), 2))
     sums = [rows[:, list(chosen)].sum(axis=1) for chosen in sets]
     return np.column_stack([rows, *sums]) if sums else rows, sets
 
@@ -179,7 +196,7 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
     as said above, at most ``MAX_INEQUALITIES``, the tightest first; ``wider``: over the sums
     of tokens too, and with ``WIDER_COEFFICIENTS`` too."""
     counts, width = rows.shape[1] - parikh, rows.shape[1]
-    rows, sets = token_sums(rows, parikh) if wider else (rows, [])
+    rows, sets = sum_columns(rows, parikh) if wider else (rows, [])
     coefficients = COEFFICIENTS + WIDER_COEFFICIENTS if wider else COEFFICIENTS
     first: dict[bytes, int] = {}   # one column of each class of equal columns
     for column, values in enumerate(np.ascontiguousarray(rows.T)):
@@ -190,7 +207,9 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
                    if np.array_equal(rows[:, column], position)}
     count_columns = [column for column in distinct if column < counts]
     parikh_columns = [column for column in distinct if column >= counts]
-    pairs = [pair for i in count_columns for s in parikh_columns for pair in ((i, s), (s, i))]
+    summed = {width + k: set(chosen) for k, chosen in enumerate(sets)}
+    pairs = [pair for i in count_columns for s in parikh_columns if i not in summed.get(s, ())
+             for pair in ((i, s), (s, i))]
     if len(count_columns) <= PAIRWISE_COUNTS:
         pairs += [(i, j) for i in count_columns for j in count_columns if i != j]
     templates = _templates(rows, count_columns, pairs, is_position, coefficients)

@@ -53,10 +53,10 @@ SECOND_ROUND = True
 """Whether an inconclusive induction is tried again with more lemmas (``bounded.proved_pairs``'
 ``second_round``): for a question about one program (universal, empty), the relations between
 its counts, which the first round guesses only between two programs; for any, the ``wider``
-inequalities of ``crasp.verify.bounds`` (over sums of tokens, and with coefficients up to 6).
-Only after the first round fails: the candidates cost solver calls at every position of every
-proof (benchmarks/bench_verify_second_round.py: 10-12 times as long for two decompiled twins,
-had they been in their only round)."""
+inequalities of ``crasp.verify.bounds`` (over sums of tokens and of two counts, and with
+coefficients up to 6). Only after the first round fails: the candidates cost solver calls at
+every position of every proof (benchmarks/bench_verify_second_round.py: 18 to 230 times as
+long for two decompiled twins, had they been in their only round)."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
 LONGEST_SEARCH = 64

@@ -44,14 +44,14 @@ has depth <= 1 and no guarded count or positional predicate), every state allowe
 reached by some string (any arrangement of the n_s), so the step of depth 0 is a complete
 Presburger decision: it is unsatisfiable (proved) or its model is a real counterexample.
 
-What it cannot prove: an equivalence that rests on a relation between counts of depth >= 2
-that neither Inv nor a pair states (an equation, or an inequality of ``bounds``' templates
-a v_i - b v_j <= c over two columns, where a column may be a sum of tokens over at most four,
-v_i <= c) and that no k consecutive positions re-establish: over a b c d e, the number X of
-positions where 2 #"a" == #"b" + #"c" + #"d" + #"e" is at most #"a", but that is inductive
-only together with 2X <= #"b" + #"c" + #"d" + #"e", a sum of four tokens (no column over
-five), and a state that breaks it can keep the answers equal for any number of positions
-before they differ; likewise X <= Y + Z for three counts, or a coefficient beyond 6.
+What it cannot prove: an equivalence that rests on a relation between counts of depth >= 2 that
+neither Inv nor a pair states (an equation, or an inequality of ``bounds``' templates a v_i - b
+v_j <= c over two columns, where a column may be a sum of tokens over at most four or of two
+counts among at most eight, v_i <= c) and that no k consecutive positions re-establish: over a
+b c d e, the number X of positions where 2 #"a" == #"b" + #"c" + #"d" + #"e" is at most #"a",
+but that is inductive only together with 2X <= #"b" + #"c" + #"d" + #"e", a sum of four tokens
+(no column over five), and a state that breaks it can keep the answers equal for any number of
+positions before they differ; likewise a sum of three counts, or a coefficient beyond 6.
 Then the answer is ``unknown``. A model of a
 failed step is turned into a string (the tokens of the state, grouped, then the window) and
 run through the interpreter: where that string violates, it is a real counterexample longer
