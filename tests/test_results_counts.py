@@ -112,11 +112,12 @@ def test_the_first_trial_claim_is_what_first_trial_py_finds():
                                     for family in first_trial.FAMILIES])
     on_cpu = [row for row in rows if row["devices"] == ("cpu", "cpu")]
     elsewhere = [row for row in rows if row["devices"] != ("cpu", "cpu")]
-    assert len(on_cpu) == 27 and all(row["identical"] for row in on_cpu)
-    assert len(elsewhere) == 28 and not any(row["identical"] for row in elsewhere)
-    third = (RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
-    assert "in all 27\n  searched cells that ran on the CPU in both editions" in third
-    assert "and in none of the 28 cells whose search ran on a GPU" in " ".join(third.split())
+    assert len(on_cpu) >= 27 and all(row["identical"] for row in on_cpu)
+    assert len(elsewhere) >= 28 and not any(row["identical"] for row in elsewhere)
+    third = " ".join((RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
+                     .split())
+    assert f"in all {len(on_cpu)} searched cells that ran on the CPU in both editions" in third
+    assert f"and in none of the {len(elsewhere)} cells whose search ran on a GPU" in third
 
 
 def test_the_boundary_table_is_what_boundary_py_computes():
