@@ -280,8 +280,7 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
     counted), ``("relation", r, None)`` for a ``LinearRelation`` between counts, an equation
     or an inequality (``crasp.verify.relations``; it holds at BOS, where every count is 0).
     The ``second_round`` (``driver.SECOND_ROUND``) adds the ``wider`` inequalities of
-    ``crasp.verify.bounds`` (sums of tokens, coefficients up to 6), and relations between the
-    counts of a single program."""
+    ``crasp.verify.bounds``, and relations between the counts of a single program."""
     single = len(question.programs) != 2
     if single and not second_round:
         return []

@@ -45,10 +45,10 @@ round), beside the n_s, the columns include the sum of every set of two or more 
 their number would grow as 2^|alphabet|), each one more Parikh-like column of the templates
 above: ``a v_i - b (n_b + n_c) <= c`` is an inequality of three columns, two of them with the
 same coefficient. The sum of all tokens is the position p, handled as p is below. An
-``Inequality`` names such a column by the tuple of the token columns it sums, and its ``terms``
-expand it. They multiply the candidates, and so the solver calls of every proof (the decompiled
-L5 of ``examples/`` took 9 times as long with them), so the driver (``crasp.verify.driver``)
-asks for them only after an induction without them proves nothing.
+``Inequality`` names such a column by the tuple of the columns it sums, and its ``terms``
+expand it. They multiply the candidates, and so the solver calls of every proof, so the driver
+asks for them only after an induction without them proves nothing (``driver.SECOND_ROUND``,
+which gives the measured cost).
 
 Sums of counts. The same request adds, where there are at most ``PAIRED_COUNTS`` distinct
 counts, the sum of every pair of counts as a column: over ``a b c``, with Y = #("b" && #"a" >=
@@ -149,7 +149,7 @@ BLOCK = 1 << 22
 
 
 Column = int | tuple[int, ...]
-"""A column of the sample matrix, or a tuple of its token columns: their sum."""
+"""A column of the sample matrix, or a tuple of its columns: their sum (``sum_columns``)."""
 
 
 class Inequality(NamedTuple):
@@ -179,12 +179,9 @@ def sum_columns(rows: np.ndarray, parikh: int) -> tuple[np.ndarray, list[tuple[i
     tokens = range(width - parikh, width)
     sets = [chosen for size in range(2, parikh + 1)
             for chosen in combinations(tokens, size)] if parikh <= SUMS_UP_TO else []
-    counts: dict[bytes, int] = {}
-    for column in range(width - parikh):
-        if rows[:, column].any():
-            counts.setdefault(rows[:, column].tobytes(), column)
+    counts = _distinct(rows, width - parikh)
     if len(counts) <= PAIRED_COUNTS:
-        sets += list(combinations(sorted(counts.values()), 2))
+        sets += list(combinations(counts, 2))
     sums = [rows[:, list(chosen)].sum(axis=1) for chosen in sets]
     return np.column_stack([rows, *sums]) if sums else rows, sets
 
@@ -193,15 +190,12 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
                            wider: bool = False) -> list[Inequality]:
     """The inequalities of the templates above that hold at every row of ``rows`` (one row per
     distinct sampled position; the last ``parikh`` columns are the Parikh counts), not implied
-    as said above, at most ``MAX_INEQUALITIES``, the tightest first; ``wider``: over the sums
-    of tokens too, and with ``WIDER_COEFFICIENTS`` too."""
+    as said above, at most ``MAX_INEQUALITIES``, the tightest first; ``wider``: over the
+    columns of ``sum_columns`` too, and with ``WIDER_COEFFICIENTS`` too."""
     counts, width = rows.shape[1] - parikh, rows.shape[1]
     rows, sets = sum_columns(rows, parikh) if wider else (rows, [])
     coefficients = COEFFICIENTS + WIDER_COEFFICIENTS if wider else COEFFICIENTS
-    first: dict[bytes, int] = {}   # one column of each class of equal columns
-    for column, values in enumerate(np.ascontiguousarray(rows.T)):
-        first.setdefault(values.tobytes(), column)
-    distinct = sorted(column for column in first.values() if rows[:, column].any())
+    distinct = _distinct(rows, rows.shape[1])
     position = rows[:, counts:width].sum(axis=1)
     is_position = {column for column in distinct
                    if np.array_equal(rows[:, column], position)}
@@ -228,6 +222,15 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
         return index if index < width else sets[index - width]
     return [Inequality(column(i), None if j < 0 else column(j), found[i, j, a, b][0], (a, b))
             for i, j, a, b in _selected(_untransitive(found))]
+
+
+def _distinct(rows: np.ndarray, stop: int) -> list[int]:
+    """Of the first ``stop`` columns, the first of each class of equal columns, less the columns
+    of zeros."""
+    first: dict[bytes, int] = {}
+    for column, values in enumerate(np.ascontiguousarray(rows[:, :stop].T)):
+        first.setdefault(values.tobytes(), column)
+    return sorted(column for column in first.values() if rows[:, column].any())
 
 
 def _templates(rows: np.ndarray, count_columns: list[int], pairs: list[tuple[int, int]],
