@@ -7,7 +7,8 @@
 # 43613bd's in .dev/frozen-search (the same code as this checkout had when PLAN=first ran).
 # PLAN=first (default) is what the first lease ran (README.md); PLAN=next the searches that
 # are left at L6..L8, one head and four heads, with the paper's exact grid at k - 2 (seed 0)
-# (the second lease ran this file as of commit 82535da). Finished cells are restored from
+# (the second lease ran this file as of commit 82535da; the third, with WORKERS and PAPER_SEEDS,
+# is in ../device-h200-2/environment.txt). Finished cells are restored from
 # the committed records (one directory per sweep: a sweep directory is locked per shard).
 set -u
 T0=$(date +%s)
@@ -58,13 +59,21 @@ chain() {
     local family=$1 preset=$2 k=$3 jobs=$4
     timed "$family-L$k" search "$jobs" "$family.L$k" --preset "$preset" --posenc nope --languages "L$k" --depths "$((k - 2)):$k,$((k - 3))" --seeds 0:4 --search "$SEARCH"
 }
+# PAPER_SEEDS=first:last (default 0:0), one worker per seed.
 paper_grid_at_k_minus_2() {
-    local k=$1
-    timed "paper-grid-L$k" search 1 "paper-grid.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 2)):$((k - 2))" --seeds 0:0 --search paper
+    local k=$1 seeds=${PAPER_SEEDS:-0:0}
+    timed "paper-grid-L$k" search $(( ${seeds#*:} - ${seeds%:*} + 1 )) "paper-grid.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 2)):$((k - 2))" --seeds "$seeds" --search paper
 }
 next_plan() {
-    local k
-    for k in 6 7 8; do chain search-one-head one-head "$k" 2 & chain search-four-head default "$k" 2 & done
+    # Workers per chain follow the cells left (the third lease, 2026-11-26: one head L6 2, L7 2,
+    # L8 3; four heads L6 3 of 8, L7 none left, L8 6): WORKERS="oneL6 oneL7 oneL8 fourL6 fourL7
+    # fourL8", 2 each by default. A chain given 0 workers does not start.
+    local k i=0 w=(${WORKERS:-2 2 2 2 2 2})
+    for k in 6 7 8; do
+        [ "${w[$i]}" = 0 ] || chain search-one-head one-head "$k" "${w[$i]}" &
+        [ "${w[$((i + 3))]}" = 0 ] || chain search-four-head default "$k" "${w[$((i + 3))]}" &
+        i=$((i + 1))
+    done
     # PAPER_GRID=0 leaves the paper's grid out (a short lease: its cells need over 400 s each)
     [ "${PAPER_GRID:-1}" = 0 ] || for k in 6 7 8; do paper_grid_at_k_minus_2 "$k" & done
 }
