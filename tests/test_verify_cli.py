@@ -80,11 +80,15 @@ def test_unbounded_proved_counterexample_and_unknown(files):
                  "--json")
     verdict = json.loads(beyond.output)
     assert beyond.exit_code == 1 and verdict["counterexample"]["length"] == 13
-    # it rests on X <= #"b" and 7X <= #"a" together, a coefficient beyond the templates' 6
-    # (tests/test_verify_unbounded.py's UNKNOWN)
-    (files / "sept.crasp").write_text('x = #(#"a" == 7 * #"b") <= #"b"\n')
-    unknown = run("equiv", "sept.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
+    # it rests on X <= #"b" and 13X <= #"a" together, a coefficient beyond the observed
+    # slopes' 12 (tests/test_verify_unbounded.py's UNKNOWN)
+    (files / "treize.crasp").write_text('x = #(#"a" == 13 * #"b") <= #"b"\n')
+    unknown = run("equiv", "treize.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
     assert unknown.exit_code == 3 and unknown.output.startswith("unknown:")
+    # with 7, the edge 7X <= #"a" of the samples' hull proves it
+    (files / "sept.crasp").write_text('x = #(#"a" == 7 * #"b") <= #"b"\n')
+    sept = run("equiv", "sept.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
+    assert sept.exit_code == 0 and sept.output.startswith("proved:")
     # three columns: X <= #"a" with X <= #"b" + #"c", a sum of tokens
     (files / "sum.crasp").write_text('x = #(#"a" == #"b" + #"c") <= #"a"\n')
     summed = run("equiv", "sum.crasp", "true.crasp", "--alphabet", "a b c", "--unbounded")
@@ -97,18 +101,18 @@ def test_unbounded_proved_counterexample_and_unknown(files):
 
 @pytest.mark.parametrize("command", ["equiv", "check"])
 def test_deepen_bounds_the_search_after_an_inconclusive_induction(files, command):
-    """``sept.crasp`` is true at every length and unprovable here: the answer is unknown and
+    """``treize.crasp`` is true at every length and unprovable here: the answer is unknown and
     holds up to the --deepen length (default 4 x --max-length, at most 64; 0: none)."""
-    (files / "sept.crasp").write_text('x = #(#"a" == 7 * #"b") <= #"b"\n')
+    (files / "treize.crasp").write_text('x = #(#"a" == 13 * #"b") <= #"b"\n')
     other = ["true.crasp"] if command == "equiv" else ["--universal"]
     for deepen, decided in [(None, 24), ("0", 6), ("3", 6), ("15", 15), ("70", 70)]:
         extra = ["--deepen", deepen] if deepen is not None else []
-        result = run(command, "sept.crasp", *other, "--alphabet", "a b", "--max-length", "6",
+        result = run(command, "treize.crasp", *other, "--alphabet", "a b", "--max-length", "6",
                      "--unbounded", "--json", *extra)
         verdict = json.loads(result.output)
         assert result.exit_code == 3 and verdict["result"] == "unknown", result.output
         assert verdict["decided_length"] == decided
-    refused = run(command, "sept.crasp", *other, "--deepen", "-1")
+    refused = run(command, "treize.crasp", *other, "--deepen", "-1")
     assert refused.exit_code == 2 and "--deepen" in refused.output
 
 

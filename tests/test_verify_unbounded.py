@@ -5,7 +5,9 @@ random programs, never ``proved`` where enumeration finds a difference."""
 from __future__ import annotations
 
 import itertools
+import math
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -72,10 +74,10 @@ UNKNOWN = [
     # column only over at most SUMS_UP_TO = 4 tokens (over four, TOKEN_SUMS below proves it)
     ('x = #(2 * #"a" == #"b" + #"c" + #"d" + #"e") <= #"a"', "x = true",
      ("a", "b", "c", "d", "e")),
-    # the positions where #"a" == 7 * #"b" are at most #"b", inductive only together with
-    # 7X <= #"a": a coefficient beyond the second round's 6 (6X <= #"a" does not carry it:
-    # after X = #"b" = 2, #"a" = 13, an "a" makes X = 3); WIDER_COEFFICIENTS below proves 4..6
-    ('x = #(#"a" == 7 * #"b") <= #"b"', "x = true", ("a", "b")),
+    # the positions where #"a" == 13 * #"b" are at most #"b", inductive only together with
+    # 13X <= #"a": a coefficient beyond bounds.RATIO_LIMIT = 12 (12X <= #"a" does not carry
+    # it: after X = #"b" = 2, #"a" = 25, an "a" makes X = 3); the rays below prove 4..11
+    ('x = #(#"a" == 13 * #"b") <= #"b"', "x = true", ("a", "b")),
 ]
 
 
@@ -160,12 +162,19 @@ def test_without_every_token_in_the_sum_the_bound_fails():
     assert verdict.outcome == "counterexample" and verdict.counterexample.tokens == ("d",)
 
 
-@pytest.mark.parametrize("p,q", bounds.WIDER_COEFFICIENTS)
-def test_a_ray_with_a_coefficient_up_to_6_is_proved_in_the_second_round(p, q, monkeypatch):
-    """On the ray p #"a" == q #"b" (p, q coprime, one of them 4..6) the positions X have
-    (#"a", #"b") = (q m, p m), m >= 1: X <= #"a" (or #"b", by parity of p + q) holds only with
-    pX <= #"b" and qX <= #"a" together, a pair of WIDER_COEFFICIENTS. Proved, re-checked by
-    enumeration, and unknown without the second round."""
+OBSERVED_RAYS = [(p, q) for p in range(1, 11) for q in range(1, 11)
+                 if max(p, q) >= 7 and p + q <= 11 and math.gcd(p, q) == 1]
+
+
+@pytest.mark.parametrize("p,q", bounds.WIDER_COEFFICIENTS + tuple(OBSERVED_RAYS))
+def test_a_ray_with_a_coefficient_from_4_to_10_is_proved_in_the_second_round(p, q, monkeypatch):
+    """On the ray p #"a" == q #"b" (p, q coprime) the positions X have (#"a", #"b") =
+    (q m, p m), m >= 1: X <= #"a" (or #"b", by parity of p + q) holds only with pX <= #"b" and
+    qX <= #"a" together. With p or q from 4 to 6 that is a pair of WIDER_COEFFICIENTS; from 7
+    to 10 (``OBSERVED_RAYS``: p + q <= 11, rays the 256 random samples of
+    ``crasp.verify.sweep`` reach) both are edges of the sampled points' upper hull
+    (``bounds._observed_slopes``). Proved, re-checked by enumeration, and unknown without the
+    second round."""
     bound = '#"a"' if (p + q) % 2 else '#"b"'
     first = program(f'x = #({p} * #"a" == {q} * #"b") <= {bound}')
     question = Question("equivalent", (first, program("x = true")), ("A", "B"))
@@ -173,6 +182,34 @@ def test_a_ray_with_a_coefficient_up_to_6_is_proved_in_the_second_round(p, q, mo
     recheck(question, ("a", "b"))
     monkeypatch.setattr(driver, "SECOND_ROUND", False)
     assert decide(question, 6, ("a", "b"), unbounded=True, deepen=0).outcome == "unknown"
+
+
+def test_an_observed_slope_is_an_edge_of_the_upper_hull_and_holds_at_every_sample():
+    """Against a plain reference: for random integer points, every template
+    ``_observed_slopes`` proposes holds at every point with its constant attained (the
+    line touches the hull), and every rising hull edge within the limits is proposed."""
+    generator = np.random.default_rng(7)
+    for _ in range(200):
+        rows = generator.integers(0, 20, size=(int(generator.integers(2, 30)), 2))
+        rows[0] = 0
+        proposed = bounds._observed_slopes(rows, [(0, 1)], set(), ())
+        for i, j, a, b in proposed.tolist():
+            values = a * rows[:, i] - b * rows[:, j]
+            assert 0 <= values.max() <= bounds.MAX_CONSTANT * a
+        expected = set()
+        points = {(int(x), int(y)) for y, x in rows}
+        for x0, y0 in points:
+            for x1, y1 in points:
+                if x1 <= x0 or y1 <= y0:
+                    continue
+                g = math.gcd(x1 - x0, y1 - y0)
+                a, b = (x1 - x0) // g, (y1 - y0) // g
+                c = a * y0 - b * x0
+                # a line through two sample points with every point on or below it: an edge
+                if (all(a * y - b * x <= c for x, y in points) and max(a, b) <= bounds.RATIO_LIMIT
+                        and 0 <= c <= bounds.MAX_CONSTANT * a):
+                    expected.add((0, 1, a, b))
+        assert {tuple(t) for t in proposed.tolist()} == expected
 
 
 @pytest.mark.parametrize("first,second,alphabet", UNKNOWN)

@@ -62,6 +62,19 @@ from 4 to 6): over the ray p #"a" == q #"b", p, q coprime, the positions X have 
 #(#"a" == 4 * #"b") <= #"b" needs (4, 1). Asked for in the second round only, for the same
 reason: the pairs of columns that pass the prefilter get 23 templates instead of 7.
 
+Observed slopes. Beyond those pairs, the same request reads slopes off the samples: for each
+pair of columns (i, j) it takes the upper convex hull of the sampled points (v_j, v_i) (the
+values are at most the longest sample, 64, so one point per value of v_j, the highest), and
+each edge from (x0, y0) to (x1, y1) that rises, dy = y1 - y0 > 0 over dx = x1 - x0 > 0, gives
+a = dx / g, b = dy / g (g = gcd(dx, dy)) and a v_i - b v_j <= a y0 - b x0: every sample lies
+on or below the edge's line, so it holds at every row, and it is proposed as the templates'
+are (0 <= c <= ``MAX_CONSTANT`` a, the position never on the smaller side with a <= b) when a
+and b are at most ``RATIO_LIMIT`` and the pair is in neither list. Over the ray #"a" ==
+7 #"b" the points (#"a", X) = (7m, m) make the edge 7X - #"a" <= 0 that #(#"a" == 7 * #"b")
+<= #"b" needs beside X <= #"b" (the argument of "Coefficients" above); a ray the samples never
+reach leaves X = 0 on every sample and gives no edge. One edge per hull segment, so at most
+65 per pair, where the fixed lists would need every pair up to ``RATIO_LIMIT`` (45 more).
+
 Every sample has its BOS row, where every count and n_s is 0, so c >= 0: each candidate holds
 at the start of every string, which the induction's base case needs (the start state before
 p = 0 is that row). Not proposed, because the zero row or the invariant Inv of ``induction``
@@ -135,6 +148,9 @@ WIDER_COEFFICIENTS = tuple(sorted(((a, b) for a in range(1, 7) for b in range(1,
                                   key=lambda pair: (max(pair), pair)))
 """The pairs the ``wider`` templates add: coprime, in 1..6, one of them at least 4 (16 pairs)."""
 
+RATIO_LIMIT = 12
+"""The largest a or b of an observed slope (``_observed_slopes``; ``wider`` only)."""
+
 PAIRWISE_COUNTS = 48
 """Pairs of two counts are tried only when there are at most this many distinct count columns."""
 
@@ -207,6 +223,9 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
     if len(count_columns) <= PAIRWISE_COUNTS:
         pairs += [(i, j) for i in count_columns for j in count_columns if i != j]
     templates = _templates(rows, count_columns, pairs, is_position, coefficients)
+    if wider:
+        templates = np.concatenate([templates, _observed_slopes(rows, pairs, is_position,
+                                                                coefficients)])
     if not len(templates):
         return []
     coarse, _ = _maxima(rows[::PREFILTER_STRIDE], templates)
@@ -239,15 +258,54 @@ def _templates(rows: np.ndarray, count_columns: list[int], pairs: list[tuple[int
     single bounds, the (1, 1) pairs, and the other coefficient pairs on the pairs of columns
     that pass the family's prefilter (see the docstring); none with the position on the
     smaller side and a <= b."""
-    weakest = max(b for _, b in coefficients)
-    family = np.array([(i, j, 1, weakest) for i, j in pairs], dtype=np.int64).reshape(-1, 4)
-    coarse, _ = _maxima(rows[::PREFILTER_STRIDE], family)
-    passed = [tuple(pair) for pair in family[coarse <= MAX_CONSTANT, :2].tolist()]
+    passed = _passing(rows, pairs, max(b for _, b in coefficients))
     found = [(i, -1, 1, 1) for i in count_columns]
     found += [(i, j, 1, 1) for i, j in pairs if j not in is_position]
     found += [(i, j, a, b) for i, j in passed for a, b in coefficients
               if (a, b) != (1, 1) and (a > b or j not in is_position)]
     return np.array(found, dtype=np.int64).reshape(-1, 4)
+
+
+def _passing(rows: np.ndarray, pairs: list[tuple[int, int]], weakest: int) -> list[tuple]:
+    """The pairs (i, j) whose v_i - ``weakest`` v_j stays at most ``MAX_CONSTANT`` on every
+    ``PREFILTER_STRIDE``-th row: only those can have a template a v_i - b v_j <= c with
+    b / a <= ``weakest`` and c <= ``MAX_CONSTANT`` a (the docstring's "Budget")."""
+    family = np.array([(i, j, 1, weakest) for i, j in pairs], dtype=np.int64).reshape(-1, 4)
+    coarse, _ = _maxima(rows[::PREFILTER_STRIDE], family)
+    return [tuple(pair) for pair in family[coarse <= MAX_CONSTANT, :2].tolist()]
+
+
+def _observed_slopes(rows: np.ndarray, pairs: list[tuple[int, int]], is_position: set[int],
+                     known: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """The templates (i, j, a, b) of the rising edges of each pair's upper hull (the
+    docstring's "Observed slopes") whose (a, b) is not in ``known``, over the pairs that
+    pass the prefilter of b / a up to ``RATIO_LIMIT``."""
+    found = set()
+    top = int(rows.max(initial=0)) + 1
+    for i, j in _passing(rows, pairs, RATIO_LIMIT):
+        highest = np.full(top, -1, dtype=np.int64)
+        np.maximum.at(highest, rows[:, j], rows[:, i])
+        hull: list[tuple[int, int]] = []
+        for point in zip(*(axis.tolist() for axis in (np.flatnonzero(highest >= 0),
+                                                       highest[highest >= 0]))):
+            while len(hull) >= 2 and _turns_left_or_straight(hull[-2], hull[-1], point):
+                hull.pop()
+            hull.append(point)
+        for (x0, y0), (x1, y1) in zip(hull, hull[1:]):
+            if y1 <= y0:
+                continue
+            g = math.gcd(x1 - x0, y1 - y0)
+            a, b = (x1 - x0) // g, (y1 - y0) // g
+            if (max(a, b) <= RATIO_LIMIT and (a, b) not in known
+                    and 0 <= a * y0 - b * x0 <= MAX_CONSTANT * a
+                    and (a > b or j not in is_position)):
+                found.add((i, j, a, b))
+    return np.array(sorted(found), dtype=np.int64).reshape(-1, 4)
+
+
+def _turns_left_or_straight(o: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether o -> a -> b does not turn right (a is then not on the upper hull)."""
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]) >= 0
 
 
 def _bounds(templates: np.ndarray) -> np.ndarray:
