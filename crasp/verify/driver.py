@@ -53,8 +53,8 @@ SECOND_ROUND = True
 """Whether an inconclusive induction is tried again with more lemmas (``bounded.proved_pairs``'
 ``second_round``): for a question about one program (universal, empty), the relations between
 its counts, which the first round guesses only between two programs; for any, the ``wider``
-inequalities of ``crasp.verify.bounds`` (over sums of tokens and of two counts, and with
-coefficients up to 6). Only after the first round fails: the candidates cost solver calls at
+inequalities of ``crasp.verify.bounds`` (over sums of tokens and of two counts, with
+coefficients up to 6, and the slopes up to 12 that the samples show). Only after the first round fails: the candidates cost solver calls at
 every position of every proof (benchmarks/bench_verify_second_round.py: 18 to 230 times as
 long for two decompiled twins, had they been in their only round)."""
 MAX_INDUCTION = 8

@@ -51,7 +51,8 @@ counts among at most eight, v_i <= c) and that no k consecutive positions re-est
 b c d e, the number X of positions where 2 #"a" == #"b" + #"c" + #"d" + #"e" is at most #"a",
 but that is inductive only together with 2X <= #"b" + #"c" + #"d" + #"e", a sum of four tokens
 (no column over five), and a state that breaks it can keep the answers equal for any number of
-positions before they differ; likewise a sum of three counts, or a coefficient beyond 6.
+positions before they differ; likewise a sum of three counts, or a coefficient beyond 12
+(``bounds.RATIO_LIMIT``; from 7 on, only a slope the samples show).
 Then the answer is ``unknown``. A model of a
 failed step is turned into a string (the tokens of the state, grouped, then the window) and
 run through the interpreter: where that string violates, it is a real counterexample longer
