@@ -76,7 +76,7 @@ UNKNOWN = [
      ("a", "b", "c", "d", "e")),
     # the positions where #"a" == 13 * #"b" are at most #"b", inductive only together with
     # 13X <= #"a": a coefficient beyond bounds.RATIO_LIMIT = 12 (12X <= #"a" does not carry
-    # it: after X = #"b" = 2, #"a" = 25, an "a" makes X = 3); the rays below prove 4..11
+    # it: after X = #"b" = 2, #"a" = 25, an "a" makes X = 3); the rays below prove 4..10
     ('x = #(#"a" == 13 * #"b") <= #"b"', "x = true", ("a", "b")),
 ]
 

@@ -64,7 +64,7 @@ reason: the pairs of columns that pass the prefilter get 23 templates instead of
 
 Observed slopes. Beyond those pairs, the same request reads slopes off the samples: for each
 pair of columns (i, j) it takes the upper convex hull of the sampled points (v_j, v_i) (the
-values are at most the longest sample, 64, so one point per value of v_j, the highest), and
+values are at most the longest sample's length, so one point per value of v_j, the highest), and
 each edge from (x0, y0) to (x1, y1) that rises, dy = y1 - y0 > 0 over dx = x1 - x0 > 0, gives
 a = dx / g, b = dy / g (g = gcd(dx, dy)) and a v_i - b v_j <= a y0 - b x0: every sample lies
 on or below the edge's line, so it holds at every row, and it is proposed as the templates'
@@ -72,8 +72,8 @@ are (0 <= c <= ``MAX_CONSTANT`` a, the position never on the smaller side with a
 and b are at most ``RATIO_LIMIT`` and the pair is in neither list. Over the ray #"a" ==
 7 #"b" the points (#"a", X) = (7m, m) make the edge 7X - #"a" <= 0 that #(#"a" == 7 * #"b")
 <= #"b" needs beside X <= #"b" (the argument of "Coefficients" above); a ray the samples never
-reach leaves X = 0 on every sample and gives no edge. One edge per hull segment, so at most
-65 per pair, where the fixed lists would need every pair up to ``RATIO_LIMIT`` (45 more).
+reach leaves X = 0 on every sample and gives no edge. One template per rising hull edge,
+where fixed lists would need every coprime pair up to ``RATIO_LIMIT`` (68 more).
 
 Every sample has its BOS row, where every count and n_s is 0, so c >= 0: each candidate holds
 at the start of every string, which the induction's base case needs (the start state before

@@ -54,9 +54,10 @@ SECOND_ROUND = True
 ``second_round``): for a question about one program (universal, empty), the relations between
 its counts, which the first round guesses only between two programs; for any, the ``wider``
 inequalities of ``crasp.verify.bounds`` (over sums of tokens and of two counts, with
-coefficients up to 6, and the slopes up to 12 that the samples show). Only after the first round fails: the candidates cost solver calls at
-every position of every proof (benchmarks/bench_verify_second_round.py: 18 to 230 times as
-long for two decompiled twins, had they been in their only round)."""
+coefficients up to 6, and the slopes up to 12 that the samples show). Only after the first
+round fails: the candidates cost solver calls at every position of every proof
+(benchmarks/bench_verify_second_round.py: 18 to 230 times as long for two decompiled twins,
+had they been in their only round)."""
 MAX_INDUCTION = 8
 """The deepest induction step ``unbounded`` tries (at most N)."""
 LONGEST_SEARCH = 64
