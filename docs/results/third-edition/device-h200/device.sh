@@ -6,7 +6,8 @@
 # crasp/ in .dev/frozen (`git archive cad8b96 crasp | tar -x -C .dev/frozen`), the searches
 # 43613bd's in .dev/frozen-search (the same code as this checkout had when PLAN=first ran).
 # PLAN=first (default) is what the first lease ran (README.md); PLAN=next the searches that
-# are left at L6..L8, one head and four heads, with the paper's exact grid at k - 2 (seed 0)
+# are left at L6..L8, one head and four heads, with the paper's exact grid at k - 2 (seed 0);
+# PLAN=paper the paper's exact grid at k - 1, k and k - 3 with the k - 2 seeds left (fourth lease)
 # (the second lease ran this file as of commit 82535da; the third, with WORKERS and PAPER_SEEDS,
 # is in ../device-h200-2/environment.txt). Finished cells are restored from
 # the committed records (one directory per sweep: a sweep directory is locked per shard).
@@ -77,6 +78,22 @@ next_plan() {
     # PAPER_GRID=0 leaves the paper's grid out (a short lease: its cells need over 400 s each)
     [ "${PAPER_GRID:-1}" = 0 ] || for k in 6 7 8; do paper_grid_at_k_minus_2 "$k" & done
 }
+# The fourth lease (2026-11-27): the paper's exact grid at the depths not yet run, one sweep per
+# language with k - 1 and k first (cells that fit in a few epochs finish within the lease) and
+# k - 3 last (a cell that never fits needs 4 x 25 epochs, more than a lease), WORKERS="L6 L7 L8";
+# and the k - 2 seeds in PAPER_K2="L7:2 L8:3" (this CPU resumes L7 d5 s1 and L8 d6 s2 from its
+# checkpoints), one worker each, in directories of their own.
+paper_plan() {
+    local k i=0 w=(${WORKERS:-4 5 5}) cell
+    for k in 6 7 8; do
+        [ "${w[$i]}" = 0 ] || timed "paper-grid-L$k" search "${w[$i]}" "paper-grid.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 1)):$k,$((k - 3))" --seeds 0:4 --search paper &
+        i=$((i + 1))
+    done
+    for cell in ${PAPER_K2-L7:2 L8:3}; do
+        k=${cell%%:*}; k=${k#L}
+        timed "paper-grid-k2-L$k" search 1 "paper-grid-k2.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 2)):$((k - 2))" --seeds "${cell#*:}:${cell#*:}" --search paper &
+    done
+}
 first_plan() {
     # E_k with one head (frozen code): seeds 0..2, then the edge seeds, ALiBi, and seed 0 again on
     # this device into its own directory (the CPU/GPU cross-check of seed 0).
@@ -106,6 +123,7 @@ first_plan() {
 case $PLAN in
     first) first_plan ;;
     next)  next_plan ;;
+    paper) paper_plan ;;
     *)     echo "unknown PLAN $PLAN" >&2; exit 2 ;;
 esac
 
