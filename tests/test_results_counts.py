@@ -4,7 +4,9 @@ proved bounds, the training hours and the means the audit of issue 33 recomputed
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -129,3 +131,61 @@ def test_the_boundary_table_is_what_boundary_py_computes():
     prompt = "$ python docs/results/third-edition/boundary.py\n"
     quoted = third.split(prompt, 1)[1].split("```", 1)[0].rstrip("\n").splitlines()
     assert quoted == boundary.table(boundary.curves())
+
+
+def write_metrics(path: Path, losses: list[float]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"trial": 0, "epoch": epoch, "loss": loss,
+                                        "val_exact_match": 0.25}) + "\n"
+                            for epoch, loss in enumerate(losses, 1)), encoding="utf-8")
+
+
+def test_draws_counts_a_cell_whose_first_run_was_cut_apart_from_first_runs(tmp_path):
+    """L2 (k = 2) at depth k: s0 finished in its first run; s1 finished after a paused stretch
+    of the same run (its rows begin the finished run's); s2 finished in a second run after a
+    cut one; s3 was cut and never finished; s4 left nothing."""
+    sweep, lease, pause = tmp_path / "records" / "grid", tmp_path / "lease", tmp_path / "pause"
+    finished = {0: [0.3, 0.1], 1: [0.4, 0.2, 0.1], 2: [0.3, 0.05]}
+    with open(tmp_path / "cells.csv", "w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(["cell_id", "sweep_dir", "language", "depth", "posenc", "seed",
+                         "val_exact_match", "epochs_run", "exact_match_351_400"])
+        for seed, losses in finished.items():
+            writer.writerow([f"c{seed}", sweep, "L2", 2, "nope", seed, 1.0, len(losses),
+                             0.995 if seed != 2 else 0.5])
+            write_metrics(sweep / "cells" / f"c{seed}" / "metrics.jsonl", losses)
+    write_metrics(pause / "grid-L2-d2-s1-metrics.jsonl", [0.4, 0.2])
+    write_metrics(lease / "grid-L2-d2-s2-metrics.jsonl", [0.5, 0.45, 0.44])
+    write_metrics(lease / "grid-L2-d2-s3-metrics.jsonl", [0.5])
+    lines = counts.draws(str(tmp_path / "cells.csv"), [str(lease), str(pause)], "351:400",
+                         depths="k:k")
+    assert lines[0] == ("L2 d2: 3 finished (2 >= 99% on 351:400); first runs: 2 finished "
+                        "(2 >= 99%)")
+    assert lines[2].endswith("s1: finished: 100.0% validation after 3 epochs, 351:400 99.5%")
+    assert lines[3] == ("  L2 d2 s2: lease cut after 3 epochs in configuration 1, best "
+                        "validation 25.0%; finished: 100.0% validation after 2 epochs, "
+                        "351:400 50.0%")
+    assert lines[4].endswith("s3: lease cut after 1 epoch in configuration 1, best validation "
+                             "25.0%; not finished")
+    assert lines[5].endswith("s4: no epoch recorded")
+    assert counts.draws(str(tmp_path / "cells.csv"), [str(lease), str(pause)], "351:400",
+                        depths="k:k", summary=True) == [lines[0], lines[-1]]
+    assert lines[-1] == ("k: 3 finished (2 >= 99%); first runs: 2 finished (2 >= 99%), "
+                         "3 cut or not run")
+
+
+DRAWS_PROMPT = "$ python docs/results/counts.py draws "
+
+
+def test_the_quoted_draws_are_the_scripts_output_on_the_committed_runs():
+    third = (RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
+    blocks = [textwrap.dedent(block).strip("\n").splitlines()
+              for block in third.split("```")[1::2]
+              if textwrap.dedent(block).strip("\n").startswith(DRAWS_PROMPT)]
+    assert blocks
+    for command, *quoted in blocks:
+        parsed = counts.arguments(["draws", *command[len(DRAWS_PROMPT):].split()])
+        expected = counts.draws(str(ROOT / parsed.cells_csv),
+                                [str(ROOT / folder) for folder in parsed.runs], parsed.bin,
+                                parsed.seeds, parsed.depths, parsed.summary)
+        assert quoted == expected

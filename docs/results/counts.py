@@ -7,6 +7,8 @@
     python docs/results/counts.py means CELLS_CSV LANGUAGE:DEPTH [LANGUAGE:DEPTH ...]
     python docs/results/counts.py settings CELLS_CSV [CELLS_CSV ...] --by FIELD[,FIELD] --bin A:B
         [--seeds 0:1] [--places L4:1,L4:2]
+    python docs/results/counts.py draws CELLS_CSV --runs DIR [DIR ...] --bin A:B [--seeds 0:4]
+        [--depths k-3:k] [--summary]
 
 * ``distributions``: of the cells that reach the threshold on the uniform longest bin, how many
   also reach it on each bin drawn from another distribution (``distribution_checks`` of
@@ -24,6 +26,15 @@
   seeds, how many reach 100% validation and after how many epochs, and the exact match (%)
   per seed on the bin ``--bin`` with how many reach 99%; ``--seeds`` and ``--places`` (a
   comma list of LANGUAGE:DEPTH) keep only those cells.
+* ``draws``: per cell, the runs that ended before their cell did (a lease's end, a session's
+  end) and then the finished run, and per language and depth how many cells finished, how many
+  of their *first* runs finished, and how the finished cells score on ``--bin``. Why: a run cut
+  short is started again from scratch on whatever machine is free, and a run that fits in a few
+  epochs finishes where a slow one is cut, so counting the finished runs alone favours the
+  quick fitters; the first runs that finished are the unbiased part. The ``--runs`` folders
+  hold the cut runs' ``<family>-L<k>-d<depth>-s<seed>-metrics.jsonl`` files, named in the
+  order they ran; a file whose rows begin the finished run's metrics.jsonl is that run, paused
+  and resumed, not a draw of its own.
 """
 
 from __future__ import annotations
@@ -34,6 +45,8 @@ import json
 import re
 import statistics
 from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]   # cells.csv names sweep_dir relative to it
 
 
 def report(directory: str) -> dict:
@@ -156,6 +169,85 @@ def settings(paths: list[str], by: list[str], bin_name: str, seeds: str | None =
     return lines
 
 
+def metrics_rows(path: Path) -> list[tuple]:
+    """(configuration, epoch, training loss) per epoch of one run's metrics file."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [(row["trial"], row["epoch"], row["loss"], row["val_exact_match"]) for row in rows]
+
+
+def cut_run_text(folder: str, epochs: list[tuple]) -> str:
+    first, last = min(epoch[0] for epoch in epochs) + 1, max(epoch[0] for epoch in epochs) + 1
+    configurations = f"configuration {first}" if first == last else f"configurations {first}-{last}"
+    return (f"{Path(folder).name} cut after {len(epochs)} epoch{'s' * (len(epochs) != 1)} in "
+            f"{configurations}, best "
+            f"validation {100 * max(epoch[3] for epoch in epochs):.1f}%")
+
+
+def relative_depths(depths: str) -> range:
+    """The offsets from k that ``k-3:k`` (or ``k-2:k-1``) names, lowest first."""
+    low, high = (int(part[1:] or 0) for part in depths.split(":"))
+    return range(low, high + 1)
+
+
+def cut_runs(finished: dict, family: str, folders: list[str]) -> dict[tuple, list[str]]:
+    """Per cell, the runs of the ``--runs`` folders that are not its finished run."""
+    cut: dict[tuple, list[str]] = {}
+    for folder in folders:
+        for file in sorted(Path(folder).glob(f"{family}-L*-d*-s*-metrics.jsonl")):
+            language, depth, seed = re.fullmatch(
+                rf"{family}-(L\d+)-d(\d+)-s(\d+)-metrics\.jsonl", file.name).groups()
+            key = (language, int(depth), int(seed))
+            epochs, row = metrics_rows(file), finished.get(key)
+            if row is not None:
+                done = metrics_rows(REPOSITORY / row["sweep_dir"] / "cells" / row["cell_id"]
+                                    / "metrics.jsonl")
+                if done[:len(epochs)] == epochs:
+                    continue
+            cut.setdefault(key, []).append(cut_run_text(folder, epochs))
+    return cut
+
+
+def draws(path: str, folders: list[str], bin_name: str, seeds: str = "0:4",
+          depths: str = "k-3:k", summary: bool = False) -> list[str]:
+    column = "exact_match_" + bin_name.replace(":", "_")
+    finished = {(row["language"], int(row["depth"]), int(row["seed"])): row
+                for row in rows(path) if row["posenc"] == "nope"}
+    cut = cut_runs(finished, Path(next(iter(finished.values()))["sweep_dir"]).name, folders)
+    languages = sorted({key[0] for key in (*finished, *cut)}, key=k_of)
+    lines, totals = [], {}
+    for language in languages:
+        for offset in relative_depths(depths):
+            depth = k_of(language) + offset
+            seed_lines, first, passing = [], [], []
+            for seed in seed_range(seeds):
+                key = (language, depth, seed)
+                row, runs = finished.get(key), cut.get(key, [])
+                outcome = "no epoch recorded" if row is None and not runs else "not finished"
+                if row is not None:
+                    score = 100 * float(row[column])
+                    epochs = int(row["epochs_run"])
+                    outcome = (f"finished: {100 * float(row['val_exact_match']):.1f}% "
+                               f"validation after {epochs} epoch{'s' * (epochs != 1)}, "
+                               f"{bin_name} {score:.1f}%")
+                    passing.append(score >= 99)
+                    if not runs:
+                        first.append(score >= 99)
+                seed_lines.append(f"  {language} d{depth} s{seed}: " + "; ".join([*runs, outcome]))
+            total = totals.setdefault(offset, [0, 0, 0, 0, 0])
+            for index, value in enumerate((len(passing), sum(passing), len(first), sum(first),
+                                           len(seed_range(seeds)) - len(first))):
+                total[index] += value
+            lines.append(f"{language} d{depth}: {len(passing)} finished ({sum(passing)} >= 99% "
+                         f"on {bin_name}); first runs: {len(first)} finished ({sum(first)} "
+                         f">= 99%)")
+            lines.extend([] if summary else seed_lines)
+    for offset, (done, passed, first, first_passed, other) in sorted(totals.items()):
+        name = f"k - {-offset}" if offset else "k"
+        lines.append(f"{name}: {done} finished ({passed} >= 99%); first runs: {first} finished "
+                     f"({first_passed} >= 99%), {other} cut or not run")
+    return lines
+
+
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, parsed (tests/test_results_counts.py reads the quoted ones with it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -177,6 +269,13 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     command.add_argument("--bin", required=True)
     command.add_argument("--seeds")
     command.add_argument("--places")
+    command = commands.add_parser("draws")
+    command.add_argument("cells_csv")
+    command.add_argument("--runs", nargs="+", required=True)
+    command.add_argument("--bin", required=True)
+    command.add_argument("--seeds", default="0:4")
+    command.add_argument("--depths", default="k-3:k")
+    command.add_argument("--summary", action="store_true", help="no line per seed")
     return parser.parse_args(argv)
 
 
@@ -192,6 +291,9 @@ def main(argv: list[str] | None = None) -> None:
         lines = hours(args.cells_csv, args.seeds)
     elif args.command == "settings":
         lines = settings(args.cells_csvs, args.by.split(","), args.bin, args.seeds, args.places)
+    elif args.command == "draws":
+        lines = draws(args.cells_csv, args.runs, args.bin, args.seeds, args.depths,
+                      args.summary)
     else:
         lines = means(args.cells_csv, args.places)
     print("\n".join(lines))
