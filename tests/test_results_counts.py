@@ -162,16 +162,16 @@ def test_draws_counts_a_cell_whose_first_run_was_cut_apart_from_first_runs(tmp_p
     assert lines[0] == ("L2 d2: 3 finished (2 >= 99% on 351:400); first runs: 2 finished "
                         "(2 >= 99%)")
     assert lines[2].endswith("s1: finished: 100.0% validation after 3 epochs, 351:400 99.5%")
-    assert lines[3] == ("  L2 d2 s2: lease cut after 3 epochs in configuration 1, best "
+    assert lines[3] == ("  L2 d2 s2: lease stopped after 3 epochs in configuration 1, best "
                         "validation 25.0%; finished: 100.0% validation after 2 epochs, "
                         "351:400 50.0%")
-    assert lines[4].endswith("s3: lease cut after 1 epoch in configuration 1, best validation "
+    assert lines[4].endswith("s3: lease stopped after 1 epoch in configuration 1, best validation "
                              "25.0%; not finished")
     assert lines[5].endswith("s4: no epoch recorded")
     assert counts.draws(str(tmp_path / "cells.csv"), [str(lease), str(pause)], "351:400",
                         depths="k:k", summary=True) == [lines[0], lines[-1]]
     assert lines[-1] == ("k: 3 finished (2 >= 99%); first runs: 2 finished (2 >= 99%), "
-                         "3 cut or not run")
+                         "3 stopped or not run")
 
 
 DRAWS_PROMPT = "$ python docs/results/counts.py draws "
@@ -189,3 +189,22 @@ def test_the_quoted_draws_are_the_scripts_output_on_the_committed_runs():
                                 [str(ROOT / folder) for folder in parsed.runs], parsed.bin,
                                 parsed.seeds, parsed.depths, parsed.summary)
         assert quoted == expected
+
+
+def test_the_paper_runs_table_is_what_paper_runs_py_computes():
+    spec = importlib.util.spec_from_file_location(
+        "paper_runs", RESULTS / "third-edition" / "paper_runs.py")
+    paper_runs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(paper_runs)
+    every = paper_runs.runs()
+    finished = [run for run in every if run["finished"]]
+    assert len(finished) == len(list(paper_runs.RECORDS.iterdir()))
+    # a paused run's file is the start of its finished run, not a draw of its own
+    assert not any(run["curve"] == other["curve"][:len(run["curve"])]
+                   for run in every if not run["finished"] for other in finished
+                   if (run["language"], run["depth"], run["seed"])
+                   == (other["language"], other["depth"], other["seed"]))
+    third = (RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
+    block = third.split("$ python docs/results/third-edition/paper_runs.py\n", 1)[1]
+    quoted = textwrap.dedent(block.split("```", 1)[0]).rstrip("\n").splitlines()
+    assert quoted == paper_runs.table(every)

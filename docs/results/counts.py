@@ -26,15 +26,17 @@
   seeds, how many reach 100% validation and after how many epochs, and the exact match (%)
   per seed on the bin ``--bin`` with how many reach 99%; ``--seeds`` and ``--places`` (a
   comma list of LANGUAGE:DEPTH) keep only those cells.
-* ``draws``: per cell, the runs that ended before their cell did (a lease's end, a session's
-  end) and then the finished run, and per language and depth how many cells finished, how many
-  of their *first* runs finished, and how the finished cells score on ``--bin``. Why: a run cut
-  short is started again from scratch on whatever machine is free, and a run that fits in a few
-  epochs finishes where a slow one is cut, so counting the finished runs alone favours the
-  quick fitters; the first runs that finished are the unbiased part. The ``--runs`` folders
-  hold the cut runs' ``<family>-L<k>-d<depth>-s<seed>-metrics.jsonl`` files, named in the
-  order they ran; a file whose rows begin the finished run's metrics.jsonl is that run, paused
-  and resumed, not a draw of its own.
+* ``draws``: per cell, the runs that stopped before their cell finished (cut at a lease's
+  end, or paused on this CPU) and then the finished run; per language and depth, how many cells
+  finished, how many of them finished in their *first* run, and how the finished cells score
+  on ``--bin``. Why: a run cut short is started again from scratch on whatever machine is
+  free, and a run that fits in a few epochs finishes where a slow one is cut, so the finished
+  cells favour the quick fitters. One draw per cell is the first run; counted over all seeds,
+  the first runs that finished and succeeded are a lower bound on the first runs that succeed
+  (a stopped run is unknown, not failed). The ``--runs`` folders hold the stopped runs'
+  ``<family>-L<k>-d<depth>-s<seed>-metrics.jsonl`` files, named in the order they ran; a file
+  whose rows begin the finished run's metrics.jsonl is that run, paused and resumed, not a
+  draw of its own.
 """
 
 from __future__ import annotations
@@ -175,10 +177,10 @@ def metrics_rows(path: Path) -> list[tuple]:
     return [(row["trial"], row["epoch"], row["loss"], row["val_exact_match"]) for row in rows]
 
 
-def cut_run_text(folder: str, epochs: list[tuple]) -> str:
+def stopped_run_text(folder: str, epochs: list[tuple]) -> str:
     first, last = min(epoch[0] for epoch in epochs) + 1, max(epoch[0] for epoch in epochs) + 1
     configurations = f"configuration {first}" if first == last else f"configurations {first}-{last}"
-    return (f"{Path(folder).name} cut after {len(epochs)} epoch{'s' * (len(epochs) != 1)} in "
+    return (f"{Path(folder).name} stopped after {len(epochs)} epoch{'s' * (len(epochs) != 1)} in "
             f"{configurations}, best "
             f"validation {100 * max(epoch[3] for epoch in epochs):.1f}%")
 
@@ -189,7 +191,7 @@ def relative_depths(depths: str) -> range:
     return range(low, high + 1)
 
 
-def cut_runs(finished: dict, family: str, folders: list[str]) -> dict[tuple, list[str]]:
+def stopped_runs(finished: dict, family: str, folders: list[str]) -> dict[tuple, list[str]]:
     """Per cell, the runs of the ``--runs`` folders that are not its finished run."""
     cut: dict[tuple, list[str]] = {}
     for folder in folders:
@@ -203,7 +205,7 @@ def cut_runs(finished: dict, family: str, folders: list[str]) -> dict[tuple, lis
                                     / "metrics.jsonl")
                 if done[:len(epochs)] == epochs:
                     continue
-            cut.setdefault(key, []).append(cut_run_text(folder, epochs))
+            cut.setdefault(key, []).append(stopped_run_text(folder, epochs))
     return cut
 
 
@@ -212,7 +214,7 @@ def draws(path: str, folders: list[str], bin_name: str, seeds: str = "0:4",
     column = "exact_match_" + bin_name.replace(":", "_")
     finished = {(row["language"], int(row["depth"]), int(row["seed"])): row
                 for row in rows(path) if row["posenc"] == "nope"}
-    cut = cut_runs(finished, Path(next(iter(finished.values()))["sweep_dir"]).name, folders)
+    cut = stopped_runs(finished, Path(next(iter(finished.values()))["sweep_dir"]).name, folders)
     languages = sorted({key[0] for key in (*finished, *cut)}, key=k_of)
     lines, totals = [], {}
     for language in languages:
@@ -244,7 +246,7 @@ def draws(path: str, folders: list[str], bin_name: str, seeds: str = "0:4",
     for offset, (done, passed, first, first_passed, other) in sorted(totals.items()):
         name = f"k - {-offset}" if offset else "k"
         lines.append(f"{name}: {done} finished ({passed} >= 99%); first runs: {first} finished "
-                     f"({first_passed} >= 99%), {other} cut or not run")
+                     f"({first_passed} >= 99%), {other} stopped or not run")
     return lines
 
 

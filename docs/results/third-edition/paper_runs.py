@@ -1,0 +1,112 @@
+"""Every run of the paper's exact grid, finished or cut: validation exact match per epoch, one
+panel per depth relative to k (k - 3 .. k). Prints per panel how many runs finished and within
+how many epochs they fit, and how many were cut and how far they had come; writes
+paper-runs.png.
+
+    python docs/results/third-edition/paper_runs.py
+
+Why: a lease's end cuts the runs still in flight and their cells are later started again from
+scratch (docs/results/counts.py ``draws``), so the finished cells alone hide the runs that
+stalled. The cut runs are the metrics files of RUNS, in the order the leases ran; a file whose
+rows begin a finished run's metrics.jsonl is that run paused and resumed, drawn once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RECORDS = HERE / "records" / "paper-grid" / "cells"
+RUNS = ["device-h200", "device-h100", "device-h200-2", "cpu-paper-grid", "device-h100-2"]
+OFFSETS = [-3, -2, -1, 0]
+
+
+def validation(path: Path) -> list[float]:
+    return [json.loads(line)["val_exact_match"]
+            for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def runs() -> list[dict]:
+    """One dict per run: language, depth, seed, finished, validation per epoch."""
+    finished = []
+    for cell in sorted(RECORDS.iterdir()):
+        language, depth, _, seed = cell.name.split("-")[:4]
+        finished.append({"language": language, "depth": int(depth[1:]), "seed": int(seed[1:]),
+                         "finished": True, "curve": validation(cell / "metrics.jsonl")})
+    cut = []
+    for folder in RUNS:
+        for path in sorted((HERE / folder).glob("paper-grid-L*-d*-s*-metrics.jsonl")):
+            language, depth, seed = re.fullmatch(
+                r"paper-grid-(L\d+)-d(\d+)-s(\d+)-metrics\.jsonl", path.name).groups()
+            curve = validation(path)
+            same = [run for run in finished if (run["language"], run["depth"], run["seed"])
+                    == (language, int(depth), int(seed))]
+            if curve and not (same and same[0]["curve"][:len(curve)] == curve):
+                cut.append({"language": language, "depth": int(depth), "seed": int(seed),
+                            "finished": False, "curve": curve})
+    return finished + cut
+
+
+def offset(run: dict) -> int:
+    return run["depth"] - int(run["language"][1:])
+
+
+def table(every: list[dict]) -> list[str]:
+    lines = []
+    for shift in OFFSETS:
+        here = [run for run in every if offset(run) == shift]
+        done = [len(run["curve"]) for run in here if run["finished"]]
+        cut = [run for run in here if not run["finished"]]
+        name = f"k - {-shift}" if shift else "k"
+        text = f"{name}: {len(done)} finished"
+        if done:
+            text += f" (fit in {min(done)} to {max(done)} epochs)"
+        text += f", {len(cut)} not finished"
+        if cut:
+            epochs = [len(run["curve"]) for run in cut]
+            best = [100 * max(run["curve"]) for run in cut]
+            text += (f" (after {min(epochs)} to {max(epochs)} epochs, best validation "
+                     f"{min(best):.1f} to {max(best):.1f}%)")
+        lines.append(text)
+    return lines
+
+
+def main() -> None:
+    import matplotlib
+    import matplotlib.ticker
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    every = runs()
+    print("\n".join(table(every)))
+    figure, panels = plt.subplots(1, len(OFFSETS), figsize=(12, 3.8), sharex=True, sharey=True)
+    styles = {"L6": "-", "L7": "--", "L8": ":"}
+    for panel, shift in zip(panels, OFFSETS):
+        for run in (run for run in every if offset(run) == shift):
+            epochs = range(1, len(run["curve"]) + 1)
+            panel.plot(epochs, [100 * value for value in run["curve"]],
+                       styles[run["language"]], color="C2" if run["finished"] else "C3",
+                       alpha=0.8, lw=1.2, marker="o" if len(run["curve"]) == 1 else None, ms=3)
+        panel.axvline(25.5, color="0.7", lw=0.8)   # the first configuration's 25 epochs end
+        panel.set_title(f"depth k - {-shift}" if shift else "depth k", fontsize=10)
+        panel.set_xscale("log")
+        panel.set_xticks([1, 2, 5, 10, 25, 50], ["1", "2", "5", "10", "25", "50"])
+        panel.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    panels[0].set_ylabel("validation exact match (%)")
+    figure.supxlabel("epoch, over the configurations tried in order (grey line: the first "
+                     "configuration's 25 epochs end)", fontsize=9, y=0.1)
+    handles = [plt.Line2D([], [], color="C2", label="finished (the cell's record)"),
+               plt.Line2D([], [], color="C3", label="not finished: cut at a lease's end, or paused"),
+               *(plt.Line2D([], [], color="0.3", ls=style, label=language)
+                 for language, style in styles.items())]
+    figure.legend(handles=handles, loc="lower center", ncol=5, fontsize=8, frameon=False)
+    figure.suptitle("The paper's exact grid (one head, batch 1): every run's validation exact "
+                    "match per epoch", fontsize=11)
+    figure.tight_layout(rect=(0, 0.1, 1, 1))
+    figure.savefig(HERE / "paper-runs.png", dpi=130)
+
+
+if __name__ == "__main__":
+    main()
