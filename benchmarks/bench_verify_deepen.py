@@ -8,7 +8,14 @@ search finds nothing and only costs), and three whose first difference lies beyo
 what each gives; without the search, an answer that is ``counterexample`` comes from the
 induction happening to meet the difference.
 
+``--part kept``: the search alone at growing lengths, on ``#(#"a" == 13 * #"b") <= #"b"``
+against ``x = true`` (tests/test_verify_cli.py's ``treize.crasp``, true at every length, so
+the search runs to its end), with the sweeper keeping each equality it proves as a fact
+(``bounded.KEEP_PROVED_EQUALITIES``, the default) and, the baseline, without. Both must answer
+the same; the ratio is kept over baseline.
+
     python benchmarks/bench_verify_deepen.py [--repeats 3]
+    python benchmarks/bench_verify_deepen.py --part kept [--repeats 3] [--lengths 20,40,60]
 """
 
 from __future__ import annotations
@@ -20,13 +27,13 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import crasp  # noqa: E402
-from crasp.verify import Question, decide  # noqa: E402
+from crasp.verify import Question, bounded, decide  # noqa: E402
 
 from timing import best_of_each  # noqa: E402
 
 PROGRAMS = [
     ('x = #(2 * #"a" == #"b" + #"c" + #"d" + #"e") <= #"a"', ("a", "b", "c", "d", "e")),
-    ('x = #(#"a" == 7 * #"b") <= #"b"', ("a", "b")),
+    ('x = #(#"a" == 13 * #"b") <= #"b"', ("a", "b")),
     ('x = #("a" && #"b" >= 1) <= (1 * #"b") + 16', ("a", "b")),
     ('x = #("a" && #"b" >= 1) <= (21 * #"b") + 8', ("a", "b")),
     ('x = #("a" && #"b" >= 1) <= (10 * #"b") + 50', ("a", "b")),
@@ -42,10 +49,35 @@ def answer(verdict) -> str:
     return verdict.outcome
 
 
+def kept(repeats: int, lengths: list[int]) -> None:
+    question = Question("equivalent", (crasp.parse_program('x = #(#"a" == 13 * #"b") <= #"b"'),
+                                       crasp.parse_program("y = true")), ("A", "B"))
+    print(f"{'length':>6} {'baseline s':>10} {'kept s':>8} {'ratio':>6}  answers")
+    for length in lengths:
+        found = {}
+
+        def run(keep):
+            def search():
+                bounded.KEEP_PROVED_EQUALITIES = keep
+                found[keep] = bounded.first_violation(question, ("a", "b"), length)
+            return search
+        baseline, with_facts = best_of_each(repeats, run(False), run(True),
+                                            clock=time.process_time)
+        bounded.KEEP_PROVED_EQUALITIES = True
+        assert found[False] == found[True]
+        print(f"{length:>6} {baseline:>10.2f} {with_facts:>8.2f} {with_facts / baseline:>5.2f}x"
+              f"  {'none' if found[True] is None else found[True]} (both)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--part", choices=["search", "kept"], default="search")
+    parser.add_argument("--lengths", default="20,40,60")
     args = parser.parse_args()
+    if args.part == "kept":
+        kept(args.repeats, [int(length) for length in args.lengths.split(",")])
+        return
     always = crasp.parse_program("y = true")
     print(f"{'program':<48} {'deepen 0 s':>10} {'default s':>10} {'ratio':>6}  "
           f"answers (deepen 0 / default)")

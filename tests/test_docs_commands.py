@@ -21,8 +21,9 @@ DOCUMENTS = [CHECKOUT / "README.md", *sorted((CHECKOUT / "docs").glob("*.md"))]
 """Not docs/results/: those reports record the commands that made them (hours of sweeps, some
 on a GPU with device=cuda); the same commands, shrunk, run here from docs/experiments.md."""
 
-TINY_TRAINING = ["--train-bin", "4:8", "--test-bins", "9:12,13:16", "--n-train", "64",
-                 "--n-test", "16", "--epochs", "1", "--d-ff", "32", "--no-progress"]
+TINY_DATA = ["--train-bin", "4:8", "--test-bins", "9:12,13:16", "--n-train", "64",
+             "--n-test", "16", "--epochs", "1", "--no-progress"]
+TINY_TRAINING = TINY_DATA + ["--d-ff", "32"]
 TINY_GRID = ["epochs=1", "n_train=32", "n_test=8", "train_bin=4:8", "test_bins=9:12",
              "d_ff=32"]
 SHRINK = {
@@ -33,6 +34,11 @@ SHRINK = {
     "crasp train --preset knee-deep --language L6 --depth 3 --d-model 256 --lr 1e-4 --epochs 1 "
     "--n-train 100 --n-test 20 --test-bins 251:300 --threads 1 --no-progress "
     "-o runs/time-d3-w256": TINY_TRAINING + ["--d-model", "16"],
+    # the compiled model fixes the widths, so only the data and the epochs shrink
+    "crasp train --language L5 --depth 3 --init-from compiled --lr 1e-4 -o runs/L5-from-compiled":
+        TINY_DATA,
+    "crasp train --language L5 --depth 3 --init-from runs/L5-from-compiled -o runs/L5-continued":
+        TINY_DATA,
     "crasp analyze runs/hess/L3-d2-nope --hessian -o runs/hess/L3-d2-nope-hessian":
         ["--hessian-strings", "4"],
     "crasp sweep": {"--depths": "1", "--languages": "L3", "--seeds": "1", "--jobs": "1",
