@@ -19,7 +19,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RECORDS = HERE / "records" / "paper-grid" / "cells"
-RUNS = ["device-h200", "device-h100", "device-h200-2", "cpu-paper-grid", "device-h100-2"]
+RUNS = ["device-h200", "device-h100", "device-h200-2", "cpu-paper-grid", "device-h100-2",
+        "cpu-paper-grid-2"]
 OFFSETS = [-3, -2, -1, 0]
 
 
