@@ -47,6 +47,7 @@ import json
 import re
 import statistics
 from pathlib import Path
+from typing import NamedTuple
 
 REPOSITORY = Path(__file__).resolve().parents[2]   # cells.csv names sweep_dir relative to it
 
@@ -171,18 +172,54 @@ def settings(paths: list[str], by: list[str], bin_name: str, seeds: str | None =
     return lines
 
 
-def metrics_rows(path: Path) -> list[tuple]:
-    """(configuration, epoch, training loss) per epoch of one run's metrics file."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    return [(row["trial"], row["epoch"], row["loss"], row["val_exact_match"]) for row in rows]
+class Epoch(NamedTuple):
+    """One line of a run's metrics.jsonl, as far as telling runs apart needs."""
+    trial: int
+    epoch: int
+    loss: float
+    val_exact_match: float
 
 
-def stopped_run_text(folder: str, epochs: list[tuple]) -> str:
-    first, last = min(epoch[0] for epoch in epochs) + 1, max(epoch[0] for epoch in epochs) + 1
+def metrics_rows(path: Path) -> list[Epoch]:
+    """The epochs of one run's metrics file, in order."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [Epoch(row["trial"], row["epoch"], row["loss"], row["val_exact_match"])
+            for row in map(json.loads, filter(None, lines))]
+
+
+def finished_cells(path: str) -> dict[tuple[str, int, int], dict]:
+    """The NoPE rows of a cells.csv by (language, depth, seed)."""
+    return {(row["language"], int(row["depth"]), int(row["seed"])): row
+            for row in rows(path) if row["posenc"] == "nope"}
+
+
+def finished_metrics(row: dict) -> list[Epoch]:
+    """The epochs of a cells.csv row's run (its sweep_dir is relative to the repository)."""
+    return metrics_rows(REPOSITORY / row["sweep_dir"] / "cells" / row["cell_id"] / "metrics.jsonl")
+
+
+def stopped_runs(finished: dict, family: str, folders: list[str]
+                 ) -> dict[tuple[str, int, int], list[tuple[str, list[Epoch]]]]:
+    """Per cell, (folder name, epochs) of each run in ``folders`` that is not its finished run
+    (a file whose epochs begin the finished run's is that run, paused), in the folders' order."""
+    stopped: dict[tuple, list[tuple[str, list[Epoch]]]] = {}
+    for folder in folders:
+        for file in sorted(Path(folder).glob(f"{family}-L*-d*-s*-metrics.jsonl")):
+            language, depth, seed = re.fullmatch(
+                rf"{family}-(L\d+)-d(\d+)-s(\d+)-metrics\.jsonl", file.name).groups()
+            key = (language, int(depth), int(seed))
+            epochs, row = metrics_rows(file), finished.get(key)
+            if epochs and not (row and finished_metrics(row)[:len(epochs)] == epochs):
+                stopped.setdefault(key, []).append((Path(folder).name, epochs))
+    return stopped
+
+
+def stopped_run_text(folder: str, epochs: list[Epoch]) -> str:
+    first, last = (1 + min(e.trial for e in epochs)), (1 + max(e.trial for e in epochs))
     configurations = f"configuration {first}" if first == last else f"configurations {first}-{last}"
-    return (f"{Path(folder).name} stopped after {len(epochs)} epoch{'s' * (len(epochs) != 1)} in "
-            f"{configurations}, best "
-            f"validation {100 * max(epoch[3] for epoch in epochs):.1f}%")
+    return (f"{folder} stopped after {len(epochs)} epoch{'s' * (len(epochs) != 1)} in "
+            f"{configurations}, best validation "
+            f"{100 * max(e.val_exact_match for e in epochs):.1f}%")
 
 
 def relative_depths(depths: str) -> range:
@@ -191,31 +228,13 @@ def relative_depths(depths: str) -> range:
     return range(low, high + 1)
 
 
-def stopped_runs(finished: dict, family: str, folders: list[str]) -> dict[tuple, list[str]]:
-    """Per cell, the runs of the ``--runs`` folders that are not its finished run."""
-    cut: dict[tuple, list[str]] = {}
-    for folder in folders:
-        for file in sorted(Path(folder).glob(f"{family}-L*-d*-s*-metrics.jsonl")):
-            language, depth, seed = re.fullmatch(
-                rf"{family}-(L\d+)-d(\d+)-s(\d+)-metrics\.jsonl", file.name).groups()
-            key = (language, int(depth), int(seed))
-            epochs, row = metrics_rows(file), finished.get(key)
-            if row is not None:
-                done = metrics_rows(REPOSITORY / row["sweep_dir"] / "cells" / row["cell_id"]
-                                    / "metrics.jsonl")
-                if done[:len(epochs)] == epochs:
-                    continue
-            cut.setdefault(key, []).append(stopped_run_text(folder, epochs))
-    return cut
-
-
 def draws(path: str, folders: list[str], bin_name: str, seeds: str = "0:4",
           depths: str = "k-3:k", summary: bool = False) -> list[str]:
     column = "exact_match_" + bin_name.replace(":", "_")
-    finished = {(row["language"], int(row["depth"]), int(row["seed"])): row
-                for row in rows(path) if row["posenc"] == "nope"}
-    cut = stopped_runs(finished, Path(next(iter(finished.values()))["sweep_dir"]).name, folders)
-    languages = sorted({key[0] for key in (*finished, *cut)}, key=k_of)
+    finished = finished_cells(path)
+    stopped = stopped_runs(finished, Path(next(iter(finished.values()))["sweep_dir"]).name,
+                           folders)
+    languages = sorted({key[0] for key in (*finished, *stopped)}, key=k_of)
     lines, totals = [], {}
     for language in languages:
         for offset in relative_depths(depths):
@@ -223,7 +242,8 @@ def draws(path: str, folders: list[str], bin_name: str, seeds: str = "0:4",
             seed_lines, first, passing = [], [], []
             for seed in seed_range(seeds):
                 key = (language, depth, seed)
-                row, runs = finished.get(key), cut.get(key, [])
+                row = finished.get(key)
+                runs = [stopped_run_text(*run) for run in stopped.get(key, [])]
                 outcome = "no epoch recorded" if row is None and not runs else "not finished"
                 if row is not None:
                     score = 100 * float(row[column])

@@ -1,57 +1,47 @@
-"""Every run of the paper's exact grid, finished or cut: validation exact match per epoch, one
-panel per depth relative to k (k - 3 .. k). Prints per panel how many runs finished and within
-how many epochs they fit, and how many were cut and how far they had come; writes
+"""Every run of the paper's exact grid, finished or stopped: validation exact match per epoch,
+one panel per depth relative to k (k - 3 .. k). Prints per panel how many runs finished and
+within how many epochs they fit, and how many did not finish and how far they had come; writes
 paper-runs.png.
 
     python docs/results/third-edition/paper_runs.py
 
 Why: a lease's end cuts the runs still in flight and their cells are later started again from
-scratch (docs/results/counts.py ``draws``), so the finished cells alone hide the runs that
-stalled. The cut runs are the metrics files of RUNS, in the order the leases ran; a file whose
-rows begin a finished run's metrics.jsonl is that run paused and resumed, drawn once.
+scratch (docs/results/counts.py ``draws``, whose ``stopped_runs`` reads the same files), so
+the finished cells alone hide the runs that stalled. The stopped runs are the metrics files of
+RUNS, in the order the leases ran; a file whose rows begin a finished run's metrics.jsonl is
+that run paused and resumed, drawn once.
 """
 
 from __future__ import annotations
 
-import json
-import re
+import importlib.util
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RECORDS = HERE / "records" / "paper-grid" / "cells"
+CELLS = HERE / "paper-grid" / "cells.csv"
 RUNS = ["device-h200", "device-h100", "device-h200-2", "cpu-paper-grid", "device-h100-2",
         "cpu-paper-grid-2"]
 OFFSETS = [-3, -2, -1, 0]
 
-
-def validation(path: Path) -> list[float]:
-    return [json.loads(line)["val_exact_match"]
-            for line in path.read_text(encoding="utf-8").splitlines() if line]
+_spec = importlib.util.spec_from_file_location("counts", HERE.parent / "counts.py")
+counts = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(counts)
 
 
 def runs() -> list[dict]:
-    """One dict per run: language, depth, seed, finished, validation per epoch."""
-    finished = []
-    for cell in sorted(RECORDS.iterdir()):
-        language, depth, _, seed = cell.name.split("-")[:4]
-        finished.append({"language": language, "depth": int(depth[1:]), "seed": int(seed[1:]),
-                         "finished": True, "curve": validation(cell / "metrics.jsonl")})
-    cut = []
-    for folder in RUNS:
-        for path in sorted((HERE / folder).glob("paper-grid-L*-d*-s*-metrics.jsonl")):
-            language, depth, seed = re.fullmatch(
-                r"paper-grid-(L\d+)-d(\d+)-s(\d+)-metrics\.jsonl", path.name).groups()
-            curve = validation(path)
-            same = [run for run in finished if (run["language"], run["depth"], run["seed"])
-                    == (language, int(depth), int(seed))]
-            if curve and not (same and same[0]["curve"][:len(curve)] == curve):
-                cut.append({"language": language, "depth": int(depth), "seed": int(seed),
-                            "finished": False, "curve": curve})
-    return finished + cut
+    """One dict per run: language, depth, seed, finished, validation per epoch (the cells of
+    cells.csv and the stopped runs ``counts.stopped_runs`` finds in RUNS)."""
+    finished = counts.finished_cells(str(CELLS))
+    stopped = counts.stopped_runs(finished, "paper-grid", [str(HERE / folder) for folder in RUNS])
+    every = [(key, True, counts.finished_metrics(row)) for key, row in finished.items()]
+    every += [(key, False, epochs) for key, folders in stopped.items() for _, epochs in folders]
+    return [{"language": language, "depth": depth, "seed": seed, "finished": done,
+             "curve": [epoch.val_exact_match for epoch in epochs]}
+            for (language, depth, seed), done, epochs in every]
 
 
 def offset(run: dict) -> int:
-    return run["depth"] - int(run["language"][1:])
+    return run["depth"] - counts.k_of(run["language"])
 
 
 def table(every: list[dict]) -> list[str]:
@@ -99,7 +89,8 @@ def main() -> None:
     figure.supxlabel("epoch, over the configurations tried in order (grey line: the first "
                      "configuration's 25 epochs end)", fontsize=9, y=0.1)
     handles = [plt.Line2D([], [], color="C2", label="finished (the cell's record)"),
-               plt.Line2D([], [], color="C3", label="not finished: cut at a lease's end, or paused"),
+               plt.Line2D([], [], color="C3",
+                          label="not finished: cut at a lease's end, or paused"),
                *(plt.Line2D([], [], color="0.3", ls=style, label=language)
                  for language, style in styles.items())]
     figure.legend(handles=handles, loc="lower center", ncol=5, fontsize=8, frameon=False)
