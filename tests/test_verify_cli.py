@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from crasp.cli import cli
+from crasp.verify import sides
 
 
 def run(*args, input=None):
@@ -81,9 +82,14 @@ def test_unbounded_proved_counterexample_and_unknown(files):
     verdict = json.loads(beyond.output)
     assert beyond.exit_code == 1 and verdict["counterexample"]["length"] == 13
     # it rests on X <= #"b" and 13X <= #"a" together, a coefficient beyond the observed
-    # slopes' 12 (tests/test_verify_unbounded.py's UNKNOWN)
+    # slopes' 12 that the comparison states (crasp/verify/sides.py); one beyond
+    # sides.COEFFICIENT_LIMIT is not read (nor one behind a max: tests/test_verify_unbounded.py's
+    # UNKNOWN)
     (files / "treize.crasp").write_text('x = #(#"a" == 13 * #"b") <= #"b"\n')
-    unknown = run("equiv", "treize.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
+    treize = run("equiv", "treize.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
+    assert treize.exit_code == 0 and treize.output.startswith("proved:")
+    (files / "beyond.crasp").write_text('x = #(#"a" == 70000 * #"b") <= #"b"\n')
+    unknown = run("equiv", "beyond.crasp", "true.crasp", "--alphabet", "a b", "--unbounded")
     assert unknown.exit_code == 3 and unknown.output.startswith("unknown:")
     # with 7, the edge 7X <= #"a" of the samples' hull proves it
     (files / "sept.crasp").write_text('x = #(#"a" == 7 * #"b") <= #"b"\n')
@@ -101,9 +107,12 @@ def test_unbounded_proved_counterexample_and_unknown(files):
 
 @pytest.mark.parametrize("command", ["equiv", "check"])
 def test_deepen_bounds_the_search_after_an_inconclusive_induction(files, command):
-    """``treize.crasp`` is true at every length and unprovable here: the answer is unknown and
-    holds up to the --deepen length (default 4 x --max-length, at most 64; 0: none)."""
-    (files / "treize.crasp").write_text('x = #(#"a" == 13 * #"b") <= #"b"\n')
+    """``treize.crasp``, with a coefficient beyond ``sides.COEFFICIENT_LIMIT`` (the 13 it had
+    is read from the comparison since), is true at every length and unprovable here: the
+    answer is unknown and holds up to the --deepen length (default 4 x --max-length, at
+    most 64; 0: none)."""
+    assert sides.COEFFICIENT_LIMIT < 70_000
+    (files / "treize.crasp").write_text('x = #(#"a" == 70000 * #"b") <= #"b"\n')
     other = ["true.crasp"] if command == "equiv" else ["--universal"]
     for deepen, decided in [(None, 24), ("0", 6), ("3", 6), ("15", 15), ("70", 70)]:
         extra = ["--deepen", deepen] if deepen is not None else []

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import crasp
 from crasp.cli import cli
-from crasp.verify import Question, bounded, bounds, decide, driver, enumeration, relations
+from crasp.verify import (Question, bounded, bounds, decide, driver, enumeration, relations,
+                          sides)
 from crasp.verify.bounds import Inequality
 from crasp.verify.solver import TimeLimit
 from test_verify_unbounded import TOKEN_SUMS
@@ -265,13 +266,13 @@ COEFFICIENT_MEMBERS = coefficient_members("a", "b") + coefficient_members("b", "
 
 def without_coefficients(pair: Question, alphabet: tuple[str, ...]) -> str:
     """The unbounded outcome with the (1, 1) templates only (and no second round, whose
-    wider templates have coefficients of their own)."""
-    templates, second_round = bounds.COEFFICIENTS, driver.SECOND_ROUND
-    bounds.COEFFICIENTS, driver.SECOND_ROUND = ((1, 1),), False
-    try:
+    wider templates have coefficients of their own, nor the coefficients that the
+    comparisons state, ``crasp.verify.sides``)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bounds, "COEFFICIENTS", ((1, 1),))
+        patch.setattr(driver, "SECOND_ROUND", False)
+        patch.setattr(sides, "STATED", False)
         return decide(pair, 8, alphabet, unbounded=True).outcome
-    finally:
-        bounds.COEFFICIENTS, driver.SECOND_ROUND = templates, second_round
 
 
 @settings(max_examples=16, deadline=None, derandomize=True)

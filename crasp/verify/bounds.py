@@ -75,6 +75,11 @@ and b are at most ``RATIO_LIMIT`` and the pair is in neither list. Over the ray 
 reach leaves X = 0 on every sample and gives no edge. One template per rising hull edge,
 where fixed lists would need every coprime pair up to ``RATIO_LIMIT`` (68 more).
 
+Stated. Both rounds add the bounds that the programs' equations give their counts, and the
+second the sums and coefficients that their comparisons state (``crasp.verify.sides``): the
+sum of four of five tokens that ``2 * #"a" == #"b" + #"c" + #"d" + #"e"`` compares, which no
+template column holds, and the 13 of ``#"a" == 13 * #"b"``, beyond ``RATIO_LIMIT``.
+
 Every sample has its BOS row, where every count and n_s is 0, so c >= 0: each candidate holds
 at the start of every string, which the induction's base case needs (the start state before
 p = 0 is that row). Not proposed, because the zero row or the invariant Inv of ``induction``
@@ -129,6 +134,8 @@ from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
+
+from crasp.verify.sides import StatedBound, StatedSums
 
 SUMS_UP_TO = 4
 """Sums of two or more tokens are columns when the alphabet has at most this many tokens."""
@@ -186,10 +193,12 @@ class Inequality(NamedTuple):
                      for column in (side if isinstance(side, tuple) else (side,)))
 
 
-def sum_columns(rows: np.ndarray, parikh: int) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+def sum_columns(rows: np.ndarray, parikh: int, stated: tuple[tuple[int, ...], ...] = ()
+                ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """``rows`` with one more column per set of two or more of its last ``parikh`` (token)
-    columns, their sum, when ``parikh`` <= ``SUMS_UP_TO``, and per pair of its count columns
-    (one of each class of equal columns, never 0) when there are at most ``PAIRED_COUNTS``;
+    columns, their sum, when ``parikh`` <= ``SUMS_UP_TO``, per pair of its count columns
+    (one of each class of equal columns, never 0) when there are at most ``PAIRED_COUNTS``,
+    and per ``stated`` sum (``crasp.verify.sides``; a column repeated in it is summed as often);
     and those sets, in column order."""
     width = rows.shape[1]
     tokens = range(width - parikh, width)
@@ -198,19 +207,24 @@ def sum_columns(rows: np.ndarray, parikh: int) -> tuple[np.ndarray, list[tuple[i
     counts = _distinct(rows, width - parikh)
     if len(counts) <= PAIRED_COUNTS:
         sets += list(combinations(counts, 2))
+    sets += [chosen for chosen in stated if chosen not in set(sets)]
     sums = [rows[:, list(chosen)].sum(axis=1) for chosen in sets]
     return np.column_stack([rows, *sums]) if sums else rows, sets
 
 
 def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[int, ...]],
-                           wider: bool = False) -> list[Inequality]:
+                           wider: bool = False, stated: StatedSums = StatedSums((), ())
+                           ) -> list[Inequality]:
     """The inequalities of the templates above that hold at every row of ``rows`` (one row per
     distinct sampled position; the last ``parikh`` columns are the Parikh counts), not implied
     as said above, at most ``MAX_INEQUALITIES``, the tightest first; ``wider``: over the
-    columns of ``sum_columns`` too, and with ``WIDER_COEFFICIENTS`` too."""
+    columns of ``sum_columns`` too (the ``stated`` sums among them), and with
+    ``WIDER_COEFFICIENTS`` and the ``stated`` coefficients too."""
     counts, width = rows.shape[1] - parikh, rows.shape[1]
-    rows, sets = sum_columns(rows, parikh) if wider else (rows, [])
+    rows, sets = sum_columns(rows, parikh, stated.sums) if wider else (rows, [])
     coefficients = COEFFICIENTS + WIDER_COEFFICIENTS if wider else COEFFICIENTS
+    if wider:
+        coefficients += tuple(pair for pair in stated.coefficients if pair not in coefficients)
     distinct = _distinct(rows, rows.shape[1])
     position = rows[:, counts:width].sum(axis=1)
     is_position = {column for column in distinct
@@ -226,6 +240,9 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
     if wider:
         templates = np.concatenate([templates, _observed_slopes(rows, pairs, is_position,
                                                                 coefficients)])
+    rows, sets = _with_sides(rows, sets, stated.bounds)
+    templates = np.concatenate([templates, _stated_templates(stated.bounds, sets, width,
+                                                             is_position)])
     if not len(templates):
         return []
     coarse, _ = _maxima(rows[::PREFILTER_STRIDE], templates)
@@ -241,6 +258,30 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
         return index if index < width else sets[index - width]
     return [Inequality(column(i), None if j < 0 else column(j), found[i, j, a, b][0], (a, b))
             for i, j, a, b in _selected(_untransitive(found))]
+
+
+def _with_sides(rows: np.ndarray, sets: list[tuple[int, ...]], bounds: tuple[StatedBound, ...]
+                ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """``rows`` and ``sets`` with the sum of every side of ``bounds`` that is not yet a column
+    (in the first round, where ``sum_columns`` adds none, only the sides' sums are)."""
+    new = list(dict.fromkeys(bound.side for bound in bounds
+                             if len(bound.side) > 1 and bound.side not in set(sets)))
+    sums = [rows[:, list(chosen)].sum(axis=1) for chosen in new]
+    return (np.column_stack([rows, *sums]) if sums else rows), sets + new
+
+
+def _stated_templates(bounds: tuple[StatedBound, ...], sets: list[tuple[int, ...]], width: int,
+                      is_position: set[int]) -> np.ndarray:
+    """The templates (i, j, a, 1) of the ``bounds`` stated by the programs
+    (``crasp.verify.sides``), j the column of the side (a sum column's index after the
+    ``width`` columns of the matrix); of any count, a column of zeros too (a ray that the
+    samples never reach), and never a <= 1 against the position (``Inv`` implies it)."""
+    index = {chosen: width + k for k, chosen in enumerate(sets)}
+    found = [(bound.count, bound.side[0] if len(bound.side) == 1 else index[bound.side],
+              bound.coefficient, 1) for bound in bounds]
+    return np.array([template for template in found
+                     if template[2] > 1 or template[1] not in is_position],
+                    dtype=np.int64).reshape(-1, 4)
 
 
 def _distinct(rows: np.ndarray, stop: int) -> list[int]:

@@ -46,6 +46,7 @@ import numpy as np
 
 from crasp import interpret, syntax
 from crasp.verify.bounds import candidate_inequalities
+from crasp.verify.sides import stated_sums
 from crasp.verify.sweep import samples, unrolled_counts
 
 PRIME = 2_147_483_647
@@ -185,6 +186,8 @@ def candidate_relations(programs: tuple[syntax.Program, ...], alphabet: tuple[st
     most ``bounds.MAX_INEQUALITIES`` of them. No equation beyond ``MAX_COLUMNS`` columns."""
     rows = np.unique(_sample_matrix(programs, alphabet, max_length), axis=0)
     equations = null_space(rows) if rows.shape[1] <= MAX_COLUMNS else []
+    stated = stated_sums(programs, alphabet)
     return [LinearRelation.of(relation) for relation in equations] + \
         [LinearRelation(inequality.terms, inequality.constant, equation=False)
-         for inequality in candidate_inequalities(rows, len(alphabet), equations, wider)]
+         for inequality in candidate_inequalities(rows, len(alphabet), equations, wider,
+                                                  stated)]
