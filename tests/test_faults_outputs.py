@@ -277,3 +277,96 @@ def test_a_symbolic_link_to_a_model_is_not_replaced(tmp_path):
                                       str(tmp_path / "link"), "--force"])
     assert result.exit_code == 2 and "a symbolic link" in result.output
     assert snapshot(tmp_path / "real") == before and (tmp_path / "link").is_symlink()
+
+
+def _float_model(place: Path) -> Path:
+    model = place.parent / "float.model"
+    if not model.exists():
+        result = CliRunner().invoke(cli, ["compile", "examples/dyck1.crasp", "--target",
+                                          "float", "--max-length", "12", "-o", str(model)])
+        assert result.exit_code == 0, result.output
+    return model
+
+
+def _trained_run(run: Path) -> Path:
+    if not (run / "config.json").exists():
+        result = CliRunner().invoke(cli, ["train", *TRAIN_ARGS, "-o", str(run)])
+        assert result.exit_code == 0, result.output
+    return run
+
+
+# every command with --force that writes a directory: arguments writing its result at PLACE
+# (for analyze, PLACE is RUN/analysis; generate writes PLACE's parent / L3)
+FORCED_WRITERS = {
+    "compile": WRITERS["compile"][1],
+    "compile --target float": lambda place: ["compile", "examples/dyck1.crasp", "--target",
+                                             "float", "--max-length", "12", "-o", str(place)],
+    "generate": WRITERS["generate"][1],
+    "train": WRITERS["train"][1],
+    "export --format hf": lambda place: ["export", str(_float_model(place)), "--format", "hf",
+                                         "-o", str(place)],
+    "export --format transformer-lens": lambda place: [
+        "export", str(_float_model(place)), "--format", "transformer-lens", "-o", str(place)],
+    "analyze": lambda place: ["analyze", str(_trained_run(place.parent)), "--no-progress"],
+}
+
+
+def forced_place(tmp_path: Path, command: str) -> Path:
+    return (tmp_path / "out" / "trained" / "analysis" if command == "analyze"
+            else place_for(tmp_path))
+
+
+@pytest.mark.parametrize("added", ["file", "folder", "hidden file"])
+@pytest.mark.parametrize("command", FORCED_WRITERS)
+def test_force_replaces_a_result_but_never_deletes_what_a_person_added(tmp_path, command,
+                                                                       added):
+    """Every writer's own result is replaced by --force (so every entry it writes is among
+    its kind's ``written``), and refused, untouched, once it also holds a file or a folder
+    that a person put there, named in the message."""
+    place = forced_place(tmp_path, command)
+    arguments = FORCED_WRITERS[command](place) + ["--force"]
+    for _ in range(2):
+        result = CliRunner().invoke(cli, arguments)
+        assert result.exit_code == 0, result.output
+    name = {"file": "notes.txt", "folder": "mine", "hidden file": ".notes"}[added]
+    if added == "folder":
+        (place / name).mkdir()
+        (place / name / "f").write_text("keep me")
+    else:
+        (place / name).write_text("keep me")
+    before = snapshot(place)
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and name in result.output
+    assert snapshot(place) == before
+    assert leftovers(place.parent) == []
+
+
+@pytest.mark.parametrize("command", [c for c in FORCED_WRITERS if c != "train"])
+def test_an_existing_empty_directory_is_filled_and_kept(tmp_path, command):
+    """The person's empty directory stays (its inode and mode, a setgid bit too) and gets
+    files of the usual permissions (the umask's), not a 0700 directory swapped in."""
+    place = forced_place(tmp_path, command)
+    FORCED_WRITERS[command](place)   # makes what the command reads first
+    place.mkdir(parents=True, exist_ok=True)
+    os.chmod(place, 0o2775)
+    identity = os.stat(place).st_ino
+    result = CliRunner().invoke(cli, FORCED_WRITERS[command](place))
+    assert result.exit_code == 0, result.output
+    assert os.stat(place).st_ino == identity and os.stat(place).st_mode & 0o7777 == 0o2775
+    umask = os.umask(0)
+    os.umask(umask)
+    files = [p for p in place.rglob("*") if p.is_file()]
+    assert files and all(p.stat().st_mode & 0o777 == 0o666 & ~umask for p in files)
+    assert leftovers(place.parent) == []
+
+
+def test_a_model_is_compiled_into_the_current_directory_when_it_is_empty(tmp_path,
+                                                                        monkeypatch):
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    source = Path(__file__).resolve().parents[1] / "examples" / "dyck1.crasp"
+    result = CliRunner().invoke(cli, ["compile", str(source), "-o", "."])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in here.iterdir()) == ["config.json", "model.safetensors"]

@@ -8,4 +8,7 @@ from crasp.util.outputs import OutputKind
 INTEROP_EXPORT = OutputKind(
     "TransformerLens or Hugging Face export", "crasp.json",
     lambda value: isinstance(value, dict)
-    and value.get("format") in ("crasp-transformer-lens", "crasp-hugging-face"))
+    and value.get("format") in ("crasp-transformer-lens", "crasp-hugging-face"),
+    written=("crasp.json", "config.json", "*.safetensors", "*.safetensors.index.json",
+             "tokenizer*.json", "special_tokens_map.json", "added_tokens.json",
+             "generation_config.json", "vocab*", "merges.txt", "*.jinja"))

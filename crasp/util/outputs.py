@@ -16,6 +16,7 @@ could not be written, where and why.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import tempfile
@@ -44,13 +45,17 @@ class OutputKind:
     ``marker`` is the file (inside a directory) whose JSON object ``recognise`` accepts; for a
     single-file output (``marker`` is None) ``recognise`` gets the file's first bytes.
     ``own_entries`` are entries crasp makes before the marker (a sweep's ``locks/``): a
-    directory holding only those counts as empty.
+    directory holding only those counts as empty. ``written`` are the names (``fnmatch``
+    patterns) of every entry crasp writes in such a directory: ``--force`` replaces one only
+    when all its entries match, so a file a person added there is never deleted (None: not
+    enumerable, as a zoo's model folders; every entry counts as crasp's).
     """
 
     name: str
     marker: str | None
     recognise: Callable[[object], bool]
     own_entries: tuple[str, ...] = ()
+    written: tuple[str, ...] | None = None
 
 
 def _has(*keys: str) -> Callable[[object], bool]:
@@ -59,13 +64,17 @@ def _has(*keys: str) -> Callable[[object], bool]:
 
 COMPILED_MODEL = OutputKind(
     "compiled model", "config.json",
-    lambda value: isinstance(value, dict) and value.get("format") == "crasp-transformer")
+    lambda value: isinstance(value, dict) and value.get("format") == "crasp-transformer",
+    written=("config.json", "model.safetensors"))
 DATASET = OutputKind(
     "dataset", "manifest.json",
     lambda value: _has("language", "splits", "bins", "format")(value)
-    and value["format"] in ("paper", "jsonl"))
+    and value["format"] in ("paper", "jsonl"),
+    written=("manifest.json", "*_src.txt", "*_tgt.txt", "*.jsonl"))
 TRAINING_RUN = OutputKind(
-    "training run", "config.json", _has("language", "depth", "posenc", "preset", "seed"))
+    "training run", "config.json", _has("language", "depth", "posenc", "preset", "seed"),
+    written=("config.json", "model.json", "metrics.jsonl", "results.json", "*.safetensors",
+             "state.pt", "cell.json", "error.txt", "analysis"))
 SWEEP = OutputKind("sweep", "sweep.json", _has("version", "specs"), own_entries=("locks",))
 REPORT = OutputKind("report", "report.json", _has("sources", "threshold", "tables"))
 TRACE_MARKERS = (b"# crasp trace", b"<!DOCTYPE html><html><head><meta name='generator' "
@@ -74,8 +83,10 @@ TRACE = OutputKind("trace", None,
                    lambda head: isinstance(head, bytes) and head.startswith(TRACE_MARKERS))
 FLOAT_REALIZATION = OutputKind(
     "float realization", "model.json",
-    lambda value: isinstance(value, dict) and value.get("kind") == "crasp-float-realization")
-ANALYSIS = OutputKind("analysis", ".crasp-analyze", _has("kind"))
+    lambda value: isinstance(value, dict) and value.get("kind") == "crasp-float-realization",
+    written=("model.json", "config.json", "*.safetensors"))
+ANALYSIS = OutputKind("analysis", ".crasp-analyze", _has("kind"),
+                      written=(".crasp-analyze", "*.json", "*.csv", "*.png"))
 DIRECTORY_KINDS = (COMPILED_MODEL, FLOAT_REALIZATION, DATASET, TRAINING_RUN, SWEEP, REPORT,
                    ANALYSIS)
 
@@ -129,14 +140,34 @@ def claim(path: str | Path, kind: OutputKind, force: bool) -> bool:
         if kind.marker is not None and _is_empty_directory(path, kind):
             return False
         if holds(path, kind):
-            if force:
-                return True
-            raise OutputError(f"{path} already holds a crasp {kind.name}; use --force to "
-                              f"replace it, or choose another place")
+            if not force:
+                raise OutputError(f"{path} already holds a crasp {kind.name}; use --force to "
+                                  f"replace it, or choose another place")
+            foreign = _not_written(path, kind)
+            if foreign:
+                shown = ", ".join(foreign[:SHOWN_ENTRIES]) + (
+                    f" and {len(foreign) - SHOWN_ENTRIES} more"
+                    if len(foreign) > SHOWN_ENTRIES else "")
+                raise OutputError(f"refusing to replace the crasp {kind.name} at {path}: it "
+                                  f"also holds {shown}, which crasp did not write and does "
+                                  f"not delete (not even with --force); move "
+                                  f"{'it' if len(foreign) == 1 else 'them'} away, or choose "
+                                  f"another place")
+            return True
         what = describe(path) if kind.marker is not None else "a file crasp did not write"
         raise OutputError(f"refusing to write the {kind.name} to {path}: it holds {what}, "
                           f"which crasp does not replace (not even with --force); choose an "
                           f"absent or empty place")
+
+
+def _not_written(path: Path, kind: OutputKind) -> list[str]:
+    """The entries of the directory ``path`` that are not among what crasp writes for
+    ``kind`` (sorted; none for a kind whose entries are not enumerable)."""
+    if kind.written is None or not path.is_dir():
+        return []
+    patterns = kind.written + kind.own_entries
+    return sorted(entry.name for entry in path.iterdir()
+                  if not any(fnmatch.fnmatchcase(entry.name, pattern) for pattern in patterns))
 
 
 def claim_updatable(path: str | Path, kind: OutputKind) -> None:
@@ -187,10 +218,45 @@ def replace_directory(path: str | Path, kind: OutputKind, force: bool,
         staging = _sibling(path, STAGING_SUFFIX)
         try:
             write(staging)
-            _swap_in(staging, path, replacing or os.path.lexists(path))
+            _usual_permissions(staging, path if replacing else None)
+            if not replacing and os.path.lexists(path):   # an empty directory: kept, filled
+                _move_into(staging, path)
+            else:
+                _swap_in(staging, path, replacing)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+
+
+def _usual_permissions(staging: Path, replaced: Path | None) -> None:
+    """Give the staged result the permissions of a directory and files made by hand (the
+    umask's), not ``mkdtemp``'s 0700 or a library's 0600; a replaced result's directory keeps
+    its mode."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for root, directories, files in os.walk(staging):
+        for name in directories:
+            os.chmod(os.path.join(root, name), 0o777 & ~umask)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o666 & ~umask)
+    mode = (os.stat(replaced).st_mode & 0o7777) if replaced is not None else 0o777 & ~umask
+    os.chmod(staging, mode)
+
+
+def _move_into(staging: Path, path: Path) -> None:
+    """Move the staged entries into the existing empty directory ``path`` (so the person's
+    directory, its mode, owner and ACLs, and a shell inside it, stay); on a failure, the
+    entries moved so far go back, leaving ``path`` as it was."""
+    moved: list[str] = []
+    try:
+        for entry in sorted(os.listdir(staging)):
+            os.rename(staging / entry, path / entry)
+            moved.append(entry)
+    except BaseException:
+        for entry in moved:
+            os.rename(path / entry, staging / entry)
+        raise
+    os.rmdir(staging)
 
 
 def _swap_in(staging: Path, path: Path, old_present: bool) -> None:
