@@ -266,3 +266,64 @@ def test_a_config_value_of_any_type_anywhere_loads_or_is_one_message(tmp_path_fa
         return
     decompile_model(model, source=str(broken))  # what loads is usable: no traceback later
     CliRunner().invoke(cli, ["run", "--model", str(broken), "a b"], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def run_and_realization(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("json-objects")
+    runner = CliRunner()
+    realization = root / "float"
+    result = runner.invoke(cli, ["compile", "examples/dyck1.crasp", "--target", "float",
+                                 "--max-length", "12", "-o", str(realization)])
+    assert result.exit_code == 0, result.output
+    run = root / "run"
+    result = runner.invoke(cli, ["train", "--language", "L3", "--depth", "1", "--train-bin",
+                                 "1:4", "--test-bins", "5:6", "--n-train", "16", "--n-test", "8",
+                                 "--epochs", "1", "--no-progress", "-o", str(run)])
+    assert result.exit_code == 0, result.output
+    return run, realization
+
+
+NOT_OBJECTS = ["[]", "1", '"text"', "null", "true"]
+# (which directory, its JSON file, the commands that read it; PLACE is the directory)
+JSON_READERS = [
+    ("realization", "config.json", [["eval", "PLACE", "--language", "dyck1", "--bins", "1:4",
+                                     "--n", "2"], ["export", "PLACE", "--format", "hf", "-o",
+                                                   "OUT"], ["train", "--init-from", "PLACE",
+                                                            "--language", "dyck1", "-o", "OUT"]]),
+    ("realization", "model.json", [["eval", "PLACE", "--language", "dyck1", "--bins", "1:4",
+                                    "--n", "2"]]),
+    ("run", "config.json", [["eval", "PLACE", "--language", "L3", "--bins", "5:6", "--n", "2"],
+                            ["extract", "PLACE", "-o", "OUT.crasp"]]),
+    ("run", "results.json", [["eval", "PLACE", "--language", "L3", "--bins", "5:6", "--n", "2"],
+                             ["extract", "PLACE", "-o", "OUT.crasp"]]),
+]
+
+
+@pytest.mark.parametrize("text", NOT_OBJECTS)
+@pytest.mark.parametrize("which,name,commands", JSON_READERS)
+def test_a_run_file_that_is_json_but_not_an_object_is_one_message(tmp_path, run_and_realization,
+                                                                  which, name, commands, text):
+    """Every JSON file of a run or realization holds an object: a list, a number, a string,
+    null or a Boolean there is one message naming the file, exit status 2, no traceback,
+    from every command that reads it."""
+    source = dict(zip(("run", "realization"), run_and_realization))[which]
+    place = tmp_path / which
+    shutil.copytree(source, place)
+    (place / name).write_text(text)
+    for command in commands:
+        places = {"PLACE": place, "OUT": tmp_path / "out", "OUT.crasp": tmp_path / "out.crasp"}
+        words = [str(places[w]) if w in places else w for w in command]
+        result = CliRunner().invoke(cli, words)
+        assert result.exit_code == 2, (command, result.output)
+        assert "Traceback" not in result.output and name in result.output, (command,
+                                                                           result.output)
+
+
+@pytest.mark.parametrize("text", NOT_OBJECTS + ['{"specs": 3}'])
+def test_a_sweep_record_that_is_not_one_is_one_message(tmp_path, text):
+    (tmp_path / "sweep" / "cells").mkdir(parents=True)
+    (tmp_path / "sweep" / "sweep.json").write_text(text)
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "sweep"), "--no-compiled"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "sweep.json" in result.output

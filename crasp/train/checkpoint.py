@@ -64,11 +64,16 @@ class Checkpoint:
             return self.module(torch.as_tensor(ids)).double().numpy()
 
 
-def _read_json(path: Path, where: str):
+def _read_json(path: Path, where: str) -> dict:
+    """A run file's JSON object (every file of a run or realization holds one)."""
     try:
-        return files.read_json(path)
+        value = files.read_json(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ModelFormatError(f"{where}: cannot read {path.name} ({error})") from None
+    if not isinstance(value, dict):
+        raise ModelFormatError(f"{where}/{path.name} must hold a JSON object, not "
+                               f"{type(value).__name__ if value is not None else 'null'}")
+    return value
 
 
 def load_checkpoint(directory: str | Path) -> Checkpoint:

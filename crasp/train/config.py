@@ -128,6 +128,9 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+        if not isinstance(data, dict):
+            raise CraspError(f"a training config must be a JSON object, not "
+                             f"{type(data).__name__ if data is not None else 'null'}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

@@ -121,9 +121,13 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
                              f"(no {CELLS_DIR}/ or {SWEEP_FILE})")
         if (directory / SWEEP_FILE).is_file():
             try:
-                specs.extend(read_json(directory / SWEEP_FILE).get("specs", []))
+                recorded = read_json(directory / SWEEP_FILE)
             except (OSError, ValueError) as error:
                 raise CraspError(f"{directory / SWEEP_FILE}: unreadable ({error})") from None
+            if not isinstance(recorded, dict) or not isinstance(recorded.get("specs", []), list):
+                raise CraspError(f"{directory / SWEEP_FILE}: not a sweep record (a JSON object "
+                                 f"whose 'specs' is a list)")
+            specs.extend(recorded.get("specs", []))
         for path in sorted((directory / SESSIONS_DIR).glob("*.json")):
             try:
                 sessions.append(read_json(path))
