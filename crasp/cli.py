@@ -325,7 +325,7 @@ def verification_options(command):
                      show_default=True, help="--verify: random strings up to this length."),
         click.option("--random-count", type=click.IntRange(min=0), default=64,
                      show_default=True, help="--verify: how many random strings."),
-        click.option("--seed", type=int, default=0, show_default=True,
+        click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
                      help="--verify: random seed.")]):
         command = option(command)
     return command

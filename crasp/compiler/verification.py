@@ -20,8 +20,11 @@ from crasp.compiler.executor import execute
 from crasp.compiler.model_format import CompiledModel
 from crasp.errors import CraspError
 from crasp.interpret import evaluate
+from crasp.util import counting
 
 MAX_EXHAUSTIVE_STRINGS = 2_000_000
+MAX_RANDOM_TOKENS = 200_000_000
+"""The most tokens of random strings one verification runs (64 strings of 2,000 by default)."""
 BATCH_POSITIONS = 1 << 18
 
 
@@ -103,11 +106,15 @@ def verify(program: syntax.Program, max_exhaustive_length: int = 8,
     if tuple(model.config["vocab"]) != alphabet:
         raise CraspError(f"the model's vocabulary {model.config['vocab']} is not the program's "
                          f"alphabet {list(alphabet)}")
-    total = sum(len(alphabet) ** n for n in range(max_exhaustive_length + 1))
+    total = counting.strings_up_to(len(alphabet), max_exhaustive_length)
     if total > MAX_EXHAUSTIVE_STRINGS:
+        many = f"{total:,}" if total < counting.BEYOND_ANY_LIMIT else "more than 2^63"
         raise CraspError(f"all strings up to length {max_exhaustive_length} over "
-                         f"{len(alphabet)} tokens are {total:,} strings, more than "
+                         f"{len(alphabet)} tokens are {many} strings, more than "
                          f"{MAX_EXHAUSTIVE_STRINGS:,}; choose a smaller maximum length")
+    if n_random * max_random_length > MAX_RANDOM_TOKENS:
+        raise CraspError(f"{n_random:,} random strings of up to {max_random_length:,} tokens "
+                         f"are more than {MAX_RANDOM_TOKENS:,} tokens; choose fewer or shorter")
     strings = itertools.chain(_exhaustive(alphabet, max_exhaustive_length),
                               _random(alphabet, max_random_length, n_random, seed))
     checked = saturations = 0

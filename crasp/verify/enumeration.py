@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from crasp.interpret import BOS_ID, EncodedBatch, evaluate_encoded
+from crasp.util import counting
 from crasp.verify.questions import Question
 from crasp.verify.solver import UNLIMITED, TimeLimit
 
@@ -33,8 +34,9 @@ class Violation:
 
 def strings_of_length(size: int, length: int) -> int:
     """How many strings of length exactly ``length`` enumeration runs (their prefixes cover
-    the shorter ones)."""
-    return size ** length
+    the shorter ones), capped at ``counting.BEYOND_ANY_LIMIT`` (a length of 10^20 is
+    refused at once, not computed)."""
+    return counting.strings_of_length(size, length)
 
 
 def token_rows(start: int, stop: int, size: int, length: int) -> np.ndarray:

@@ -29,16 +29,20 @@ from crasp.verify.encode import count_nodes, is_token_only, token_only_definitio
 EXHAUSTIVE = 4
 RANDOM = 256
 RANDOM_LENGTH = 64
-"""Random samples are up to this long (or the bound, if longer): definitions that hold only
-after many alternations (the L_k and E_k families) must hold somewhere in the samples, or
-they would pair with a definition that is always false."""
+"""Random samples are up to this long (or the bound, if longer, up to ``LONGEST_SAMPLE``):
+definitions that hold only after many alternations (the L_k and E_k families) must hold
+somewhere in the samples, or they would pair with a definition that is always false."""
+LONGEST_SAMPLE = 1024
+"""The longest random sample, whatever the bound: the samples only guess lemmas, and with a
+bound of 10^5 they would hold 256 x 10^5 positions per definition (gigabytes) before the
+solver or the time limit is reached."""
 SEED = 0
 
 
 def samples(alphabet: tuple[str, ...], max_length: int) -> list[list[str]]:
     """The strings simulation runs: every string up to ``EXHAUSTIVE`` tokens (while there are
     at most 4096 of a length), and ``RANDOM`` random ones up to ``RANDOM_LENGTH`` or the
-    bound, from ``SEED``."""
+    bound (at most ``LONGEST_SAMPLE``), from ``SEED``."""
     size = len(alphabet)
     exhaustive_length = 0
     while exhaustive_length < EXHAUSTIVE and size ** (exhaustive_length + 1) <= 4096:
@@ -49,7 +53,8 @@ def samples(alphabet: tuple[str, ...], max_length: int) -> list[list[str]]:
         strings += [[alphabet[k] for k in row] for row in indices]
     generator = np.random.default_rng(SEED)
     for _ in range(RANDOM):
-        length = int(generator.integers(0, max(max_length, RANDOM_LENGTH) + 1))
+        length = int(generator.integers(0, min(max(max_length, RANDOM_LENGTH),
+                                               LONGEST_SAMPLE) + 1))
         strings.append([alphabet[k] for k in generator.integers(0, size, length)])
     return strings
 

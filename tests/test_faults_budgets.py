@@ -1,0 +1,55 @@
+"""Budgets bound the work: an astronomical --max-length, --random-count or --random-length is
+refused or answered at once (not computed as a 10^20-digit power, not sampled into
+gigabytes), and --timeout holds on every path (an outside audit found hangs)."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+from hypothesis import given, strategies as st
+
+from crasp.cli import cli
+from crasp.util import counting
+from crasp.verify import sweep
+
+HUGE = "99999999999999999999"
+
+
+@given(st.integers(0, 12), st.integers(0, 90))
+def test_string_counts_are_the_powers_capped(size, length):
+    """Against the plain sums, for every small alphabet and length up to 90."""
+    assert counting.strings_of_length(size, length) == min(size ** length,
+                                                           counting.BEYOND_ANY_LIMIT)
+    assert counting.strings_up_to(size, length) == min(
+        sum(size ** n for n in range(length + 1)), counting.BEYOND_ANY_LIMIT)
+
+
+def test_an_astronomical_length_is_counted_without_its_power():
+    assert counting.strings_up_to(3, 10 ** 20) == counting.BEYOND_ANY_LIMIT
+    assert counting.strings_of_length(2, 10 ** 20) == counting.BEYOND_ANY_LIMIT
+    assert counting.strings_of_length(1, 10 ** 20) == 1
+    assert counting.strings_up_to(1, 10 ** 20) == counting.BEYOND_ANY_LIMIT
+
+
+def test_random_samples_stay_short_whatever_the_bound():
+    strings = sweep.samples(("a", "b"), 10 ** 6)
+    assert max(map(len, strings)) <= sweep.LONGEST_SAMPLE
+
+
+def test_check_and_equiv_with_an_astronomical_length_answer_within_the_time_limit():
+    runner = CliRunner()
+    empty = runner.invoke(cli, ["check", "examples/dyck1.crasp", "--empty", "--max-length", HUGE,
+                                "--timeout", "2"])
+    assert empty.exit_code == 1 and empty.output.startswith("not empty"), empty.output
+    same = runner.invoke(cli, ["equiv", "examples/dyck1.crasp", "examples/dyck1.crasp",
+                               "--max-length", HUGE, "--method", "smt", "--timeout", "2"])
+    assert same.exit_code == 3 and "time limit" in same.output, same.output
+
+
+def test_verify_budgets_are_refused_before_any_work():
+    runner = CliRunner()
+    for option in (["--max-length", HUGE], ["--random-count", HUGE],
+                   ["--random-length", HUGE], ["--seed", "-1"]):
+        for command in (["depth-check", "examples/dyck1.crasp", "--verify"],):
+            result = runner.invoke(cli, command + option)
+            assert result.exit_code == 2, (option, result.output)
+            assert "Traceback" not in result.output
