@@ -21,7 +21,8 @@ from crasp.util.code_fingerprint import code_fingerprint
 from crasp.util.atomic import rewrite_in_place
 from crasp.errors import CraspError
 from crasp.util.inputs import MAX_LINE_BYTES, line_groups, read_lines, tokenize
-from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
+from crasp.loading import (STDIN_NAME, dialect_option, load_program_argument, split_tokens,
+                           utf8_arguments)
 from crasp.util.outputs import OutputError, writing
 from crasp.util.standard_output import checked_standard_output
 from crasp.util.tables import format_table
@@ -274,7 +275,7 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
         token_args = list(args[1:])
     split_characters = dialect != "hahn"   # his interpreter splits inputs on whitespace only
     if token_args:
-        shown = " ".join(token_args)
+        shown = " ".join(utf8_arguments(token_args, "the input tokens"))
         groups: Iterable[list] = [[(shown, tokenize(shown, alphabet, split_characters))]]
     elif args and args[0] == STDIN_NAME and model_dir is None:
         raise click.UsageError("the program was read from stdin (-), so give the input tokens "

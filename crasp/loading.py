@@ -57,6 +57,19 @@ def _standard_input_text() -> str:
                          f"{error.start + 1})") from None
 
 
-def split_tokens(values: Sequence[str]) -> tuple[str, ...]:
-    """Tokens given as (possibly several, space-separated) option values."""
-    return tuple(token for value in values for token in value.split())
+def split_tokens(values: Sequence[str], option: str = "--alphabet") -> tuple[str, ...]:
+    """Tokens given as (possibly several, space-separated) option values, each UTF-8 text."""
+    return tuple(token for value in utf8_arguments(values, option) for token in value.split())
+
+
+def utf8_arguments(values: Sequence[str], what: str) -> Sequence[str]:
+    """``values`` (command-line arguments), refused unless each is UTF-8 text: a byte that is
+    not becomes a lone surrogate in Python's reading of the command line, which no token,
+    trace or JSON output can hold."""
+    for number, value in enumerate(values, 1):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise CraspError(f"{what}: argument {number} is not UTF-8 text (character "
+                             f"{error.start + 1})") from None
+    return values

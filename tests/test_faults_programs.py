@@ -277,3 +277,29 @@ def test_errors_on_long_lines_show_a_window_around_the_column():
     assert shown[carets.index("^"):carets.index("^") + 5] == "c2500"
     short = ProgramError("bad", source="x = y\n", filename="s.crasp", span=Span(1, 5, 1, 6))
     assert short.render().splitlines()[1:3] == ["    x = y", "        ^"]
+
+
+NOT_UTF8 = [chr(0xDC80 + byte - 0x80) for byte in (0x80, 0xC3, 0xFF)]   # how Python reads bytes
+
+
+@pytest.mark.parametrize("bad", NOT_UTF8)
+@pytest.mark.parametrize("where", ["input tokens", "input tokens with --trace",
+                                   "run --alphabet", "depth-check --alphabet",
+                                   "compile --alphabet"])
+def test_a_command_line_value_that_is_not_utf8_is_one_message(tmp_path, where, bad):
+    """A byte that is not UTF-8 in a token or --alphabet argument, alone or inside a word,
+    is one message naming the argument, exit status 2, no traceback (with --trace it was a
+    UnicodeEncodeError; compile --alphabet made a model that export could not write)."""
+    program = "examples/dyck1.crasp"
+    arguments = {
+        "input tokens": ["run", program, "(", f"({bad}"],
+        "input tokens with --trace": ["run", program, "--trace", str(tmp_path / "t.txt"), bad],
+        "run --alphabet": ["run", program, "--alphabet", f"x {bad}", "("],
+        "depth-check --alphabet": ["depth-check", program, "--alphabet", bad],
+        "compile --alphabet": ["compile", program, "--alphabet", f"a{bad}b", "-o",
+                               str(tmp_path / "m")],
+    }[where]
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 2, result.output
+    assert "not UTF-8 text" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "m").exists() and not (tmp_path / "t.txt").exists()
