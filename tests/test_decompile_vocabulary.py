@@ -85,3 +85,21 @@ def test_the_command_writes_proves_and_replaces_its_own_program(tmp_path, monkey
     assert (tmp_path / "small.crasp").read_text().splitlines()[1] == vocabulary.NOTE
     assert runner.invoke(cli, args).exit_code == 2                   # exists: --force
     assert runner.invoke(cli, args + ["--force"]).exit_code == 0
+
+
+@pytest.mark.parametrize("program_file", [5, [1], {"a": 1}, None, True, "a\u0000b", ""])
+def test_prove_with_a_program_file_that_is_not_a_readable_path_runs_the_model(tmp_path,
+                                                                             program_file):
+    """config.json's ``program_file`` is informational: a number, a list, an object, null, a
+    Boolean, a name with a NUL or an empty name names no program, so ``--prove`` says so and
+    compares with the model itself (as for a program that cannot be read), never a
+    traceback."""
+    model = tmp_path / "m"
+    compiled = CliRunner().invoke(cli, ["compile", str(crasp.example("dyck1")), "-o", str(model)])
+    assert compiled.exit_code == 0, compiled.output
+    config = json.loads((model / "config.json").read_text())
+    config["program_file"] = program_file
+    (model / "config.json").write_text(json.dumps(config))
+    result = CliRunner().invoke(cli, ["decompile", str(model), "-o", "-", "--prove", "3"])
+    assert result.exit_code == 0, result.output
+    assert "config.json names" in result.output and "the model itself was run" in result.output

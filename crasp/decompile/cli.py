@@ -161,11 +161,11 @@ def original_program(config: dict) -> tuple[crasp.Program | None, str]:
     """The program the model was compiled from, if config.json names a file that still holds
     the text it was compiled from (``program_sha256``); else None and why not."""
     name = config.get("program_file")
-    if not name or name.startswith("<"):
+    if not isinstance(name, str) or not name or name.startswith("<"):
         return None, "config.json names no program file"
     try:
         text = crasp.read_program_text(name)
-    except CraspError:
+    except (CraspError, ValueError):   # ValueError: a NUL in the name, which no path holds
         return None, f"config.json names {name!r}, which cannot be read"
     if hashlib.sha256(text.removeprefix("\ufeff").encode("utf-8")).hexdigest() \
             != config.get("program_sha256"):
