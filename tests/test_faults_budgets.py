@@ -53,3 +53,20 @@ def test_verify_budgets_are_refused_before_any_work():
             result = runner.invoke(cli, command + option)
             assert result.exit_code == 2, (option, result.output)
             assert "Traceback" not in result.output
+
+
+def test_an_astronomical_sweep_axis_or_language_is_refused_before_it_is_built():
+    """Every axis of a sweep (a range of depths, languages or seeds, or a seed count), and
+    L_k or E_k by name, past its bound: one message, exit status 2, before any list of that
+    length or program of that size is built."""
+    runner = CliRunner()
+    for option, value in (("--languages", "L3:L99999999999"), ("--languages", "E3:E99999999999"),
+                          ("--depths", "1:99999999999"), ("--depths", "1,2,3:99999999999"),
+                          ("--seeds", "99999999999"), ("--seeds", "0:99999999999")):
+        axes = {"--languages": "L3", "--depths": "1", "--seeds": "1", option: value}
+        words = ["sweep", "-o", "s", "--dry-run"] + [w for pair in axes.items() for w in pair]
+        result = runner.invoke(cli, words)
+        assert result.exit_code == 2 and "10,000" in result.output, (option, result.output)
+    for name in ("L" + HUGE, "E" + HUGE, "E" + HUGE + "@0.2", "L100001"):
+        result = runner.invoke(cli, ["generate", name, "--bins", "1:4", "--n", "4", "-o", "d"])
+        assert result.exit_code == 2 and "100,000" in result.output, (name, result.output)

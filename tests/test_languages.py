@@ -203,7 +203,8 @@ def test_names():
     assert get_language("L3").program_path == PROGRAMS_DIR / "L3.crasp"
     assert get_language("L3").prediction_program_path == PROGRAMS_DIR / "L3_predict.crasp"
     assert get_language("L20").program_path is None  # generated in code
-    for bad, message in [("L0", "at least 1"), ("E3@1.5", r"\[0, 1\)"), ("E3@x", "number"),
+    for bad, message in [("L0", "from 1 to 100,000"), ("L100001", "from 1 to 100,000"),
+                         ("E3@1.5", r"\[0, 1\)"), ("E3@x", "number"),
                          ("L3@0.1", "only E_k"), ("dyck3", "unknown language")]:
         with pytest.raises(CraspError, match=message):
             get_language(bad)

@@ -170,6 +170,10 @@ LANGUAGES: dict[str, Language] = {
 }
 """The listed languages, in table order."""
 
+MAX_K = 100_000
+"""The largest k of L_k and E_k built by name (L_100000's strings have 100,000 tokens at least;
+a name like L99999999999999999999 would build a program of that many definitions)."""
+
 _FAMILY = re.compile(r"(?P<family>[LE])(?P<k>\d+)(?:@(?P<rate>.+))?")
 
 
@@ -195,8 +199,8 @@ def get_language(name: str, dialect: str = "crasp") -> Language:
     match = _FAMILY.fullmatch(name)
     if match:
         k = int(match["k"])
-        if k < 1:
-            raise CraspError(f"{name}: k must be at least 1")
+        if not 1 <= k <= MAX_K:
+            raise CraspError(f"{name}: k must be from 1 to {MAX_K:,}")
         if match["family"] == "L":
             if match["rate"] is not None:
                 raise CraspError(f"{name}: only E_k takes a parameter (E{k}@RATE)")
@@ -213,7 +217,7 @@ def get_language(name: str, dialect: str = "crasp") -> Language:
     suggestion = f"did you mean {by_lower[close[0]]!r}? " if close else ""
     classic = (n for n in LANGUAGES if not _FAMILY.fullmatch(n) and not n.startswith("memory-"))
     raise CraspError(
-        f"unknown language {name!r}; {suggestion}known: L{{k}}, E{{k}} and E{{k}}@RATE for any "
-        f"k >= 1, {', '.join(classic)}, memory-FUNCTION-LAG-... (FUNCTION: "
+        f"unknown language {name!r}; {suggestion}known: L{{k}}, E{{k}} and E{{k}}@RATE for "
+        f"1 <= k <= {MAX_K:,}, {', '.join(classic)}, memory-FUNCTION-LAG-... (FUNCTION: "
         f"{', '.join(sparse_memory.FUNCTIONS)}; lags increasing, like memory-xor-1-2-4), or a "
         "program file PROG.crasp (PROG.crasp@NAME draws its strings from NAME's generator)")

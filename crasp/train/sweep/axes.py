@@ -38,6 +38,17 @@ def _split_list(text: str) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
+MAX_AXIS_VALUES = 10_000
+"""The most values one axis of a sweep takes (a range of 10^11 depths would be built as a
+list of 10^11 integers before any check)."""
+
+
+def _counted(count: int, what: str, text: str) -> None:
+    if count > MAX_AXIS_VALUES:
+        raise CraspError(f"{what}: {text!r} is {count:,} values, more than the "
+                         f"{MAX_AXIS_VALUES:,} a sweep takes")
+
+
 def _int(text: str, what: str) -> int:
     try:
         return int(text)
@@ -53,6 +64,7 @@ def parse_int_range(text: str, what: str = "--depths") -> list[int]:
             lo, hi = (_int(part.strip(), what) for part in item.split(":", 1))
             if hi < lo:
                 raise CraspError(f"{what}: empty range {item!r}")
+            _counted(len(values) + hi - lo + 1, what, text)
             values.extend(range(lo, hi + 1))
         else:
             values.append(_int(item, what))
@@ -68,6 +80,7 @@ def parse_seeds(text: str) -> list[int]:
         count = int(text)
         if count < 1:
             raise CraspError("--seeds: need at least one seed")
+        _counted(count, "--seeds", text)
         return list(range(count))
     return parse_int_range(text, "--seeds")
 
@@ -88,6 +101,7 @@ def parse_languages(text: str) -> list[str]:
             lo, hi = int(a.group(2)), int(b.group(2))
             if hi < lo:
                 raise CraspError(f"--languages: empty range {item!r}")
+            _counted(len(names) + hi - lo + 1, "--languages", text)
             names.extend(f"{a.group(1)}{k}" for k in range(lo, hi + 1))
         else:
             names.append(item)
