@@ -70,3 +70,31 @@ def test_an_astronomical_sweep_axis_or_language_is_refused_before_it_is_built():
     for name in ("L" + HUGE, "E" + HUGE, "E" + HUGE + "@0.2", "L100001"):
         result = runner.invoke(cli, ["generate", name, "--bins", "1:4", "--n", "4", "-o", "d"])
         assert result.exit_code == 2 and "100,000" in result.output, (name, result.output)
+
+
+def test_a_training_size_past_its_bound_is_one_message_and_no_run_directory(tmp_path):
+    """Every bounded size of a training config (``config.LARGEST``) one past its bound: exit
+    status 2 before the run directory is made (99,999 threads crashed the process; 10^11
+    d_model was an allocation error after the directory was made)."""
+    from crasp.train.config import LARGEST
+    runner = CliRunner()
+    for name, largest in LARGEST.items():
+        run = tmp_path / name
+        result = runner.invoke(cli, ["train", "--language", "L3", "--depth", "1",
+                                     f"--{name.replace('_', '-')}", str(largest + 1),
+                                     "--device", "cpu", "--no-progress", "-o", str(run)])
+        assert result.exit_code == 2 and f"{largest:,}" in result.output, (name, result.output)
+        assert not run.exists()
+
+
+def test_a_file_is_read_to_its_end_not_to_its_reported_size(tmp_path):
+    """/proc files report 0 bytes and hold more: read to the end (a program there is parsed,
+    not "defines nothing"); the size limit holds on what is read."""
+    from crasp.util.safe_read import SafeReadError, read_bytes_file
+    assert read_bytes_file("/proc/self/status", 1 << 20).startswith(b"Name:")
+    try:
+        read_bytes_file("/proc/self/status", 4)
+    except SafeReadError as error:
+        assert "more than the 4 bytes" in str(error)
+    else:
+        raise AssertionError("the limit did not hold")

@@ -29,6 +29,11 @@ ACTIVATIONS = ("relu", "gelu")
 SCHEDULES = ("constant", "linear", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
 ALIBI_IMPLS = ("mask", "fold")
+LARGEST = {"depth": 1_000, "d_model": 1 << 16, "n_heads": 1 << 10, "d_ff": 1 << 18,
+           "batch_size": 1 << 20, "epochs": 1_000_000, "n_train": 100_000_000,
+           "n_test": 100_000_000, "threads": 1_024}
+"""Upper bounds of the sizes, far above any run here, so that a mistyped size is one message,
+not an allocation error after the run directory is made (or a crash: 99,999 threads)."""
 
 
 def _test_bin(value: Any) -> tuple:
@@ -183,8 +188,8 @@ class TrainConfig:
         def is_num(v):
             return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
-        need(is_int(self.depth) and self.depth >= 1,
-             f"depth must be an integer >= 1, got {self.depth!r}")
+        need(is_int(self.depth) and 1 <= self.depth <= LARGEST["depth"],
+             f"depth must be an integer from 1 to {LARGEST['depth']:,}, got {self.depth!r}")
         need(self.posenc in POSENCS,
              f"unknown positional encoding {self.posenc!r} (choose from {', '.join(POSENCS)})")
         need(self.norm in NORMS, f"norm must be 'pre', 'post' or 'none', got {self.norm!r}")
@@ -202,6 +207,8 @@ class TrainConfig:
                      "threads", "eval_batch_tokens"):
             value = getattr(self, name)
             need(is_int(value) and value >= 1, f"{name} must be an integer >= 1, got {value!r}")
+            need(value <= LARGEST.get(name, value),
+                 f"{name} must be at most {LARGEST.get(name, 0):,}, got {value:,}")
         for name in ("warmup_steps", "patience", "seed"):
             value = getattr(self, name)
             need(is_int(value) and value >= 0, f"{name} must be an integer >= 0, got {value!r}")

@@ -46,14 +46,18 @@ def read_bytes_file(path: str | Path, max_bytes: int) -> bytes:
             raise SafeReadError(f"{path} is {status.st_size:,} bytes, more than the "
                                 f"{max_bytes:,} allowed for this file")
         os.set_blocking(descriptor, True)
-        chunks, left = [], status.st_size
-        while left > 0:
-            chunk = os.read(descriptor, min(left, 1 << 24))
+        # to the end of the file, not its size: /proc files report 0 bytes and have more,
+        # and a file may grow while it is read (the limit still holds)
+        chunks, read = [], 0
+        while True:
+            chunk = os.read(descriptor, min(max_bytes + 1 - read, 1 << 24))
             if not chunk:
-                break
+                return b"".join(chunks)
             chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+            read += len(chunk)
+            if read > max_bytes:
+                raise SafeReadError(f"{path} is more than the {max_bytes:,} bytes allowed "
+                                    f"for this file")
     except OSError as error:
         raise SafeReadError(f"cannot read {path}: {error.strerror}") from None
     finally:
