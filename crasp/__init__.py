@@ -20,7 +20,7 @@ from crasp import interpret
 from crasp.api_inputs import Inputs, token_batch
 from crasp.check import DIALECTS, check
 from crasp.depth import DepthReport, analyze, depth_of
-from crasp.errors import CraspError, InputError, ProgramError
+from crasp.errors import CraspError, InputError, ProgramError, undecodable_program
 from crasp.fmt import format_program, format_source
 from crasp.interpret import Evaluation
 from crasp.parse import parse
@@ -89,11 +89,13 @@ def read_program_text(path: str | Path) -> str:
 
     path = Path(path)
     try:
-        return read_bytes_file(path, MAX_PROGRAM_BYTES).decode("utf-8")
+        data = read_bytes_file(path, MAX_PROGRAM_BYTES)
     except SafeReadError as error:
         raise CraspError(f"cannot read program {str(path)!r}: {error}") from None
-    except UnicodeDecodeError:
-        raise CraspError(f"program {str(path)!r} is not UTF-8 text") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise undecodable_program(data, error, str(path)) from None
 
 
 def load_program(path: str | Path, extra_alphabet: Sequence[str] = (),

@@ -14,7 +14,7 @@ import click
 
 import crasp
 from crasp.check import DIALECTS
-from crasp.errors import CraspError
+from crasp.errors import CraspError, undecodable_program
 from crasp.hahn import precedence_warnings
 
 STDIN_NAME = "-"
@@ -53,8 +53,7 @@ def _standard_input_text() -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise CraspError(f"the program on standard input is not UTF-8 text (byte "
-                         f"{error.start + 1})") from None
+        raise undecodable_program(data, error, "<stdin>") from None
 
 
 def split_tokens(values: Sequence[str], option: str = "--alphabet") -> tuple[str, ...]:

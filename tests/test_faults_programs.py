@@ -303,3 +303,28 @@ def test_a_command_line_value_that_is_not_utf8_is_one_message(tmp_path, where, b
     assert result.exit_code == 2, result.output
     assert "not UTF-8 text" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "m").exists() and not (tmp_path / "t.txt").exists()
+
+
+@pytest.mark.parametrize("from_stdin", [False, True])
+@given(prefix=st.text(alphabet=st.sampled_from(list('ab "#=()é\n')), max_size=30),
+       bad=st.sampled_from([b"\xff", b"\x80", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80"]))
+@settings(max_examples=30, deadline=None, derandomize=True)
+def test_a_program_that_is_not_utf8_points_at_the_first_bad_byte(from_stdin, prefix, bad):
+    """Against a plain reference: the line is the count of newlines before the first byte
+    that does not decode, plus one; the column counts the characters before it on its line;
+    exit status 2, the caret line, no traceback; from a file or standard input alike."""
+    import tempfile
+    from pathlib import Path
+    data = prefix.encode("utf-8") + bad + b" = true\n"
+    start = len(prefix.encode("utf-8"))
+    line = prefix.count("\n") + 1
+    column = len(prefix.rsplit("\n", 1)[-1]) + 1
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "p.crasp"
+        path.write_bytes(data)
+        arguments = ["run", "-" if from_stdin else str(path), "a"]
+        result = CliRunner().invoke(cli, arguments, input=data if from_stdin else None)
+    name = "<stdin>" if from_stdin else str(path)
+    assert result.exit_code == 2, result.output
+    assert f"{name}:{line}:{column}: error: byte {start + 1} " in result.output, result.output
+    assert "^" in result.output and "Traceback" not in result.output
