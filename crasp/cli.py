@@ -258,6 +258,9 @@ def run_command(args, model_dir, as_json, trace_path, force, extra_alphabet, str
     line by line as it arrives (a pipe filter); LF, CRLF and a lone CR end a line, and a
     byte-order mark at the start of a line is dropped.
     """
+    if trace_path == "":
+        raise click.BadParameter("needs a file name (.html or .htm for a page, anything else "
+                                 "for text)", param_hint="--trace")
     if model_dir is not None:
         if trace_path:
             raise CraspError("--trace needs a program: traces show definitions, which a "

@@ -328,3 +328,8 @@ def test_a_program_that_is_not_utf8_points_at_the_first_bad_byte(from_stdin, pre
     assert result.exit_code == 2, result.output
     assert f"{name}:{line}:{column}: error: byte {start + 1} " in result.output, result.output
     assert "^" in result.output and "Traceback" not in result.output
+
+
+def test_an_empty_trace_name_is_refused_not_ignored():
+    result = CliRunner().invoke(cli, ["run", "examples/dyck1.crasp", "--trace", "", "()"])
+    assert result.exit_code == 2 and "--trace" in result.output and "file name" in result.output
