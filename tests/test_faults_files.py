@@ -327,3 +327,11 @@ def test_a_sweep_record_that_is_not_one_is_one_message(tmp_path, text):
     result = CliRunner().invoke(cli, ["report", str(tmp_path / "sweep"), "--no-compiled"])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and "sweep.json" in result.output
+
+
+def test_a_missing_checkpoint_is_named_once(tmp_path):
+    missing = str(tmp_path / "nowhere")
+    result = CliRunner().invoke(cli, ["train", "--language", "L3", "--depth", "1",
+                                      "--init-from", missing, "-o", str(tmp_path / "run")])
+    assert result.exit_code == 2 and result.output.count(missing) == 1, result.output
+    assert "is missing" in result.output

@@ -28,6 +28,7 @@ from crasp.errors import CraspError
 from crasp.train import run as files
 from crasp.train.config import TrainConfig
 from crasp.train.model import CausalTransformer
+from crasp.util.safe_read import SafeReadError
 
 ARCHITECTURE_FILE = "model.json"
 KIND = "crasp-float-realization"
@@ -68,6 +69,8 @@ def _read_json(path: Path, where: str) -> dict:
     """A run file's JSON object (every file of a run or realization holds one)."""
     try:
         value = files.read_json(path)
+    except SafeReadError as error:   # it names the file already
+        raise ModelFormatError(str(error)) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ModelFormatError(f"{where}: cannot read {path.name} ({error})") from None
     if not isinstance(value, dict):
