@@ -335,3 +335,23 @@ def test_a_missing_checkpoint_is_named_once(tmp_path):
                                       "--init-from", missing, "-o", str(tmp_path / "run")])
     assert result.exit_code == 2 and result.output.count(missing) == 1, result.output
     assert "is missing" in result.output
+
+
+def test_a_realization_with_a_repeated_token_or_a_bad_certified_length_is_refused(tmp_path):
+    """export --format hf accepted both (an outside audit): a repeated vocabulary token, and a
+    ``certified_length`` that is not an integer >= 0 (a TypeError in the export)."""
+    model = tmp_path / "m"
+    result = CliRunner().invoke(cli, ["compile", "examples/dyck1.crasp", "--target", "float",
+                                      "--max-length", "12", "-o", str(model)])
+    assert result.exit_code == 0, result.output
+    original = json.loads((model / "model.json").read_text())
+    for change, message in [({"vocab": original["vocab"] + ["("]}, "repeats a token"),
+                            ({"certified_length": "x"}, "certified_length"),
+                            ({"certified_length": -1}, "certified_length"),
+                            ({"certified_length": True}, "certified_length")]:
+        (model / "model.json").write_text(json.dumps({**original, **change}))
+        for command in (["export", str(model), "--format", "hf", "-o", str(tmp_path / "x")],
+                        ["eval", str(model), "--language", "dyck1", "--bins", "1:4",
+                         "--n", "2"]):
+            result = CliRunner().invoke(cli, command)
+            assert result.exit_code == 2 and message in result.output, (command, result.output)

@@ -111,6 +111,12 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
         architecture, widths, kind, dtype = {}, None, "trained", "float32"
     if not isinstance(vocab, list) or not all(isinstance(token, str) for token in vocab):
         raise ModelFormatError(f"{where}: no vocabulary (a list of token strings) recorded")
+    if len(set(vocab)) != len(vocab):
+        raise ModelFormatError(f"{where}: the vocabulary repeats a token")
+    certified = architecture.get("certified_length", 0)
+    if not isinstance(certified, int) or isinstance(certified, bool) or certified < 0:
+        raise ModelFormatError(f"{where}/{ARCHITECTURE_FILE}: 'certified_length' must be an "
+                               f"integer >= 0, got {certified!r}")
     module = CausalTransformer(config, len(vocab), config.max_length() + 1,
                                widths or config.ffn_widths)
     module.to(DTYPES[dtype]).eval()  # first: float32 would not hold large gains exactly
