@@ -20,10 +20,10 @@ from crasp import interpret
 from crasp.api_inputs import Inputs, token_batch
 from crasp.check import DIALECTS, check
 from crasp.depth import DepthReport, analyze, depth_of
-from crasp.errors import CraspError, InputError, ProgramError, undecodable_program
+from crasp.errors import CraspError, InputError, ProgramError
 from crasp.fmt import format_program, format_source
 from crasp.interpret import Evaluation
-from crasp.parse import parse
+from crasp.parse import parse, undecodable_program
 from crasp.syntax import Program
 
 __version__ = "0.1.0"

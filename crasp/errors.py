@@ -83,19 +83,5 @@ class ProgramError(CraspError):
         return self.render()
 
 
-def undecodable_program(data: bytes, error: UnicodeDecodeError, filename: str) -> ProgramError:
-    """The error for a program whose bytes are not UTF-8: where the first bad byte is (line,
-    and column in characters), the line shown with the byte as U+FFFD and a caret."""
-    from crasp.syntax import Span
-
-    line_start = data.rfind(b"\n", 0, error.start) + 1
-    line = data.count(b"\n", 0, error.start) + 1
-    column = len(data[line_start:error.start].decode("utf-8", errors="replace")) + 1
-    return ProgramError(f"byte {error.start + 1} (0x{data[error.start]:02x}) is not UTF-8 text",
-                        source=data.decode("utf-8", errors="replace"), filename=filename,
-                        span=Span(line, column, line, column + 1),
-                        note="crasp reads programs as UTF-8")
-
-
 class InputError(CraspError):
     """A bad input string: a token outside the alphabet, an unreadable file."""

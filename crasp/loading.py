@@ -14,8 +14,9 @@ import click
 
 import crasp
 from crasp.check import DIALECTS
-from crasp.errors import CraspError, undecodable_program
+from crasp.errors import CraspError
 from crasp.hahn import precedence_warnings
+from crasp.parse import undecodable_program
 
 STDIN_NAME = "-"
 

@@ -60,6 +60,18 @@ alphabet declaration, so it can name a definition."""
 BYTE_ORDER_MARK = "\ufeff"
 
 
+def undecodable_program(data: bytes, error: UnicodeDecodeError, filename: str) -> ProgramError:
+    """The error for a program whose bytes are not UTF-8: where the first bad byte is (line,
+    and column in characters), the line shown with the byte as U+FFFD and a caret."""
+    line_start = data.rfind(b"\n", 0, error.start) + 1
+    line = data.count(b"\n", 0, error.start) + 1
+    column = len(data[line_start:error.start].decode("utf-8", errors="replace")) + 1
+    return ProgramError(f"byte {error.start + 1} (0x{data[error.start]:02x}) is not UTF-8 text",
+                        source=data.decode("utf-8", errors="replace"), filename=filename,
+                        span=Span(line, column, line, column + 1),
+                        note="crasp reads programs as UTF-8")
+
+
 def token_literal_problem(token: str) -> str | None:
     """Why ``token`` cannot be written as the token literal ``"token"``, or None when it can.
 

@@ -38,7 +38,7 @@ def load_run(run_dir: str | Path) -> LoadedRun:
                              f"expected the directory written by `crasp train`")
     try:
         config = TrainConfig.from_dict(files.read_json(run_dir / files.CONFIG_FILE))
-    except (ValueError, TypeError, AttributeError) as error:
+    except (ValueError, TypeError, AttributeError, CraspError) as error:
         raise CraspError(f"{run_dir / files.CONFIG_FILE}: not a training config: {error}"
                          ) from None
     config = config.replace(device="cpu")
