@@ -9,8 +9,8 @@ BEYOND_ANY_LIMIT = 1 << 63
 
 def strings_of_length(size: int, length: int) -> int:
     """``size ** length``, or ``BEYOND_ANY_LIMIT`` where it is at least that."""
-    if size <= 1 or length == 0:
-        return size ** min(length, 1) if length else 1
+    if length == 0 or size <= 1:
+        return 1 if length == 0 else size
     if length >= 64:   # size >= 2: at least 2^64
         return BEYOND_ANY_LIMIT
     return min(size ** length, BEYOND_ANY_LIMIT)
@@ -22,6 +22,6 @@ def strings_up_to(size: int, length: int) -> int:
     if size <= 1:
         return min(length + 1, BEYOND_ANY_LIMIT) if size == 1 else 1
     total = 0
-    for n in range(min(length, 64) + 1):
+    for n in range(min(length, 64) + 1):   # from length 64 on, one length alone is the cap
         total = min(total + strings_of_length(size, n), BEYOND_ANY_LIMIT)
-    return total if length < 64 else BEYOND_ANY_LIMIT
+    return total
