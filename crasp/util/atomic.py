@@ -7,15 +7,20 @@ import tempfile
 from pathlib import Path
 
 
+def current_umask() -> int:
+    """The process's umask (reading it means setting it, so it is set back at once)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
+        os.chmod(temporary, 0o666 & ~current_umask())  # mkstemp makes 0600; give the usual permissions
         with os.fdopen(handle, "wb") as file:
             file.write(data)
             file.flush()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from crasp.util.atomic import write_bytes_atomic
+from crasp.util.atomic import current_umask, write_bytes_atomic
 from crasp.errors import CraspError
 from crasp.util.safe_read import SafeReadError, read_json_file
 
@@ -232,8 +232,7 @@ def _usual_permissions(staging: Path, replaced: Path | None) -> None:
     """Give the staged result the permissions of a directory and files made by hand (the
     umask's), not ``mkdtemp``'s 0700 or a library's 0600; a replaced result's directory keeps
     its mode."""
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = current_umask()
     for root, directories, files in os.walk(staging):
         for name in directories:
             os.chmod(os.path.join(root, name), 0o777 & ~umask)
