@@ -207,9 +207,17 @@ def sum_columns(rows: np.ndarray, parikh: int, stated: tuple[tuple[int, ...], ..
     counts = _distinct(rows, width - parikh)
     if len(counts) <= PAIRED_COUNTS:
         sets += list(combinations(counts, 2))
-    sets += [chosen for chosen in stated if chosen not in set(sets)]
-    sums = [rows[:, list(chosen)].sum(axis=1) for chosen in sets]
-    return np.column_stack([rows, *sums]) if sums else rows, sets
+    return _with_sums(rows, [], sets + list(stated))
+
+
+def _with_sums(rows: np.ndarray, sets: list[tuple[int, ...]], more
+               ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """``rows`` (whose columns past the matrix's are the sums of ``sets``) and ``sets``, with
+    one more column per tuple of ``more`` not among them: its sum."""
+    known = set(sets)
+    new = [chosen for chosen in dict.fromkeys(more) if chosen not in known]
+    sums = [rows[:, list(chosen)].sum(axis=1) for chosen in new]
+    return (np.column_stack([rows, *sums]) if sums else rows), sets + new
 
 
 def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[int, ...]],
@@ -240,7 +248,7 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
     if wider:
         templates = np.concatenate([templates, _observed_slopes(rows, pairs, is_position,
                                                                 coefficients)])
-    rows, sets = _with_sides(rows, sets, stated.bounds)
+    rows, sets = _with_sums(rows, sets, (b.side for b in stated.bounds if len(b.side) > 1))
     templates = np.concatenate([templates, _stated_templates(stated.bounds, sets, width,
                                                              is_position)])
     if not len(templates):
@@ -258,16 +266,6 @@ def candidate_inequalities(rows: np.ndarray, parikh: int, equations: list[tuple[
         return index if index < width else sets[index - width]
     return [Inequality(column(i), None if j < 0 else column(j), found[i, j, a, b][0], (a, b))
             for i, j, a, b in _selected(_untransitive(found))]
-
-
-def _with_sides(rows: np.ndarray, sets: list[tuple[int, ...]], bounds: tuple[StatedBound, ...]
-                ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
-    """``rows`` and ``sets`` with the sum of every side of ``bounds`` that is not yet a column
-    (in the first round, where ``sum_columns`` adds none, only the sides' sums are)."""
-    new = list(dict.fromkeys(bound.side for bound in bounds
-                             if len(bound.side) > 1 and bound.side not in set(sets)))
-    sums = [rows[:, list(chosen)].sum(axis=1) for chosen in new]
-    return (np.column_stack([rows, *sums]) if sums else rows), sets + new
 
 
 def _stated_templates(bounds: tuple[StatedBound, ...], sets: list[tuple[int, ...]], width: int,
