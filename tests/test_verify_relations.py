@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,8 +16,9 @@ from crasp import syntax
 from crasp.verify import Question, bounded, decide, enumeration
 from crasp.verify.explain import confirm
 from crasp.verify.questions import default_alphabet
-from crasp.verify.relations import candidate_relations, null_space
-from crasp.verify.sweep import unrolled_counts
+from crasp.verify.relations import candidate_relations, distinct_rows, null_space
+from crasp.verify.solver import TimeLimit, Undecided
+from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
 from strategies import program_asts
 
 
@@ -133,3 +135,52 @@ def test_anbncn_is_proved_equal_to_its_decompiled_twin_at_every_length():
     verdict = decide(question, 8, method="smt", unbounded=True)
     assert verdict.outcome == "proved" and verdict.induction.k == 0
     assert enumeration.first_violation(question, verdict.alphabet, RECHECK_LENGTH) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 12), st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_distinct_rows_are_numpys_unique_rows_in_order_of_first_occurrence(rows, width,
+                                                                           spread, seed):
+    """Against ``np.unique(axis=0)``: the same set of rows, each once, in the order the rows
+    first occur (few distinct values, so that rows repeat)."""
+    matrix = np.random.default_rng(seed).integers(-spread, spread + 1, (rows, width))
+    _, first = np.unique(matrix, axis=0, return_index=True)
+    assert np.array_equal(distinct_rows(matrix), matrix[np.sort(first)])
+
+
+def test_rows_that_share_a_hash_are_told_apart():
+    """Two rows whose hashes are equal by construction (they differ by (w1, -w0, 0, ...), whose
+    dot product with the weights (w0, w1, ...) is 0) are both kept, as np.unique keeps them."""
+    width = 4
+    weights = np.random.default_rng(0).integers(1, 2 ** 62, width, dtype=np.int64)
+    row = np.array([5, 7, 1, 2], dtype=np.int64)
+    twin = row + np.array([weights[1], -weights[0], 0, 0])
+    with np.errstate(over="ignore"):
+        assert twin @ weights == row @ weights
+    matrix = np.stack([twin, row, twin, row])
+    assert np.array_equal(distinct_rows(matrix), np.stack([twin, row]))
+
+
+def test_the_time_limit_stops_the_guessing_before_any_solver_call():
+    """A limit that has run out ends every simulation pass of the lemmas' guessing at its first
+    check (``Undecided``, saying what it was doing), so ``--timeout`` covers them too."""
+    first = crasp.load_program(crasp.example("anbncn"))
+    spent = TimeLimit(0)
+    for guess in (lambda: candidate_relations((first, first), ("a", "b", "c"), 8, limit=spent),
+                  lambda: candidate_pairs(first, first, ("a", "b", "c"), 8, spent),
+                  lambda: body_pairs(first, first, ("a", "b", "c"), 8, spent)):
+        with pytest.raises(Undecided, match="ran out while simulation was"):
+            guess()
+
+
+def test_an_exhausted_time_limit_answers_unknown_while_guessing_lemmas():
+    """Through the driver: a program whose lemmas take longer to guess than the limit (a chain of
+    400 nested counts) is answered ``unknown`` by a time limit of 10 ms, at the first check
+    after shrinking, in the simulation, before any solver call."""
+    lines = ['alphabet "a" "b"', 'c0 = #"a" > #"b"']
+    lines += [f'c{i} = #(c{i - 1}) > #"b"' for i in range(1, 400)]
+    program = crasp.parse_program("\n".join(lines))
+    verdict = decide(Question("equivalent", (program, program), ("A", "B")), max_length=8,
+                     method="smt", timeout=0.01)
+    assert verdict.outcome == "unknown"
+    assert "ran out while simulation was" in verdict.reason

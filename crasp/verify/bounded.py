@@ -57,14 +57,15 @@ class _Unrolling:
         self.encoders = [ProgramEncoder(program, alphabet, table)
                          for program in question.programs]
         self.bos = [encoder.bos() for encoder in self.encoders]
-        pairs = candidate_pairs(*question.programs, alphabet, max_length) \
+        pairs = candidate_pairs(*question.programs, alphabet, max_length, limit) \
             if len(question.programs) == 2 else []
         # a pair must hold at BOS too (all its terms are constants there)
         pairs = [(a, b) for a, b in pairs
                  if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
         guessed = relations and (len(self.encoders) == 2 or second_round)
         self.lemmas = _Lemmas(z, self.solver, limit, self.encoders, candidate_relations(
-            question.programs, alphabet, max_length, wider=second_round) if guessed else [])
+            question.programs, alphabet, max_length, wider=second_round, limit=limit)
+            if guessed else [])
         self.sweeper = _Sweeper(z, self.solver, pairs, limit, self.lemmas.prove) \
             if pairs else None
         self.tokens: list[list] = []
@@ -297,7 +298,7 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
     unrolling = _Unrolling(question, alphabet, length, limit, second_round=second_round)
     z, solver = unrolling.z, unrolling.solver
     nodes = [unrolled_counts(program) for program in question.programs]
-    bodies = [] if single else body_pairs(*question.programs, alphabet, length)
+    bodies = [] if single else body_pairs(*question.programs, alphabet, length, limit)
     for _ in range(length):
         unrolling.advance()
         kept = []
