@@ -46,6 +46,7 @@ class _Checker:
         self.all_names = {s.name for s in parsed.statements if s.kind == "assign"}
         self.later_names = {s.name: s.name_span for s in parsed.statements if s.kind == "assign"}
         self.declared_alphabet: tuple[str, ...] | None = None
+        self.declared_tokens: frozenset[str] = frozenset()   # the same, for membership
         self.literal_tokens: list[str] = []
         self.rewrites: list[tuple[int, str]] = []
         self.methods: dict[type, Callable] = {}   # node type -> its expr_ method
@@ -106,12 +107,15 @@ class _Checker:
         if self.declared_alphabet is not None:
             raise self.error("the alphabet is declared twice", statement.span,
                              expected="one alphabet line")
-        seen: list[str] = []
+        seen: dict[str, None] = {}
         for token, span in statement.tokens:
             if token in seen:
                 raise self.error(f"token \"{token}\" is declared twice", span)
-            seen.append(token)
-        self.declared_alphabet = tuple(seen)
+            seen[token] = None
+        self.declare_alphabet(tuple(seen))
+
+    def declare_alphabet(self, tokens: tuple[str, ...]) -> None:
+        self.declared_alphabet, self.declared_tokens = tokens, frozenset(tokens)
 
     def definition(self, statement: Statement) -> syntax.Definition:
         if statement.kind == "assign" and not self.hahn:
@@ -154,12 +158,9 @@ class _Checker:
 
     def _alphabet(self, extra: tuple[str, ...]) -> tuple[str, ...]:
         if self.declared_alphabet is not None:
-            return self.declared_alphabet + tuple(t for t in extra if t not in self.declared_alphabet)
-        tokens: list[str] = []
-        for token in [*self.literal_tokens, *extra]:
-            if token not in tokens:
-                tokens.append(token)
-        return tuple(tokens)
+            return self.declared_alphabet + tuple(dict.fromkeys(
+                t for t in extra if t not in self.declared_tokens))
+        return tuple(dict.fromkeys([*self.literal_tokens, *extra]))
 
     # ------------------------------------------------------------ expressions
 
@@ -186,7 +187,7 @@ class _Checker:
                                   f"the token literal \"{node.token}\" equals no input token "
                                   "(inputs are split on whitespace), so it is written false"))
             return syntax.BoolConst(False, span=node.span), BOOL
-        if self.declared_alphabet is not None and node.token not in self.declared_alphabet:
+        if self.declared_alphabet is not None and node.token not in self.declared_tokens:
             raise self.error(f"token \"{node.token}\" is not in the declared alphabet", node.span,
                              expected="one of " + " ".join(f'"{t}"' for t in self.declared_alphabet))
         self.literal_tokens.append(node.token)
@@ -313,16 +314,28 @@ def check(parsed: ParsedProgram, extra_alphabet: tuple[str, ...] = (),
     return _Checker(parsed, dialect).program(tuple(extra_alphabet), count_answer)
 
 
-def check_expression(program: syntax.Program, index: int, expr: syntax.Expr
-                     ) -> tuple[syntax.Expr, Type]:
-    """``expr`` resolved and typed where definition ``index`` of ``program`` stands (the names
-    defined before it, the program's imports and alphabet): how Hahn's reading of that line is
-    compared with crasp's. Raises ``ProgramError`` when it is not well typed."""
+def expression_checker(program: syntax.Program) -> Callable[[int, syntax.Expr],
+                                                              tuple[syntax.Expr, Type]]:
+    """``check_at(index, expr)``: ``expr`` resolved and typed where definition ``index`` of
+    ``program`` stands (the names defined before it, the program's imports and alphabet): how
+    Hahn's reading of that line is compared with crasp's. Raises ``ProgramError`` when it is
+    not well typed. The indices of successive calls must not decrease: each definition is
+    registered once, as the calls pass it, so reading every line of a program costs time
+    linear in its length (a new checker per line registered every earlier definition again:
+    4.2 s of 6.3 s to load a chain of 1,600 definitions)."""
     checker = _Checker(ParsedProgram((), program.source, program.filename), "crasp")
     checker.imports = {name: None for name in program.imports}
     if program.declared_alphabet:
-        checker.declared_alphabet = program.alphabet
-    for definition in program.definitions[:index]:
-        checker.internal[definition.name] = definition.name
-        checker.defined[definition.name] = (definition.type, definition.span)
-    return checker.expr(expr)
+        checker.declare_alphabet(program.alphabet)
+    registered = 0
+
+    def check_at(index: int, expr: syntax.Expr) -> tuple[syntax.Expr, Type]:
+        nonlocal registered
+        if index < registered:
+            raise ValueError(f"definition {index} comes before the last one checked")
+        for definition in program.definitions[registered:index]:
+            checker.internal[definition.name] = definition.name
+            checker.defined[definition.name] = (definition.type, definition.span)
+        registered = index
+        return checker.expr(expr)
+    return check_at

@@ -20,7 +20,7 @@ import itertools
 from dataclasses import dataclass
 
 from crasp import canonical, hahn_parse, syntax
-from crasp.check import check_expression
+from crasp.check import expression_checker
 from crasp.errors import ProgramError
 from crasp.fmt import format_parenthesized
 from crasp.parse import ParsedProgram, without_byte_order_mark
@@ -160,19 +160,20 @@ def hahn_readings(source: str, filename: str) -> dict[int, syntax.Expr]:
 
 def precedence_warnings(program: syntax.Program) -> list[PrecedenceWarning]:
     """A warning for each definition whose two readings differ as formulas: Hahn's reading,
-    resolved and typed where the definition stands (``check.check_expression``), has another
+    resolved and typed where the definition stands (``check.expression_checker``), has another
     canonical form than crasp's. Equal readings (the same form: ``(pos_even)``, ``a - b + 0``,
     ``1 if P else 1 if Q else 1``) get none. Each warning shows the shortest input found on
     which the two answer differently (``evidence``)."""
     readings = hahn_readings(program.source, program.filename)
     earlier: dict[str, syntax.Expr] = {}
+    check_at = expression_checker(program)
     warnings = []
     for index, definition in enumerate(program.definitions):
         hahn = readings.get(definition.span.line) if definition.span else None
-        typed, problem = None, ""
+        problem = ""
         if hahn is not None:
             try:
-                hahn, _ = typed = check_expression(program, index, hahn)
+                hahn, _ = check_at(index, hahn)
             except ProgramError as error:
                 problem = f"Hahn's reading is not well typed here: {error.message}"
         same = hahn is None or canonical.same_meaning(definition.expr, hahn, earlier)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import crasp
 from crasp import canonical
-from crasp.check import check_expression
+from crasp.check import expression_checker
 from crasp.hahn import hahn_readings, precedence_warnings
 from reference import evaluate_at
 
@@ -47,7 +47,7 @@ def test_a_warning_exactly_where_the_readings_differ_as_formulas_with_checked_ev
     reading = hahn_readings(ours.source, ours.filename).get(answer.span.line)
     earlier = {d.name: d.expr for d in ours.definitions[:-1]}
     differ = reading is not None and not canonical.same_meaning(
-        answer.expr, check_expression(ours, len(ours.definitions) - 1, reading)[0], earlier)
+        answer.expr, expression_checker(ours)(len(ours.definitions) - 1, reading)[0], earlier)
     assert bool(warnings) == differ, text
     answers_differ = (crasp.evaluate(ours, WORDS).columns[answer.name].tolist()
                       != crasp.evaluate(theirs, WORDS).columns[theirs.answer.name].tolist())
