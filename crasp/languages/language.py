@@ -24,6 +24,9 @@ from crasp.errors import CraspError, InputError
 
 Ids = np.ndarray
 """A string as int8 indices into its language's alphabet."""
+MAX_ALPHABET = 127
+"""The most tokens a language's alphabet can have: its ids are int8 (one byte per token, which
+the datasets' duplicate keys rely on too)."""
 
 NEAR_MISS_TRIES = 200
 """Single-edit perturbations tried before giving up on a near-miss negative."""

@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from crasp.errors import CraspError
-from crasp.languages.language import Ids, Language, ReferenceProgram, StringDistribution
+from crasp.languages.language import (MAX_ALPHABET, Ids, Language, ReferenceProgram,
+                                      StringDistribution)
+from crasp.util.counting import strings_of_length
 
 LABEL_BATCH = 4096
 """Strings per interpreter call when labelling a split (bounds the [B, T] arrays)."""
@@ -30,6 +32,9 @@ def program_language(spec: str, strings_from: Language | None,
     path = Path(spec.split("@", 1)[0])
     program = crasp.load_program(path, dialect=dialect)
     alphabet = tuple(program.alphabet)
+    if len(alphabet) > MAX_ALPHABET:
+        raise CraspError(f"{path}: its alphabet has {len(alphabet):,} tokens; a language's "
+                         f"strings (datasets, training) can have at most {MAX_ALPHABET}")
     index = {token: i for i, token in enumerate(alphabet)}
     tokens = np.array(alphabet, dtype=object)
     depth = crasp.depth_of(program)
@@ -46,8 +51,8 @@ def program_language(spec: str, strings_from: Language | None,
         return bool(crasp.evaluate(program, [list(word)]).accept[0])
 
     if strings_from is None:
-        def support_size(n: int) -> int:
-            return len(alphabet) ** n
+        def support_size(n: int) -> int:   # capped: a request is compared with it, never more
+            return strings_of_length(len(alphabet), n)
 
         def sample_ids(n: int, rng: np.random.Generator) -> Ids:
             return rng.integers(0, len(alphabet), size=n, dtype=np.int8)
