@@ -7,6 +7,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 from hypothesis import given, strategies as st
 
+import crasp
 from crasp.cli import cli
 from crasp.util import counting
 from crasp.verify import sweep
@@ -98,3 +99,21 @@ def test_a_file_is_read_to_its_end_not_to_its_reported_size(tmp_path):
         assert "more than the 4 bytes" in str(error)
     else:
         raise AssertionError("the limit did not hold")
+
+
+def test_a_string_count_past_its_bound_is_one_message(tmp_path):
+    """``generate --n`` and ``eval --n``, one past ``datasets.MAX_STRINGS`` and astronomically
+    past it: exit status 2 naming the range, nothing written (numpy's allocation error of 72.8
+    TiB, or its "Maximum allowed dimension exceeded", before)."""
+    from crasp.languages.datasets import MAX_STRINGS
+    runner = CliRunner()
+    compiled = tmp_path / "model"
+    assert runner.invoke(cli, ["compile", str(crasp.example("majority")), "-o",
+                               str(compiled)]).exit_code == 0
+    for n in (str(MAX_STRINGS + 1), HUGE):
+        for words in (["generate", "L3", "--bins", "1:5,6:8", "-o", str(tmp_path / "data")],
+                      ["eval", str(compiled), "--language", "majority"]):
+            result = runner.invoke(cli, [*words, "--n", n])
+            assert result.exit_code == 2 and f"{MAX_STRINGS}" in result.output, result.output
+            assert "Traceback" not in result.output
+    assert not (tmp_path / "data").exists()

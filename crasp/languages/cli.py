@@ -12,8 +12,8 @@ import shlex
 import click
 
 from crasp.errors import CraspError
-from crasp.languages.datasets import (build_task, by_distribution, format_bin, lengths_only,
-                                     parse_test_bin, parse_test_bins)
+from crasp.languages.datasets import (MAX_STRINGS, build_task, by_distribution, format_bin,
+                                     lengths_only, parse_test_bin, parse_test_bins)
 from crasp.languages.language import UNIFORM
 from crasp.languages.registry import LANGUAGES, get_language
 from crasp.languages.storage import FORMATS, dataset_directory, write_task
@@ -71,7 +71,7 @@ def languages_command(as_json):
                    "into train and validation), the others test bins; see --train-bin. A test "
                    "bin LO:HI@NAME draws from the test distribution NAME (L_k, E_k: uniform, "
                    "skewed, extreme) and is written to OUTPUT/NAME@DISTRIBUTION/.")
-@click.option("--n", "n", type=int, default=1000, show_default=True,
+@click.option("--n", "n", type=click.IntRange(0, MAX_STRINGS), default=1000, show_default=True,
               help="Strings per bin.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--out", "--output", "output", required=True, type=click.Path(file_okay=False),

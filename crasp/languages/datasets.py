@@ -41,6 +41,10 @@ from crasp.languages.language import UNIFORM, Ids, Language
 
 TRAIN_ROLE, TEST_ROLE, PARTITION_ROLE = 0, 1, 2
 MAX_ATTEMPTS_PER_STRING = 100
+MAX_STRINGS = 100_000_000
+"""The most strings a bin (or a split) can be asked for: far above any dataset here, so that a
+mistyped count is one message, not numpy's allocation error (``--n 10000000000000`` asked for
+72.8 TiB of lengths)."""
 ATTEMPTS_SLACK = 1000
 
 Bin = tuple[int, int]

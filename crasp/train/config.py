@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from crasp.errors import CraspError
-from crasp.languages.datasets import UNIFORM, parse_bin, parse_test_bin, parse_test_bins
+from crasp.languages.datasets import (MAX_STRINGS, UNIFORM, parse_bin, parse_test_bin,
+                                      parse_test_bins)
 
 POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal", "sinusoidal-rational", "t5", "rpe-log",
            "rpe-lin")
@@ -30,8 +31,8 @@ SCHEDULES = ("constant", "linear", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
 ALIBI_IMPLS = ("mask", "fold")
 LARGEST = {"depth": 1_000, "d_model": 1 << 16, "n_heads": 1 << 10, "d_ff": 1 << 18,
-           "batch_size": 1 << 20, "epochs": 1_000_000, "n_train": 100_000_000,
-           "n_test": 100_000_000, "threads": 1_024}
+           "batch_size": 1 << 20, "epochs": 1_000_000, "n_train": MAX_STRINGS,
+           "n_test": MAX_STRINGS, "threads": 1_024}
 """Upper bounds of the sizes, far above any run here, so that a mistyped size is one message,
 not an allocation error after the run directory is made (or a crash: 99,999 threads)."""
 

@@ -17,7 +17,7 @@ import torch
 
 from crasp.compiler.executor import score_ids
 from crasp.errors import CraspError
-from crasp.languages.datasets import parse_test_bins
+from crasp.languages.datasets import MAX_STRINGS, parse_test_bins
 from crasp.models import load_model
 from crasp.util.tables import format_table
 from crasp.train.config import TrainConfig
@@ -72,7 +72,7 @@ def eval_config(model, language: str, bins: str, n: int | None, seed: int | None
 @click.option("--language", required=True, metavar="NAME", help="A built-in language.")
 @click.option("--bins", required=True, metavar="LO:HI[,LO:HI...]",
               help="The test bins (string lengths), as for crasp train --test-bins.")
-@click.option("--n", "n", type=click.IntRange(min=1), help="Strings per bin (default: the "
+@click.option("--n", "n", type=click.IntRange(1, MAX_STRINGS), help="Strings per bin (default: the "
               "run's n_test, else 500).")
 @click.option("--seed", type=int, help="Data seed (default: the run's, else 0).")
 @click.option("--json", "as_json", is_flag=True,
