@@ -28,11 +28,12 @@ def _rows(evaluation: Evaluation, row: int, tokens: Sequence[str]) -> list[tuple
 
 def format_text(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
     blocks = []
+    accept = evaluation.accept   # once: each read computes it for every input
     for row, tokens in enumerate(inputs):
         rows = [("tokens", list(tokens)), *_rows(evaluation, row, tokens)]
         name_width = max(len(name) for name, _ in rows)
         widths = [max((len(cells[i]) for _, cells in rows), default=1) for i in range(len(tokens))]
-        lines = [f"input {row + 1}: accept = {bool(evaluation.accept[row])}"]
+        lines = [f"input {row + 1}: accept = {bool(accept[row])}"]
         for name, cells in rows:
             padded = " ".join(cell.rjust(width) for cell, width in zip(cells, widths))
             lines.append(f"{name.ljust(name_width)} | {padded}")
@@ -42,6 +43,7 @@ def format_text(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
 
 def format_html(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
     tables = []
+    accept = evaluation.accept
     for row, tokens in enumerate(inputs):
         header = "".join(f"<th>{html.escape(t)}</th>" for t in tokens)
         body = []
@@ -50,7 +52,7 @@ def format_html(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
                 f'<td class="{"t" if c == "T" else "f" if c == "F" else "n"}">{c}</td>' for c in cells)
             body.append(f"<tr><th>{html.escape(name)}</th>{tds}</tr>")
         tables.append(
-            f"<h2>input {row + 1}: accept = {bool(evaluation.accept[row])}</h2>"
+            f"<h2>input {row + 1}: accept = {bool(accept[row])}</h2>"
             f"<table><tr><th></th>{header}</tr>{''.join(body)}</table>")
     style = ("body{font-family:monospace}table{border-collapse:collapse;margin-bottom:1em}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:center}"

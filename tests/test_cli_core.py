@@ -180,3 +180,25 @@ def test_the_code_fingerprint_follows_the_sources(tmp_path, monkeypatch):
     assert module.code_fingerprint() == installed
     (copy / "parse.py").write_text((copy / "parse.py").read_text() + "\n")
     assert module.code_fingerprint() != installed
+
+
+@pytest.mark.parametrize("suffix", ["txt", "html"])
+def test_a_trace_reads_the_answers_once_for_every_input(tmp_path, monkeypatch, suffix):
+    """A trace of many inputs computes the batch's answers once, not once per input (which made
+    ``run --trace`` quadratic in the number of lines), and still shows each input's own."""
+    from crasp.interpret import Evaluation
+    from crasp.trace import write_trace
+
+    reads = []
+    answers = Evaluation.accept
+    monkeypatch.setattr(Evaluation, "accept",
+                        property(lambda self: reads.append(1) or answers.fget(self)))
+    program = crasp.load_program(crasp.example("majority"))
+    inputs = [["a"] * (i % 3) + ["b"] * (i % 2) for i in range(300)]
+    write_trace(tmp_path / f"trace.{suffix}", crasp.evaluate(program, inputs), inputs)
+    text = (tmp_path / f"trace.{suffix}").read_text()
+    assert len(reads) == 1
+    expected = crasp.evaluate(program, inputs).accept
+    shown = [part.split("accept = ")[1].startswith("True")
+             for part in text.split("input ")[1:]]
+    assert shown == expected.tolist()
