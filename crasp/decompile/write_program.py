@@ -36,7 +36,8 @@ The derivation (continuing ``enumerate_states``):
 * **Simplification.** Comparisons are reduced to the smallest integer coefficients (divided by
   the gcd of the count coefficients, the constant rounded up) and shared when equal; constants
   fold through !, && and ||; definitions the answer does not use are dropped; names come from
-  the model's ``residual_labels`` when a class is exactly "coordinate j is nonzero" (or zero).
+  the model's ``residual_labels`` when a class is exactly "coordinate j is nonzero" (or zero),
+  or two such conditions (``crasp.decompile.class_names``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import numpy as np
 import crasp
 from crasp import syntax
 from crasp.decompile.budget import Budget
+from crasp.decompile.class_names import ClassNamer
 from crasp.decompile.classify import StateClasses
 from crasp.decompile.enumerate_states import LayerTables, StateMachine
 from crasp.decompile.windows import offset_count, windowed_at_least
@@ -132,16 +134,11 @@ def _comparison(terms: list[tuple[int, syntax.Expr]], bound: int) -> syntax.Expr
     return syntax.Compare(">=", left, right)
 
 
-def _identifier(label: str) -> str | None:
-    name = re.sub(r"[^A-Za-z0-9_]+", "_", label.split(":")[0]).strip("_")
-    return name if name and not name[0].isdigit() else None
-
-
 @dataclass
 class _Writer:
     machine: StateMachine
     classes: StateClasses
-    labels: list[str]
+    namer: ClassNamer
     budget: Budget
     definitions: dict[str, syntax.Expr] = field(default_factory=dict)
     comparisons: dict[tuple, syntax.Ref] = field(default_factory=dict)
@@ -159,17 +156,11 @@ class _Writer:
 
     def class_name(self, level: int, members: np.ndarray, number: int) -> str:
         """From the labels of one or two coordinates whose being nonzero (or zero) is exactly
-        membership in the class; ``L{level}_state{number}`` when there are none."""
-        states = self.machine.states[level]
-        literals = [(f"{prefix}{base}", column) for j, label in enumerate(self.labels)
-                    if (base := _identifier(label))
-                    for prefix, column in (("", states[:, j] != 0), ("not_", states[:, j] == 0))]
-        pairs = [(f"{a}_{b}", first & second) for i, (a, first) in enumerate(literals)
-                 for b, second in literals[i + 1:]]
-        for base, column in literals + sorted(pairs, key=lambda pair: len(pair[0])):
+        membership in the class (``crasp.decompile.class_names``), the first name not taken;
+        ``L{level}_state{number}`` when there is none."""
+        for base in self.namer.candidates(level, members):
             name = f"L{level}_{base}"
-            if (np.array_equal(column, members) and name not in self.definitions
-                    and name not in self.aliases.values()):
+            if name not in self.definitions and name not in self.aliases.values():
                 return name
         return f"L{level}_state{number}"
 
@@ -411,7 +402,7 @@ def write_program(machine: StateMachine, classes: StateClasses, labels: list[str
     """The decompiled program's text (``source`` names the model in the header, as Python
     writes it when it holds a character that is not printable, such as a line break).
     ``decompiling`` parses this text: the program it returns is what was written."""
-    writer = _Writer(machine, classes, labels, budget or Budget())
+    writer = _Writer(machine, classes, ClassNamer(machine.states, labels), budget or Budget())
     definitions, answer = writer.program()
     answer = writer.at_bos(answer, _holds_at_bos(machine.vocab, definitions, answer))
     used = _used(definitions, answer)
