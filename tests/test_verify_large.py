@@ -202,6 +202,31 @@ def test_a_token_set_may_name_a_token_the_program_does_not_mention(alphabet):
     assert_same_values(shrunk, program, alphabet, 4)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(program_asts(max_depth=2, max_definitions=4), st.integers(0, 3))
+def test_a_wide_alphabet_shrinks_to_the_same_program_as_its_mentioned_tokens(program, extra):
+    """Tokens a program never mentions all take the same value in every token-only node
+    (``shrink.PerToken``): over its alphabet plus ``extra`` unmentioned tokens, the shrunk
+    program answers as the given one on every string up to length 3 (4 tokens) or 2."""
+    alphabet = tuple(program.alphabet) + tuple(f"unmentioned{i}" for i in range(extra))
+    shrunk = shrink(program, alphabet)
+    assert_same_values(shrunk, program, alphabet, 3 if len(alphabet) <= 4 else 2)
+
+
+def test_a_token_only_node_costs_the_tokens_it_mentions():
+    """Over 5,000 tokens, "t5" || !"t7" holds everywhere but at t7: one exception, not a value
+    per token."""
+    from crasp.verify.shrink import _Shrinker
+
+    alphabet = tuple(f"t{i}" for i in range(5000))
+    program = crasp.parse_program('alphabet ' + " ".join(f'"{t}"' for t in alphabet)
+                                  + '\nx = #("t5" || !"t7") >= 1')
+    shrinker = _Shrinker(alphabet)
+    body = program.answer.expr.left.body
+    _, values = shrinker.rewrite(body)
+    assert (values.default, values.exceptions) == (True, {7: False})
+
+
 def test_no_relation_is_guessed_beyond_the_column_budget(monkeypatch):
     """Past ``relations.MAX_COLUMNS`` counts the null space is not computed (its cost grows
     with their cube): no equation is guessed, and the answer is the same without them."""

@@ -55,8 +55,9 @@ def first_violation(question: Question, alphabet: tuple[str, ...], max_length: i
     size = len(alphabet)
     total = strings_of_length(size, max_length)
     # token index -> each program's own id for it (its alphabet index, or "not in alphabet")
-    maps = [np.array([p.alphabet.index(t) if t in p.alphabet else len(p.alphabet)
-                      for t in alphabet], dtype=np.int64) for p in question.programs]
+    indices = [{token: i for i, token in enumerate(p.alphabet)} for p in question.programs]
+    maps = [np.array([index.get(t, len(index)) for t in alphabet], dtype=np.int64)
+            for index in indices]
     best: tuple[int, int] | None = None   # (position column, row)
     best_rows: np.ndarray | None = None
     for start in range(0, total, BATCH):

@@ -59,9 +59,7 @@ _VIOLATIONS: dict[str, Callable[[list], object]] = {
 def default_alphabet(programs: tuple[syntax.Program, ...]) -> tuple[tuple[str, ...], str]:
     """The union of the programs' alphabets, in order of first appearance, plus one foreign
     token (returned second): the first of ``FOREIGN_CANDIDATES`` that none of them uses."""
-    tokens: list[str] = []
-    for program in programs:
-        tokens += [token for token in program.alphabet if token not in tokens]
+    tokens = dict.fromkeys(token for program in programs for token in program.alphabet)
     foreign = next((c for c in FOREIGN_CANDIDATES if c not in tokens), None)
     suffix = 2
     while foreign is None:

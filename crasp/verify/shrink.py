@@ -36,8 +36,11 @@ keeps its answer:
    definitions, are kept; the answer stays last under its own name.
 
 Cost: every node made is interned (one object per structure) and put in its form once
-(``canonical.Forms`` caches forms by node), and every token-only node is evaluated once per
-token: linear in the program's size times the alphabet's (a truth table has at most
+(``canonical.Forms`` caches forms by node), and every token-only node is evaluated at the
+tokens its operands mention and once for all the others (``PerToken``): linear in the
+program's size when each node mentions few tokens, never more than its size times the
+alphabet's; a token set that holds at most tokens is written as the disjunction of all of
+them, so the output can be that large (a truth table has at most
 2^``canonical.MAX_TABLE_ATOMS`` rows; a definition nested deeper than ``canonical.MAX_NESTING``
 gets no form and is kept as it is). benchmarks/bench_verify_large.py measures it.
 """
@@ -85,11 +88,25 @@ def shrink(program: syntax.Program, alphabet: tuple[str, ...]) -> syntax.Program
     return _Shrinker(alphabet).run(program)
 
 
+@dataclasses.dataclass(frozen=True)
+class PerToken:
+    """A token-only node's value at each token of the alphabet (by index): ``default`` at
+    every token but the ``exceptions``. The tokens a node does not mention all take the same
+    value, so a node costs the tokens it mentions, not the alphabet (a tuple per node cost
+    definitions x alphabet: 105 s for a program of 20,000 token tests over 20,000 tokens)."""
+    default: object
+    exceptions: dict[int, object]
+
+    def at(self, token: int) -> object:
+        return self.exceptions.get(token, self.default)
+
+
 class _Shrinker:
     def __init__(self, alphabet: tuple[str, ...]):
         self.alphabet = alphabet
         self.replacement: dict[str, syntax.Expr] = {}     # name -> its representative or constant
-        self.token_values: dict[str, tuple] = {}          # token-only name -> value per token
+        self.index = {token: i for i, token in enumerate(alphabet)}
+        self.token_values: dict[str, PerToken] = {}       # token-only name -> value per token
         self.kept: dict[tuple, str] = {}                  # (type, form) -> kept name
         self.counts: dict[object, syntax.Expr] = {}       # a count's form -> its shared node
         self.small: dict[str, syntax.Expr] = {}           # kept name -> expr, inlined in forms
@@ -113,7 +130,7 @@ class _Shrinker:
         answer = program.answer
         rewritten.append(dataclasses.replace(answer, expr=self.rewrite(answer.expr)[0]))
         # a body's token set may name a token of the alphabet the program does not mention
-        tokens = program.alphabet + tuple(t for t in self.alphabet if t not in program.alphabet)
+        tokens = tuple(dict.fromkeys(program.alphabet + self.alphabet))
         return dataclasses.replace(program, definitions=_read_by_answer(rewritten),
                                    alphabet=tokens, declared_alphabet=True)
 
@@ -141,7 +158,7 @@ class _Shrinker:
             self.kept.setdefault((definition.type, canonical.form_or_none(read)), definition.name)
         return None
 
-    def rewrite(self, expr: syntax.Expr) -> tuple[syntax.Expr, tuple | None]:
+    def rewrite(self, expr: syntax.Expr) -> tuple[syntax.Expr, PerToken | None]:
         """``expr`` with names replaced and count bodies reduced (rewrites 1 and 2), and its
         value at each token of the alphabet when it depends on the token alone (else None).
 
@@ -168,28 +185,35 @@ class _Shrinker:
         outside, _, values = syntax.fold(expr, combine)
         return outside, values
 
-    def values_per_token(self, node: syntax.Expr, parts: list[tuple | None]) -> tuple | None:
+    def values_per_token(self, node: syntax.Expr, parts: list[PerToken | None]
+                         ) -> PerToken | None:
         """The node's value at each token of the alphabet, if it depends on the token alone."""
         kind = type(node)
         if kind is syntax.TokenTest:
-            return tuple(token == node.token for token in self.alphabet)
+            index = self.index.get(node.token)
+            return PerToken(False, {} if index is None else {index: True})
         if kind in (syntax.BoolConst, syntax.IntConst):
-            return (node.value,) * len(self.alphabet)
+            return PerToken(node.value, {})
         if kind not in _TOKEN_OPERATIONS or any(part is None for part in parts):
             return None   # a positional predicate, or a count below
         operation = _TOKEN_OPERATIONS[kind]
-        return tuple(operation(node, *values) for values in zip(*parts))
+        default = operation(node, *(part.default for part in parts))
+        tokens = set().union(*(part.exceptions for part in parts))
+        exceptions = {token: value for token in tokens
+                      if (value := operation(node, *(part.at(token) for part in parts)))
+                      != default}
+        return PerToken(default, exceptions)
 
-    def inside(self, node: syntax.Expr, values: tuple | None) -> syntax.Expr:
+    def inside(self, node: syntax.Expr, values: PerToken | None) -> syntax.Expr:
         """``node`` as read inside a count's body: a token-only Boolean is its token set."""
-        if values is None or not isinstance(values[0], bool):
+        if values is None or not isinstance(values.default, bool):
             return node
         return self.intern(self.tokens_where(values))
 
-    def tokens_where(self, values: tuple) -> syntax.Expr:
+    def tokens_where(self, values: PerToken) -> syntax.Expr:
         """The test "the token is one of those where ``values`` holds" (at a token position)."""
-        tokens = [syntax.TokenTest(token) for token, value in zip(self.alphabet, values)
-                  if value]
+        holding = (range(len(self.alphabet)) if values.default else sorted(values.exceptions))
+        tokens = [syntax.TokenTest(self.alphabet[i]) for i in holding if values.at(i)]
         if len(tokens) in (0, len(self.alphabet)):
             return syntax.BoolConst(bool(tokens))
         test = tokens[0]
