@@ -5,14 +5,18 @@ complement), cross-checked against enumeration."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import crasp
 from crasp import syntax
+from crasp.cli import cli
+from crasp.errors import CraspError
 from crasp.verify import Question, bounded, decide, enumeration
 from crasp.verify.explain import confirm
 from crasp.verify.questions import default_alphabet
@@ -165,7 +169,8 @@ def test_the_time_limit_stops_the_guessing_before_any_solver_call():
     """A limit that has run out ends every simulation pass of the lemmas' guessing at its first
     check (``Undecided``, saying what it was doing), so ``--timeout`` covers them too."""
     first = crasp.load_program(crasp.example("anbncn"))
-    spent = TimeLimit(0)
+    spent = TimeLimit(1e-9)
+    time.sleep(1e-6)
     for guess in (lambda: candidate_relations((first, first), ("a", "b", "c"), 8, limit=spent),
                   lambda: candidate_pairs(first, first, ("a", "b", "c"), 8, spent),
                   lambda: body_pairs(first, first, ("a", "b", "c"), 8, spent)):
@@ -184,3 +189,15 @@ def test_an_exhausted_time_limit_answers_unknown_while_guessing_lemmas():
                      method="smt", timeout=0.01)
     assert verdict.outcome == "unknown"
     assert "ran out while simulation was" in verdict.reason
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("nan"), float("inf"), float("-inf")])
+def test_a_time_limit_is_positive_and_finite(seconds):
+    """One message from the API and the commands alike (nan passed click's range and crashed z3's
+    timeout as ``int(nan)``; inf as ``int(inf)``)."""
+    with pytest.raises(CraspError, match="positive, finite number of seconds"):
+        TimeLimit(seconds)
+    result = CliRunner().invoke(cli, ["equiv", str(crasp.example("majority")),
+                                      str(crasp.example("majority")), "--timeout",
+                                      str(seconds)])
+    assert result.exit_code == 2 and "Traceback" not in result.output

@@ -13,6 +13,7 @@ caller can mistake an undecided call for ``unsat``, the answer that proves.
 
 from __future__ import annotations
 
+import math
 import time
 from types import ModuleType
 
@@ -45,6 +46,9 @@ class TimeLimit:
     is left, and a search that runs no solver (enumeration) asks ``expire`` between batches."""
 
     def __init__(self, seconds: float | None = None):
+        if seconds is not None and not (0 < seconds < math.inf):   # nan fails both
+            raise CraspError(f"the time limit must be a positive, finite number of seconds, "
+                             f"not {seconds!r}")
         self.seconds = seconds
         self.deadline = None if seconds is None else time.perf_counter() + seconds
 
