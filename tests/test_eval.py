@@ -38,6 +38,26 @@ def test_compiled_predictor_scores_perfectly_on_its_language(target, tmp_path):
                for row in rows.values())
 
 
+@pytest.mark.parametrize("target", ["exact", "float"])
+def test_a_model_never_trained_is_scored_at_any_length(target, tmp_path):
+    """A compiled model has no training bin: bins inside, across and beside the default's
+    201:250 are scored (they were refused as overlapping it); a trained run still refuses a bin
+    that overlaps its own."""
+    options = ["--target", "float", "--max-length", "260"] if target == "float" else []
+    result = invoke("compile", "examples/majority.crasp", "-o", tmp_path / "m", *options)
+    assert result.exit_code == 0, result.output
+    rows = scored(tmp_path / "m", "--language", "majority", "--bins",
+                  "201:210,245:255,5:9", "--n", "30")
+    assert list(rows) == ["201:210", "245:255", "5:9"]
+    assert all(row["exact_match"] == 1.0 and row["n"] == 30 for row in rows.values())
+    trained = resolve_preset("default", language="L4", depth=1, d_model=16, n_heads=2, d_ff=32,
+                             train_bin=(8, 16), test_bins=[(17, 30)], n_train=80, n_test=30,
+                             epochs=1, warmup_steps=1, device="cpu")
+    train(trained, tmp_path / "run", progress=False, resume=False)
+    refused = invoke("eval", tmp_path / "run", "--language", "L4", "--bins", "10:12")
+    assert refused.exit_code == 2 and "overlaps the train bin 8:16" in refused.output
+
+
 def test_a_wrong_program_scores_below_perfect(tmp_path):
     """L3's predictor is not L4's: eval must notice (it cannot pass by construction)."""
     invoke("compile", "examples/L3_predict.crasp", "-o", tmp_path / "m")

@@ -56,10 +56,18 @@ def evaluate_model(model, config: TrainConfig) -> list[tuple[str, SplitMetrics]]
 
 def eval_config(model, language: str, bins: str, n: int | None, seed: int | None
                 ) -> TrainConfig:
-    """A trained run's own data settings (so its bins are its own), else the defaults."""
+    """A trained run's own data settings (so its bins are its own), else the defaults. A model
+    that was never trained has no training bin to keep its test bins apart from: where one of
+    them overlaps the default's, the training strings (drawn, never used) move to the bin of
+    the same width just past every test bin."""
     stored = model.config.get("train_config") if model.config.get("kind") == "trained" else None
     config = TrainConfig.from_dict(stored) if stored else TrainConfig()
-    changes = {"language": language, "test_bins": parse_test_bins(bins)}
+    test_bins = parse_test_bins(bins)
+    changes = {"language": language, "test_bins": test_bins}
+    lo, hi = config.train_bin
+    if not stored and any(tlo <= hi and thi >= lo for tlo, thi, *_ in test_bins):
+        past = max(thi for _, thi, *_ in test_bins)
+        changes["train_bin"] = (past + 1, past + 1 + hi - lo)
     if n is not None:
         changes["n_test"] = n
     if seed is not None:
