@@ -123,6 +123,8 @@ def test_refusals_exit_2(zoo, tmp_path):
              "the zoo would be empty"),
             (["zoo", "check", str(tmp_path)], "is not a zoo"),
             (["zoo", "score", str(zoo), "nope"], "has no model 'nope'"),
+            (["zoo", "score", str(tmp_path), "dyck1"], "is not a zoo"),
+            (["zoo", "score", str(zoo / "models" / "dyck1"), "dyck1"], "is not a zoo"),
             (["zoo", "score", str(zoo), "dyck1", "--drop", "999"], "no such node")):
         result = runner.invoke(cli, args)
         assert result.exit_code == 2, (args, result.output)
@@ -167,3 +169,17 @@ def test_hook_table_points_at_the_values(tmp_path):
                         name, definition, hook, string)
                 checked += 1
         assert checked >= 3
+
+
+@pytest.mark.parametrize("meta", ["{", "[]", '{"circuit": 3}', '{"circuit": {"nodes": ["x"]}}',
+                                  "{}"])
+def test_a_broken_model_summary_is_one_message(zoo, tmp_path, meta):
+    """Every kind of broken meta.json (not JSON, not an object, no circuit, nodes that are not
+    numbers): exit status 2 naming the file, never a traceback."""
+    import shutil
+    copy = tmp_path / "zoo"
+    shutil.copytree(zoo, copy)
+    (copy / "models" / "dyck1" / "meta.json").write_text(meta)
+    result = CliRunner().invoke(cli, ["zoo", "score", str(copy), "dyck1"])
+    assert result.exit_code == 2 and "meta.json is not a zoo model's summary" in result.output
+    assert "Traceback" not in result.output

@@ -194,16 +194,25 @@ def check_model(place: Path, seed: int = 0) -> str | None:
     return None
 
 
+def zoo_models(zoo: str | Path) -> list[str]:
+    """The names of the models the zoo's ``zoo.json`` lists, or ``CraspError`` saying that
+    ``zoo`` is not a zoo."""
+    marker = Path(zoo) / ZOO.marker
+    if not marker.is_file():
+        raise CraspError(f"{zoo} is not a zoo (no zoo.json); build one with crasp zoo build")
+    try:
+        names = json.loads(marker.read_text(encoding="utf-8"))["models"]
+        if not all(isinstance(name, str) for name in names):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        raise CraspError(f"{marker} is not a zoo.json written by crasp zoo build") from None
+    return names
+
+
 def check_zoo(zoo: str | Path) -> list[tuple[str, str | None]]:
     """(name, problem or None) for every model the zoo's ``zoo.json`` lists."""
     root = Path(zoo)
-    marker = root / "zoo.json"
-    if not marker.is_file():
-        raise CraspError(f"{root} is not a zoo (no zoo.json); build one with crasp zoo build")
-    try:
-        names = json.loads(marker.read_text())["models"]
-    except (ValueError, KeyError, TypeError):
-        raise CraspError(f"{marker} is not a zoo.json written by crasp zoo build") from None
+    names = zoo_models(root)
     results = []
     for name in names:
         place = root / "models" / name

@@ -9,7 +9,7 @@ from pathlib import Path
 from crasp.compiler import load_model
 from crasp.errors import CraspError
 from crasp.zoo.ablation import score
-from crasp.zoo.collection import CHECK_LENGTH, CHECK_PER_LENGTH
+from crasp.zoo.collection import CHECK_LENGTH, CHECK_PER_LENGTH, zoo_models
 from crasp.zoo.strings import check_strings
 
 SCORE_LONG_STRINGS, SCORE_LONG_LENGTH = 4, 64
@@ -17,11 +17,16 @@ SCORE_LONG_STRINGS, SCORE_LONG_LENGTH = 4, 64
 
 def score_in_zoo(zoo: str | Path, name: str, drop: set[int], edges: bool) -> str:
     place = Path(zoo) / "models" / name
-    if not (place / "meta.json").is_file():
+    if name not in zoo_models(zoo) or not (place / "meta.json").is_file():
         raise CraspError(f"{zoo} has no model {name!r} (see {zoo}/index.md)")
-    meta = json.loads((place / "meta.json").read_text())
-    circuit = meta["circuit"]
-    nodes = {int(i) for i in circuit["nodes"]}
+    try:
+        meta = json.loads((place / "meta.json").read_text(encoding="utf-8"))
+        circuit = meta["circuit"]
+        nodes = {int(i) for i in circuit["nodes"]}
+    except (ValueError, TypeError, KeyError):
+        raise CraspError(f"{place / 'meta.json'} is not a zoo model's summary (a JSON object "
+                         f"with its circuit's nodes); rebuild the zoo with crasp zoo build"
+                         ) from None
     unknown = sorted(drop - nodes)
     if unknown:
         raise CraspError(f"--drop {unknown[0]}: no such node in {name}'s circuit (nodes "
