@@ -117,3 +117,13 @@ def test_a_string_count_past_its_bound_is_one_message(tmp_path):
             assert result.exit_code == 2 and f"{MAX_STRINGS}" in result.output, result.output
             assert "Traceback" not in result.output
     assert not (tmp_path / "data").exists()
+
+
+def test_a_report_budget_past_any_run_is_one_message(tmp_path):
+    """``report --budget`` past ``config.LARGEST["epochs"]`` (no run can have trained longer):
+    a usage message, no report (it printed a report "read at 99999999999999999999 epochs")."""
+    from crasp.train.config import LARGEST
+    result = CliRunner().invoke(cli, ["report", str(tmp_path), "-o", str(tmp_path / "report"),
+                                      "--budget", str(LARGEST["epochs"] + 1)])
+    assert result.exit_code == 2 and f"{LARGEST['epochs']}" in result.output
+    assert not (tmp_path / "report").exists()

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from crasp.errors import CraspError
+from crasp.train.config import LARGEST
 from crasp.util.outputs import REPORT, claim_updatable
 from crasp.train.progress import progress_option, wants_progress
 
@@ -23,7 +24,7 @@ from crasp.train.progress import progress_option, wants_progress
               help="Best hyperparameters by mean validation exact match (val), or by mean exact "
                    "match on the longest TEST bin (long: selection on test data, labelled so in "
                    "the report).")
-@click.option("--budget", type=click.IntRange(min=1), metavar="EPOCHS",
+@click.option("--budget", type=click.IntRange(1, LARGEST["epochs"]), metavar="EPOCHS",
               help="Read every cell at this training budget: the checkpoint validation selects "
                    "within EPOCHS epochs, from the run's per-epoch test records.")
 @click.option("--compiled/--no-compiled", default=True, show_default=True,
