@@ -394,3 +394,12 @@ def test_generate_errors_exit_2_with_a_message(tmp_path):
     result = CliRunner().invoke(cli, ["generate", "nonsense", "--bins", "1:5", "-o",
                                       str(tmp_path)])
     assert result.exit_code == 2 and "unknown language" in result.output
+
+
+@pytest.mark.parametrize("name", ["/dev/null", "examples/majority.txt", "./L3", "runs\\x",
+                                  "data/L3@dyck1"])
+def test_a_path_that_is_not_a_program_file_is_named_as_such(name):
+    """A name with a path separator is a file the user meant: the message says it must be a
+    program file, instead of listing the built-in languages it is not."""
+    with pytest.raises(CraspError, match="is a path but not a program file"):
+        get_language(name)

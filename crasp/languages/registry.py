@@ -212,6 +212,10 @@ def get_language(name: str, dialect: str = "crasp") -> Language:
             raise CraspError(f"{name}: the insertion rate must be a number, like E{k}@0.3") \
                 from None
         return neutral_language(k, rate)
+    if "/" in base or "\\" in base:   # a path: a file it names must be a program file
+        raise CraspError(f"{name!r} is a path but not a program file: a language read from a "
+                         f"file must end in {' or '.join(PROGRAM_SUFFIXES)} (PROG.crasp, or "
+                         f"PROG.crasp@NAME to draw its strings from NAME's generator)")
     by_lower = {known.lower(): known for known in LANGUAGES}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
     suggestion = f"did you mean {by_lower[close[0]]!r}? " if close else ""
