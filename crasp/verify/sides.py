@@ -52,8 +52,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crasp import interpret, syntax
-from crasp.verify.encode import count_nodes, is_token_only, token_only_definitions
+from crasp import syntax
+from crasp.verify.encode import (count_nodes, is_token_only, token_only_definitions,
+                                 tokens_where_bodies_hold)
 from crasp.verify.sweep import unrolled_counts
 
 STATED = True
@@ -76,9 +77,6 @@ MAX_STATED_COEFFICIENTS = 8
 COEFFICIENT_LIMIT = 1 << 16
 """The largest stated coefficient taken (a times a column of the samples stays in int64)."""
 
-TOKEN_BODY = "\0token-only body {}"
-"""The name a token-only count's body gets in the copy of a program that is evaluated per
-token (no program name can contain a NUL)."""
 
 Form = dict[int, int]
 """A linear form: column of the sample matrix -> integer coefficient (constants dropped)."""
@@ -180,16 +178,10 @@ def _count_columns(program: syntax.Program, alphabet: tuple[str, ...], offset: i
     columns = {id(node): {offset + k: 1} for k, node in enumerate(unrolled_counts(program))}
     pure = token_only_definitions(program)
     token_only = [node for node in count_nodes(program) if is_token_only(node, pure)]
-    if token_only and alphabet:
-        bodies = tuple(syntax.Definition(TOKEN_BODY.format(k), node.body, syntax.BOOL)
-                       for k, node in enumerate(token_only))
-        copy = syntax.Program(program.definitions + bodies, program.alphabet,
-                              declared_alphabet=True)
-        holds = interpret.evaluate(copy, [[token] for token in alphabet]).columns
-        for k, node in enumerate(token_only):
-            tokens = np.flatnonzero(np.asarray(holds[TOKEN_BODY.format(k)])[:, 1]).tolist()
-            if len(tokens) <= MAX_MULTIPLICITY:   # a wider sum is no side (``_compared_forms``)
-                columns[id(node)] = {parikh_start + t: 1 for t in tokens}
+    holds = tokens_where_bodies_hold(program, token_only, alphabet)
+    for node in token_only:
+        if len(holds[id(node)]) <= MAX_MULTIPLICITY:   # a wider sum is no side
+            columns[id(node)] = {parikh_start + t: 1 for t in holds[id(node)]}
     return columns
 
 
