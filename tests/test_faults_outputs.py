@@ -370,3 +370,66 @@ def test_a_model_is_compiled_into_the_current_directory_when_it_is_empty(tmp_pat
     result = CliRunner().invoke(cli, ["compile", str(source), "-o", "."])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in here.iterdir()) == ["config.json", "model.safetensors"]
+
+
+def _model_writer():
+    """A ``write`` for ``replace_directory`` that makes a minimal compiled-model directory."""
+    def write(staging: Path) -> None:
+        (staging / "config.json").write_text(json.dumps({"format": "crasp-transformer"}))
+        (staging / "model.safetensors").write_bytes(b"new")
+    return write
+
+
+def _kind_and_old_result(tmp_path):
+    from crasp.util.outputs import COMPILED_MODEL, holds
+    old = tmp_path / "model"
+    old.mkdir()
+    _model_writer()(old)
+    (old / "model.safetensors").write_bytes(b"old")
+    assert holds(old, COMPILED_MODEL)
+    return COMPILED_MODEL, old
+
+
+@pytest.mark.parametrize("change", ["foreign file", "foreign directory", "replaced by a file"])
+def test_a_place_that_changes_while_the_result_is_written_is_left_as_it_is(tmp_path, change):
+    """--force claimed an old result; while the new one was being written a person put a file
+    into it (or replaced it): the swap refuses, the person's file stays, nothing is removed."""
+    from crasp.util.outputs import OutputError, replace_directory
+    kind, old = _kind_and_old_result(tmp_path)
+
+    def write(staging: Path) -> None:
+        _model_writer()(staging)
+        if change == "foreign file":
+            (old / "notes.txt").write_text("mine")
+        elif change == "foreign directory":
+            (old / "mine").mkdir()
+        else:
+            for entry in old.iterdir():
+                entry.unlink()
+            old.rmdir()
+            old.write_text("mine")
+
+    with pytest.raises(OutputError):
+        replace_directory(old, kind, True, write)
+    if change == "replaced by a file":
+        assert old.read_text() == "mine"
+    else:
+        assert (old / "model.safetensors").read_bytes() == b"old"
+        assert (old / ("notes.txt" if change == "foreign file" else "mine")).exists()
+    assert not [entry for entry in tmp_path.iterdir() if entry.name.startswith(".model.")]
+
+
+def test_a_place_made_while_the_result_is_written_is_not_overwritten(tmp_path):
+    """Nothing was at the place when crasp claimed it; a person made a directory there with a
+    file of the same name as one crasp writes: crasp refuses, the person's file stays."""
+    from crasp.util.outputs import COMPILED_MODEL, OutputError, replace_directory
+    place = tmp_path / "model"
+
+    def write(staging: Path) -> None:
+        _model_writer()(staging)
+        place.mkdir()
+        (place / "model.safetensors").write_bytes(b"mine")
+
+    with pytest.raises(OutputError):
+        replace_directory(place, COMPILED_MODEL, False, write)
+    assert (place / "model.safetensors").read_bytes() == b"mine"

@@ -209,8 +209,12 @@ def replace_directory(path: str | Path, kind: OutputKind, force: bool,
     """Write a ``kind`` result at ``path`` with ``write(staging_directory)``, atomically.
 
     The claim is checked first; the result is written into a temporary sibling and renamed
-    into place; an old result of the same kind is renamed aside first and removed only after
-    the new one is in place, so a failure at any moment leaves the old result whole."""
+    into place; an old result of the same kind is renamed aside first, checked again under its
+    private name (a person may have put a file into it while the new one was written, or
+    replaced it: then it is renamed back and nothing is written), and removed only after the
+    new one is in place, so a failure at any moment leaves the old result whole and nothing
+    crasp did not write is removed. An empty directory is filled entry by entry, none
+    replacing an entry made there meanwhile."""
     path = Path(path)
     replacing = claim(path, kind, force)
     with writing(path, kind):
@@ -222,7 +226,7 @@ def replace_directory(path: str | Path, kind: OutputKind, force: bool,
             if not replacing and os.path.lexists(path):   # an empty directory: kept, filled
                 _move_into(staging, path)
             else:
-                _swap_in(staging, path, replacing)
+                _swap_in(staging, path, replacing, kind)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -249,6 +253,9 @@ def _move_into(staging: Path, path: Path) -> None:
     moved: list[str] = []
     try:
         for entry in sorted(os.listdir(staging)):
+            if os.path.lexists(path / entry):   # made there since the claim: never replaced
+                raise OutputError(f"{path / entry} appeared while crasp was writing the "
+                                  f"{path.name} result; it is left as it is")
             os.rename(staging / entry, path / entry)
             moved.append(entry)
     except BaseException:
@@ -258,12 +265,17 @@ def _move_into(staging: Path, path: Path) -> None:
     os.rmdir(staging)
 
 
-def _swap_in(staging: Path, path: Path, old_present: bool) -> None:
+def _swap_in(staging: Path, path: Path, old_present: bool, kind: OutputKind) -> None:
     if not old_present:
         os.rename(staging, path)
         return
     retired = staging.with_name(staging.name[:-len(STAGING_SUFFIX)] + RETIRED_SUFFIX)
     os.rename(path, retired)
+    if not holds(retired, kind) or _not_written(retired, kind):   # changed since the claim
+        os.rename(retired, path)
+        raise OutputError(f"{path} changed while crasp was writing a new {kind.name} there "
+                          f"(it no longer holds only crasp's {kind.name}); it is left as it "
+                          f"is, and nothing was written")
     try:
         os.rename(staging, path)
     except BaseException:
