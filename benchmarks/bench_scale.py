@@ -16,6 +16,16 @@ two dialects), each through ``run``, ``depth-check`` and ``fmt``, with the CPU s
 process beside the wall clock (the machine is shared) and the ratio to the smallest N.
 
     python benchmarks/bench_scale.py --expressions                    # N = 10,000 and 100,000
+
+``--edges`` measures the shapes the scaling audit found quadratic, each at N and 2N (the
+baseline is N): a chain of N nested counts (``c_i = #(c_{i-1}) > #"b"``) through
+``depth-check`` (reading it types Hahn's reading of every line) and through ``equiv P P
+--unbounded --method smt --timeout 1`` (the time limit covers the lemma guessing: the CPU time
+stays near the limit plus the reading); a declared alphabet of N tokens with one count of each
+through ``equiv P P --max-length 0`` (the verifier's token-only values); N input lines through
+``run --trace`` (the answers read once).
+
+    python benchmarks/bench_scale.py --edges
 """
 
 from __future__ import annotations
@@ -60,14 +70,16 @@ def chain_program(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def measure(arguments: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, peak MiB and CPU seconds of one ``crasp`` command."""
+def measure(arguments: list[str], stdin=None) -> tuple[float, float, float]:
+    """Wall seconds, peak MiB and CPU seconds of one ``crasp`` command (``stdin``: a file to
+    read its input from)."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", WRAPPER, *arguments], env=environment,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                          stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
     elapsed = time.perf_counter() - start
-    if done.returncode != 0:
+    if done.returncode not in (0, 3):   # 3: equiv's "unknown", the time limit's answer
         raise SystemExit(f"crasp {' '.join(arguments)} failed:\n{done.stderr}")
     report = done.stderr.rsplit("cpu", 1)[1].split()
     return elapsed, int(report[2]) / 1024, float(report[0])
@@ -91,13 +103,62 @@ def expressions(sizes: list[int]) -> None:
                           f"(size x{n / sizes[0]:.0f})", flush=True)
 
 
+def nested_counts(n: int) -> str:
+    lines = ['alphabet "a" "b"', 'c0 = #"a" > #"b"']
+    return "\n".join(lines + [f'c{i} = #(c{i - 1}) > #"b"' for i in range(1, n)]) + "\n"
+
+
+def wide_alphabet(n: int) -> str:
+    tokens = " ".join(f'"t{i}"' for i in range(n))
+    return f"alphabet {tokens}\n" + "".join(f'd{i} = #"t{i}" > 0\n' for i in range(n))
+
+
+EDGES = {   # shape -> (base N, the program of size N, the command's arguments after it)
+    "nested counts, depth-check": (800, nested_counts, lambda program, _: ["depth-check",
+                                                                          program]),
+    "nested counts, equiv --timeout 1": (800, nested_counts, lambda program, _: [
+        "equiv", program, program, "--unbounded", "--method", "smt", "--max-length", "8",
+        "--timeout", "1"]),
+    "alphabet, equiv --max-length 0": (5000, wide_alphabet, lambda program, _: [
+        "equiv", program, program, "--max-length", "0"]),
+    "lines, run --trace": (20000, None, lambda _, scratch: [
+        "run", str(ROOT / "examples" / "majority.crasp"), "--trace",
+        f"{scratch}/trace.txt", "--force"]),
+}
+
+
+def edges() -> None:
+    """Each shape of ``EDGES`` at N and 2N, the CPU time's ratio beside the size's."""
+    with tempfile.TemporaryDirectory() as scratch:
+        for shape, (base, program_text, arguments) in EDGES.items():
+            cpus = []
+            for n in (base, 2 * base):
+                program = Path(scratch) / f"{n}.crasp"
+                if program_text is not None:
+                    program.write_text(program_text(n))
+                lines = Path(scratch) / "lines.txt"
+                lines.write_text("".join("a b a b b\n" if i % 2 else "a a b\n"
+                                         for i in range(n)))
+                with open(lines, "rb") as stdin:
+                    seconds, peak, cpu = measure(arguments(str(program), scratch), stdin)
+                cpus.append(cpu)
+                print(f"{shape:>33}  N={n:>6,}  {seconds:6.2f} s wall  {cpu:6.2f} s CPU  "
+                      f"{peak:6.0f} MiB  CPU x{cpu / cpus[0]:4.2f}  (size x{n / base:.0f})",
+                      flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=None,
                         help="definition (or operand) counts, the first is the baseline")
     parser.add_argument("--expressions", action="store_true",
                         help="one long expression of N operands instead of N definitions")
+    parser.add_argument("--edges", action="store_true",
+                        help="the shapes the scaling audit found quadratic, at N and 2N")
     options = parser.parse_args()
+    if options.edges:
+        edges()
+        return
     default = "10000,100000" if options.expressions else "5000,50000"
     sizes = [int(n) for n in (options.sizes or default).split(",")]
     if options.expressions:
