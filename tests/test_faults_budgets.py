@@ -127,3 +127,20 @@ def test_a_report_budget_past_any_run_is_one_message(tmp_path):
                                       "--budget", str(LARGEST["epochs"] + 1)])
     assert result.exit_code == 2 and f"{LARGEST['epochs']}" in result.output
     assert not (tmp_path / "report").exists()
+
+
+def test_a_proof_length_past_its_bound_is_one_message(tmp_path):
+    """``--prove N`` of compile, decompile and fmt has no time limit: an N past
+    ``PROVE_LIMIT`` is a usage message before any work (an astronomical N ran z3's unrolling
+    without end)."""
+    from crasp.verify.cli import PROVE_LIMIT
+    majority = str(crasp.example("majority"))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["compile", majority, "-o", str(tmp_path / "m")]).exit_code == 0
+    for words in (["compile", majority, "-o", str(tmp_path / "again")],
+                  ["decompile", str(tmp_path / "m"), "-o", str(tmp_path / "p.crasp")],
+                  ["fmt", majority]):
+        for n in (str(PROVE_LIMIT + 1), HUGE):
+            result = runner.invoke(cli, [*words, f"--prove={n}"])
+            assert result.exit_code == 2 and f"{PROVE_LIMIT}" in result.output, result.output
+    assert not (tmp_path / "again").exists() and not (tmp_path / "p.crasp").exists()

@@ -130,17 +130,22 @@ def check_command(program_path, kind, other, max_length, alphabet, method, unbou
 
 
 PROVE_DEFAULT = 12
+PROVE_LIMIT = 1_000
+"""The longest --prove N: the proof has no time limit, and z3's search unrolls N positions (an
+astronomical N grew without end, gigabytes within minutes); ``crasp equiv --timeout`` goes
+further under a limit."""
 
 
 def prove_option(command):
     """``--prove [N]``: check that what a command produced is equivalent to its input, for every
-    string of length ≤ N (default ``PROVE_DEFAULT``)."""
-    return click.option("--prove", "prove_length", type=click.IntRange(min=0), default=None,
-                        is_flag=False, flag_value=PROVE_DEFAULT, metavar="[N]",
+    string of length ≤ N (default ``PROVE_DEFAULT``, at most ``PROVE_LIMIT``)."""
+    return click.option("--prove", "prove_length", type=click.IntRange(0, PROVE_LIMIT),
+                        default=None, is_flag=False, flag_value=PROVE_DEFAULT, metavar="[N]",
                         help="Also prove that the result is equivalent to the input for every "
-                             f"string of length ≤ N (default {PROVE_DEFAULT}), as crasp equiv "
-                             "does; exit status 1 if it is not (or z3 leaves it unknown). "
-                             "Put it after PROG, or write --prove=N.")(command)
+                             f"string of length ≤ N (default {PROVE_DEFAULT}, at most "
+                             f"{PROVE_LIMIT:,}; crasp equiv --timeout for longer), as crasp "
+                             "equiv does; exit status 1 if it is not (or z3 leaves it "
+                             "unknown). Put it after PROG, or write --prove=N.")(command)
 
 
 def prove_equivalence(original: syntax.Program, result: syntax.Program,
