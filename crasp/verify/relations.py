@@ -31,9 +31,10 @@ and at most #"b") are proved, assumed and dropped exactly as the equations are
 (``LinearRelation`` is either).
 
 Cost: the rows are deduplicated (by a hash of each row, ``distinct_rows``) and their rank
-found by elimination modulo a prime (numpy, vectorized); the null space is then computed exactly, with fractions, from the at most
-(number of columns) independent rows. A row independent over the rationals but dependent
-modulo the prime (rare) only makes a false candidate, which the solver rejects.
+found by elimination modulo a prime (numpy, vectorized); the null space is then computed
+exactly, with fractions, from the at most (number of columns) independent rows. A row
+independent over the rationals but dependent modulo the prime (rare) only makes a false
+candidate, which the solver rejects.
 """
 
 from __future__ import annotations
