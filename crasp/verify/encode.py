@@ -170,6 +170,16 @@ def is_token_only(node: syntax.Count, pure: set[str]) -> bool:
     return node.relation is None and _reads_token_only(node.body, pure)
 
 
+def with_definitions(program: syntax.Program, name: str, exprs: list[syntax.Expr],
+                     type_: str) -> syntax.Program:
+    """``program`` with one more definition of ``type_`` per expression, named
+    ``name.format(k)`` for the k-th (a name with a NUL, which no program's can hold), so that
+    the interpreter evaluates each where the program does (simulation reads them back by
+    name)."""
+    extra = tuple(syntax.Definition(name.format(k), expr, type_) for k, expr in enumerate(exprs))
+    return syntax.Program(program.definitions + extra, program.alphabet, declared_alphabet=True)
+
+
 TOKEN_BODY = "\0token-only body {}"
 """The name a token-only count's body gets in the copy of a program that is evaluated per
 token (no program name can contain a NUL)."""
@@ -187,10 +197,7 @@ def tokens_where_bodies_hold(program: syntax.Program, nodes: list[syntax.Count],
     holds: dict[int, list[int]] = {id(node): [] for node in nodes}
     if not nodes or not alphabet:
         return holds
-    bodies = tuple(syntax.Definition(TOKEN_BODY.format(k), node.body, syntax.BOOL)
-                   for k, node in enumerate(nodes))
-    copy = syntax.Program(program.definitions + bodies, program.alphabet,
-                          declared_alphabet=True)
+    copy = with_definitions(program, TOKEN_BODY, [node.body for node in nodes], syntax.BOOL)
     columns = interpret.evaluate(copy, [[token] for token in alphabet]).columns
     for k, node in enumerate(nodes):
         holds[id(node)] = np.flatnonzero(np.asarray(columns[TOKEN_BODY.format(k)])[:, 1]

@@ -47,6 +47,7 @@ import numpy as np
 
 from crasp import interpret, syntax
 from crasp.verify.bounds import candidate_inequalities
+from crasp.verify.encode import with_definitions
 from crasp.verify.sides import stated_sums
 from crasp.verify.solver import UNLIMITED, TimeLimit
 from crasp.verify.sweep import samples, unrolled_counts
@@ -105,10 +106,7 @@ class LinearRelation:
 
 def _with_counts(program: syntax.Program) -> syntax.Program:
     """``program`` with one more definition per unrolled count: the count itself."""
-    counts = tuple(syntax.Definition(COUNT.format(index), node, syntax.COUNT)
-                   for index, node in enumerate(unrolled_counts(program)))
-    return syntax.Program(program.definitions + counts, program.alphabet,
-                          declared_alphabet=True)
+    return with_definitions(program, COUNT, unrolled_counts(program), syntax.COUNT)
 
 
 def _sample_matrix(programs: tuple[syntax.Program, ...], alphabet: tuple[str, ...],

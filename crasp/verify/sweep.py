@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from crasp import interpret, syntax
-from crasp.verify.encode import count_nodes, is_token_only, token_only_definitions
+from crasp.verify.encode import (count_nodes, is_token_only, token_only_definitions,
+                                 with_definitions)
 from crasp.verify.solver import UNLIMITED, TimeLimit
 
 EXHAUSTIVE = 4
@@ -90,10 +91,8 @@ def unrolled_counts(program: syntax.Program) -> list[syntax.Count]:
 
 def _with_bodies(program: syntax.Program) -> syntax.Program:
     """``program`` with one more definition per unrolled count: its body."""
-    bodies = tuple(syntax.Definition(BODY.format(index), node.body, syntax.BOOL)
-                   for index, node in enumerate(unrolled_counts(program)))
-    return syntax.Program(program.definitions + bodies, program.alphabet,
-                          declared_alphabet=True)
+    return with_definitions(program, BODY, [node.body for node in unrolled_counts(program)],
+                            syntax.BOOL)
 
 
 def body_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[str, ...],
