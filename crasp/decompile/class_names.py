@@ -69,13 +69,12 @@ class ClassNamer:
             return
         states = self.states[level]
         inside = states[members][:, self.columns] != 0
-        superset = [(base, position, True) for position, (_, base) in enumerate(self.bases)
-                    if inside[:, position].all()]
-        superset += [(f"not_{base}", position, False)
-                     for position, (_, base) in enumerate(self.bases)
-                     if not inside[:, position].any()]
-        superset.sort(key=lambda literal: (literal[1], not literal[2]))   # label order
-        superset = superset[:MAX_PAIRED]
+        superset = [(name, position, polarity)   # in label order, x before not_x
+                    for position, (_, base) in enumerate(self.bases)
+                    for name, polarity, holds in (
+                        (base, True, inside[:, position].all()),
+                        (f"not_{base}", False, not inside[:, position].any()))
+                    if holds][:MAX_PAIRED]
         outside = ~members
         work = len(superset) ** 2 * int(outside.sum())
         if len(superset) < 2 or self.pair_work.get(level, 0) + work > PAIR_WORK:
