@@ -50,10 +50,7 @@ def test_a_model_never_trained_is_scored_at_any_length(target, tmp_path):
                   "201:210,245:255,5:9", "--n", "30")
     assert list(rows) == ["201:210", "245:255", "5:9"]
     assert all(row["exact_match"] == 1.0 and row["n"] == 30 for row in rows.values())
-    trained = resolve_preset("default", language="L4", depth=1, d_model=16, n_heads=2, d_ff=32,
-                             train_bin=(8, 16), test_bins=[(17, 30)], n_train=80, n_test=30,
-                             epochs=1, warmup_steps=1, device="cpu")
-    train(trained, tmp_path / "run", progress=False, resume=False)
+    train_tiny_l4(tmp_path / "run")
     refused = invoke("eval", tmp_path / "run", "--language", "L4", "--bins", "10:12")
     assert refused.exit_code == 2 and "overlaps the train bin 8:16" in refused.output
 
@@ -65,11 +62,16 @@ def test_a_wrong_program_scores_below_perfect(tmp_path):
     assert rows["20:40"]["exact_match"] < 1.0
 
 
-def test_a_trained_run_scores_exactly_what_its_results_json_says(tmp_path):
+def train_tiny_l4(place) -> dict:
+    """One epoch of a tiny L4 run trained on 8..16 and tested on 17:30; its results.json."""
     config = resolve_preset("default", language="L4", depth=1, d_model=16, n_heads=2, d_ff=32,
                             train_bin=(8, 16), test_bins=[(17, 30)], n_train=80, n_test=30,
                             epochs=1, warmup_steps=1, device="cpu")
-    results = train(config, tmp_path / "run", progress=False, resume=False)
+    return train(config, place, progress=False, resume=False)
+
+
+def test_a_trained_run_scores_exactly_what_its_results_json_says(tmp_path):
+    results = train_tiny_l4(tmp_path / "run")
     rows = scored(tmp_path / "run", "--language", "L4", "--bins", "17:30")
     for key in ("exact_match", "token_accuracy", "n"):
         assert rows["17:30"][key] == results["bins"]["17:30"][key]
