@@ -134,11 +134,13 @@ def edges() -> None:
             cpus = []
             for n in (base, 2 * base):
                 program = Path(scratch) / f"{n}.crasp"
+                lines = Path(scratch) / "lines.txt"   # the input, for the shape that reads it
                 if program_text is not None:
                     program.write_text(program_text(n))
-                lines = Path(scratch) / "lines.txt"
-                lines.write_text("".join("a b a b b\n" if i % 2 else "a a b\n"
-                                         for i in range(n)))
+                    lines.write_text("")
+                else:
+                    lines.write_text("".join("a b a b b\n" if i % 2 else "a a b\n"
+                                             for i in range(n)))
                 with open(lines, "rb") as stdin:
                     seconds, peak, cpu = measure(arguments(str(program), scratch), stdin)
                 cpus.append(cpu)
