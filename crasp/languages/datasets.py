@@ -38,6 +38,7 @@ import numpy as np
 
 from crasp.errors import CraspError
 from crasp.languages.language import UNIFORM, Ids, Language
+from crasp.util.list_text import split_list
 
 TRAIN_ROLE, TEST_ROLE, PARTITION_ROLE = 0, 1, 2
 MAX_ATTEMPTS_PER_STRING = 100
@@ -132,9 +133,10 @@ def parse_test_bin(text: str) -> BinSpec:
     return BinSpec(*check_bin((int(match[1]), int(match[2]))), match[3] or UNIFORM)
 
 
-def parse_test_bins(text: str) -> list[BinSpec]:
-    """``"251:300,351:400@skewed"`` -> [BinSpec(251, 300), BinSpec(351, 400, "skewed")]."""
-    bins = [parse_test_bin(part) for part in text.split(",") if part.strip()]
+def parse_test_bins(text: str, what: str = "--bins") -> list[BinSpec]:
+    """``"251:300,351:400@skewed"`` -> [BinSpec(251, 300), BinSpec(351, 400, "skewed")]; an
+    empty item (``1:5,,6:8``) is refused naming ``what``, the option that gave the text."""
+    bins = [parse_test_bin(part) for part in split_list(text, what)]
     if not bins:
         raise CraspError(f"no bins in {text!r}: write LO:HI,LO:HI,..., like 1:50,51:100")
     return bins

@@ -18,6 +18,7 @@ once, when the config is resolved.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import types
@@ -26,6 +27,7 @@ from typing import Any, Callable
 
 from crasp.errors import CraspError
 from crasp.languages.datasets import parse_bin, parse_test_bins
+from crasp.util.list_text import split_list
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 _BIN_TEXT = r"\d+\s*:\s*\d+(@[\w-]+)?"
@@ -99,8 +101,8 @@ def parse_value(text: str, annotation: Any = None) -> Any:
                 re.fullmatch(rf"{_BIN_TEXT}(\s*\+\s*{_BIN_TEXT})*", text):
             # a list of bins: 251:300+301:350@skewed (a comma would separate grid values); a
             # bin with a test distribution stays text, which the config parses
-            return [part.strip() if "@" in part else parse_value(part, tuple[int, int])
-                    for part in text.split("+")]
+            return [part if "@" in part else parse_value(part, tuple[int, int])
+                    for part in split_list(text, "test_bins", separator="+")]
         pair = re.fullmatch(r"(-?\d+)\s*:\s*(-?\d+)", text)
         value = [int(pair.group(1)), int(pair.group(2))] if pair else json.loads(text)
         if not isinstance(value, list):
@@ -126,7 +128,7 @@ def _coerce(value: Any, annotation: Any) -> Any:
 
 def _parse_floats(text: str) -> list[float]:
     try:
-        return [float(part) for part in text.replace(" ", ",").split(",") if part]
+        return [float(part) for part in split_list(text, "--alibi-slopes", spaces=True)]
     except ValueError:
         raise CraspError(f"expected comma-separated numbers, got {text!r}") from None
 
@@ -134,22 +136,23 @@ def _parse_floats(text: str) -> list[float]:
 def _parse_widths(text: str) -> list[list[int]]:
     """``"256,256+64"`` -> ``[[256], [256, 64]]``: one list of hidden widths per layer."""
     try:
-        return [[int(width) for width in layer.split("+")] for layer in text.split(",")]
+        return [[int(width) for width in split_list(layer, "--ffn-widths", separator="+")]
+                for layer in split_list(text, "--ffn-widths")]
     except ValueError:
         raise CraspError(f"--ffn-widths: expected widths like 256,256+64, got {text!r}") from None
 
 
 def _parse_moduli(text: str) -> list[int]:
     try:
-        return [int(part) for part in text.replace(" ", ",").split(",") if part]
+        return [int(part) for part in split_list(text, "--moduli", spaces=True)]
     except ValueError:
         raise CraspError(f"--moduli: expected comma-separated integers, got {text!r}") from None
 
 
 # Fields whose option spelling is not the grid spelling (a comma-separated list).
 OPTION_SPELLINGS: dict[str, Callable[[str], Any]] = {
-    "train_bin": parse_bin, "test_bins": parse_test_bins, "alibi_slopes": _parse_floats,
-    "ffn_widths": _parse_widths, "moduli": _parse_moduli,
+    "train_bin": parse_bin, "test_bins": functools.partial(parse_test_bins, what="--test-bins"),
+    "alibi_slopes": _parse_floats, "ffn_widths": _parse_widths, "moduli": _parse_moduli,
 }
 
 

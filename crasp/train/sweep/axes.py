@@ -16,26 +16,10 @@ from typing import Iterable, Sequence
 
 from crasp.errors import CraspError
 from crasp.train.field_text import field_types, parse_value
+from crasp.util.list_text import split_list
 
 # Cell coordinates come from their own options, never from --grid.
 AXES = ("language", "depth", "posenc", "seed")
-
-
-def _split_list(text: str) -> list[str]:
-    """Split on commas that are not inside brackets or parentheses; drop empty items."""
-    items, depth, current = [], 0, []
-    for char in text:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        if char == "," and depth == 0:
-            items.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    items.append("".join(current))
-    return [item.strip() for item in items if item.strip()]
 
 
 MAX_AXIS_VALUES = 10_000
@@ -59,7 +43,7 @@ def _int(text: str, what: str) -> int:
 def parse_int_range(text: str, what: str = "--depths") -> list[int]:
     """``"1:6"`` -> 1..6 (inclusive), ``"1,3,5"`` -> [1, 3, 5], ``"2"`` -> [2]; mixes allowed."""
     values: list[int] = []
-    for item in _split_list(text):
+    for item in split_list(text, what):
         if ":" in item:
             lo, hi = (_int(part.strip(), what) for part in item.split(":", 1))
             if hi < lo:
@@ -91,7 +75,7 @@ _NUMBERED = re.compile(r"^([A-Za-z_]*?)(\d+)$")
 def parse_languages(text: str) -> list[str]:
     """``"L3:L8"`` -> L3..L8; ``"L3:L8,E3:E6"``; ``"L3,E4,dyck1"``."""
     names: list[str] = []
-    for item in _split_list(text):
+    for item in split_list(text, "--languages"):
         if ":" in item:
             first, last = (part.strip() for part in item.split(":", 1))
             a, b = _NUMBERED.match(first), _NUMBERED.match(last)
@@ -111,7 +95,7 @@ def parse_languages(text: str) -> list[str]:
 
 
 def parse_names(text: str, what: str = "--posenc") -> list[str]:
-    names = [item.lower() for item in _split_list(text)]
+    names = [item.lower() for item in split_list(text, what)]
     if not names:
         raise CraspError(f"{what}: no values in {text!r}")
     return _unique(names)
@@ -166,7 +150,7 @@ def parse_grid(entries: Sequence[str], config_cls: type | None = None) -> dict[s
                     raise CraspError(f"--grid: unknown training config field {key!r}{hint}")
                 annotation = types_by_field[key]
             values = []
-            for value_text in _split_list(text):
+            for value_text in split_list(text, f"--grid {key}"):
                 try:
                     values.append(parse_value(value_text, annotation))
                 except (ValueError, TypeError) as error:
