@@ -21,7 +21,8 @@ process beside the wall clock (the machine is shared) and the ratio to the small
 baseline is N): a chain of N nested counts (``c_i = #(c_{i-1}) > #"b"``) through
 ``depth-check`` (reading it types Hahn's reading of every line) and through ``equiv P P
 --unbounded --method smt --timeout 1`` (the time limit covers the lemma guessing: the CPU time
-stays near the limit plus the reading); a declared alphabet of N tokens with one count of each
+stays near the limit plus the reading), and a chain of 10 and 20 through the same ``equiv``
+with no limit (proved at every length); a declared alphabet of N tokens with one count of each
 through ``equiv P P --max-length 0`` (the verifier's token-only values); N input lines through
 ``run --trace`` (the answers read once).
 
@@ -119,6 +120,8 @@ EDGES = {   # shape -> (base N, the program of size N, the command's arguments a
     "nested counts, equiv --timeout 1": (800, nested_counts, lambda program, _: [
         "equiv", program, program, "--unbounded", "--method", "smt", "--max-length", "8",
         "--timeout", "1"]),
+    "nested counts, equiv (no limit)": (10, nested_counts, lambda program, _: [
+        "equiv", program, program, "--unbounded", "--method", "smt"]),
     "alphabet, equiv --max-length 0": (5000, wide_alphabet, lambda program, _: [
         "equiv", program, program, "--max-length", "0"]),
     "lines, run --trace": (20000, None, lambda _, scratch: [

@@ -60,6 +60,14 @@ def complement_of(program: syntax.Program) -> syntax.Program:
                           declared_alphabet=True)
 
 
+def near_miss_of(program: syntax.Program, threshold: int) -> syntax.Program:
+    """``program`` whose answer also needs fewer than ``threshold`` a's."""
+    late = syntax.And(syntax.Ref(program.answer.name), syntax.Compare(
+        "<", syntax.Count(syntax.TokenTest("a")), syntax.IntConst(threshold)))
+    return syntax.Program(program.definitions + (syntax.Definition("late", late, "bool"),),
+                          program.alphabet, declared_alphabet=True)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program_asts(max_depth=3, max_definitions=4, positional=True), st.integers(0, 10))
 def test_a_program_and_its_complemented_counts_are_equivalent(program, max_length):
@@ -78,11 +86,7 @@ def test_a_near_miss_of_a_complemented_program_is_found_at_its_shortest(program,
     """The twin's answer also needs fewer than ``threshold`` a's: the solver, with the relation
     lemmas, finds the same shortest length as enumeration, and a string the interpreter
     confirms."""
-    twin = complement_of(program)
-    late = syntax.And(syntax.Ref(twin.answer.name), syntax.Compare(
-        "<", syntax.Count(syntax.TokenTest("a")), syntax.IntConst(threshold)))
-    twin = syntax.Program(twin.definitions + (syntax.Definition("late", late, "bool"),),
-                          twin.alphabet, declared_alphabet=True)
+    twin = near_miss_of(complement_of(program), threshold)
     question = Question("equivalent", (program, twin), ("A", "B"))
     alphabet, _ = default_alphabet(question.programs)
     by_solver = bounded.first_violation(question, alphabet, max_length)
@@ -116,11 +120,7 @@ def test_an_unbounded_proof_with_relations_is_never_wrong(program, threshold, ne
     """--unbounded with the relations in the induction: a complemented twin (or a near miss
     of it) is proved only if enumeration finds no difference, and a counterexample is one."""
     twin = complement_of(program)
-    if near_miss:
-        late = syntax.And(syntax.Ref(twin.answer.name), syntax.Compare(
-            "<", syntax.Count(syntax.TokenTest("a")), syntax.IntConst(threshold)))
-        twin = syntax.Program(twin.definitions + (syntax.Definition("late", late, "bool"),),
-                              twin.alphabet, declared_alphabet=True)
+    twin = near_miss_of(twin, threshold) if near_miss else twin
     question = Question("equivalent", (program, twin), ("A", "B"))
     verdict = decide(question, 4, method="smt", unbounded=True)
     if verdict.outcome == "proved":

@@ -12,11 +12,17 @@ hardware equivalence checkers).
 Derivation. Candidates come from simulation: every definition of either program is run by the
 interpreter on the same sample strings (every string of length <= ``EXHAUSTIVE`` over the
 alphabet and ``RANDOM`` random ones up to ``RANDOM_LENGTH`` or the bound); a definition of the
-second program is paired with the first definition of the first program of the same type
-whose values agree at every position of every sample. A candidate is only a guess: ``bounded`` asks the solver to
-prove it at each position (given the lemmas of earlier positions) and adds it as a lemma only
-when it is proved, so the lemmas are valid facts and never change an answer; a candidate the
-solver refutes is dropped.
+second program is paired with a definition of the first program of the same type whose values
+agree at every position of every sample: the one written the same way (the same expression,
+its names read through the pairs already made) if there is one, else the first. Why the
+preference: definitions that differ only on long strings agree on every sample (over a chain
+of nested counts ``c_i = #(c_{i-1}) > #"b"``, c_12 to c_19 all agree up to length 20), and
+pairing the second program's c_13 with the first one's c_12 made its terms the first's only
+until the solver refuted the pair, after which nothing above it was shared: a program
+against itself then cost as much as two different programs. A candidate is only a guess:
+``bounded`` asks the solver to prove it at each position (given the lemmas of earlier
+positions) and adds it as a lemma only when it is proved, so the lemmas are valid facts and
+never change an answer; a candidate the solver refutes is dropped.
 """
 
 from __future__ import annotations
@@ -99,16 +105,19 @@ def body_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[st
                max_length: int, limit: TimeLimit = UNLIMITED) -> list[tuple[int, int]]:
     """(index in ``unrolled_counts(first)``, index in ``unrolled_counts(second)``) for every
     count of ``second`` whose body agrees on the samples with the body of one of ``first``:
-    counts that count the same positions, whatever their bodies' formulas."""
+    counts that count the same positions, whatever their bodies' formulas (the body written
+    the same way, its names read through the definitions' pairs, preferred)."""
     strings = samples(alphabet, max_length)
-    bodies = [[(int(name.split()[-1]), signature)
-               for name, signature in _signatures(_with_bodies(p), strings, limit).items()
-               if name.startswith(BODY.format(""))] for p in (first, second)]
-    first_index: dict[tuple[str, bytes], int] = {}
-    for index, signature in bodies[0]:
-        first_index.setdefault(signature, index)
-    return [(first_index[signature], index) for index, signature in bodies[1]
-            if signature in first_index]
+    sides = []
+    for program in (first, second):
+        signatures = _signatures(_with_bodies(program), strings, limit)
+        bodies = [node.body for node in unrolled_counts(program)]
+        sides.append((_definitions(program, signatures),
+                      [(k, signatures[BODY.format(k)], body) for k, body in enumerate(bodies)]))
+    written = _Written()
+    partner = _choose(sides[0][0], sides[1][0], written, {}, rename=True)
+    return [(chosen, index) for index, chosen in
+            _choose(sides[0][1], sides[1][1], written, partner, rename=False).items()]
 
 
 def candidate_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[str, ...],
@@ -117,9 +126,56 @@ def candidate_pairs(first: syntax.Program, second: syntax.Program, alphabet: tup
     with one of ``first`` on the samples, in ``second``'s order; ``Undecided`` when ``limit``
     runs out first."""
     strings = samples(alphabet, max_length)
-    first_names: dict[tuple[str, bytes], str] = {}
-    for name, signature in _signatures(first, strings, limit).items():
-        first_names.setdefault(signature, name)
-    return [(first_names[signature], name)
-            for name, signature in _signatures(second, strings, limit).items()
-            if signature in first_names]
+    first_side, second_side = (_definitions(program, _signatures(program, strings, limit))
+                               for program in (first, second))
+    return [(chosen, name) for name, chosen in
+            _choose(first_side, second_side, _Written(), {}, rename=True).items()]
+
+
+Side = list[tuple[object, tuple[str, bytes], syntax.Expr]]
+"""(key, signature, expression) of each definition or count body of one program."""
+
+
+def _definitions(program: syntax.Program, signatures: dict[str, tuple[str, bytes]]) -> Side:
+    return [(d.name, signatures[d.name], d.expr) for d in program.definitions]
+
+
+def _choose(first: Side, second: Side, written: _Written, renaming: dict[str, str],
+            rename: bool) -> dict:
+    """For each item of ``second`` whose signature one of ``first`` has, the key of the one
+    of ``first`` written the same way (``second``'s names read through ``renaming``) if its
+    signature is the same, else of the first with the signature. With ``rename`` the items
+    are definitions, and each pair made extends ``renaming`` for the ones after it."""
+    by_signature: dict[tuple[str, bytes], object] = {}
+    by_text: dict[int, object] = {}
+    signature_of = {}
+    for key, signature, expr in first:
+        by_signature.setdefault(signature, key)
+        by_text.setdefault(written.key(expr, {}), key)
+        signature_of[key] = signature
+    chosen = {}
+    for key, signature, expr in second:
+        if signature in by_signature:
+            twin = by_text.get(written.key(expr, renaming))
+            chosen[key] = twin if twin is not None and signature_of[twin] == signature \
+                else by_signature[signature]
+            if rename:
+                renaming[key] = chosen[key]
+    return chosen
+
+
+class _Written:
+    """Expressions hash-consed (``syntax.interning_key``), so that two written the same way,
+    names renamed, are one object: ``key`` is its identity, found in time linear in the
+    expression (no recursion, however deep)."""
+
+    def __init__(self):
+        self.table: dict = {}
+
+    def key(self, expr: syntax.Expr, renaming: dict[str, str]) -> int:
+        def intern(node: syntax.Expr, parts: list) -> syntax.Expr:
+            if isinstance(node, syntax.Ref):
+                node = syntax.Ref(renaming.get(node.name, node.name))
+            node = syntax.with_children(node, parts)
+            return self.table.setdefault(syntax.interning_key(node), node)
+        return id(syntax.fold(expr, intern))
