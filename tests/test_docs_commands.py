@@ -69,6 +69,10 @@ NOT_RUN = {
         "the paper's grid, a day of CPU; its cells are listed in tests/test_sweep_search.py",
     "crasp report runs/knee-deep": "reports the Slurm sweep the sbatch lines above it make; "
                                    "crasp report runs/sweep runs here",
+    "crasp equiv nest20.crasp nest20.crasp --unbounded --method smt":
+        "docs/benchmarks.md's timing of a 20-link chain of nested counts (7 s; the 10-link "
+        "one beside it runs); tests/test_verify_twins.py proves chains of 4 and 14 links of "
+        "three shapes against renamed copies",
     "crasp decompile runs/ex4/cells/L4-d2-nope_fp6.2-s1-242659fb8c -o - --vocabulary-only":
         "reads a trained run of docs/extraction.md's study (not committed); "
         "tests/test_decompile_vocabulary.py shrinks that run's committed program and runs "

@@ -52,8 +52,8 @@ from the whole unrolled string, at a cost that grows with the position: over a c
 nested counts (``c_i = #(c_{i-1}) > #"b"``, each program against itself) the cost of the
 hardest proof grew from 5,132 units at position 1 to 16.9 million at 17, and the search to
 length 20 took 30 s, nearly all of it these proofs. The bound makes the lemmas' work at most
-linear in the length. The proofs that the test suite's questions need cost at most 1,431
-units at the median and 341,365 at the 99th percentile (tests/test_verify*.py, 10,635 proofs);
+linear in the length. The proofs that the test suite's questions need cost 1,431
+units at the median and 341,365 at the 99th percentile (the verifier's tests, 10,635 proofs);
 the few above 1 million were in the searches after an inconclusive induction, where no lemma
 decides anything."""
 
