@@ -94,17 +94,17 @@ def hard_solver():
     return solver
 
 
-def test_check_within_gives_up_at_its_effort_and_leaves_the_solver_unlimited():
+def test_check_with_an_effort_gives_up_at_its_effort_and_leaves_the_solver_unlimited():
     solver, limit = hard_solver(), TimeLimit()
-    assert limit.check_within(solver, "a lemma", 100) is None
+    assert limit.check(solver, "a lemma", effort=100) is None
     assert limit.check(solver, "the question") in (z3.sat, z3.unsat)   # no rlimit left
 
 
-def test_check_within_still_answers_undecided_when_the_time_runs_out():
+def test_check_with_an_effort_still_answers_undecided_when_the_time_runs_out():
     limit = TimeLimit(0.001)
     solver = hard_solver()
     with pytest.raises(Undecided, match="time limit"):
-        limit.check_within(solver, "a lemma", 10**12)
+        limit.check(solver, "a lemma", effort=10**12)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -247,8 +247,8 @@ class _Lemmas:
         cannot prove within it is dropped, as one it refutes is: see ``LEMMA_EFFORT``)."""
         self.solver.push()
         self.solver.add(goal)
-        verdict = self.limit.check_within(self.solver, "a relation between counts",
-                                          LEMMA_EFFORT)
+        verdict = self.limit.check(self.solver, "a relation between counts",
+                                   effort=LEMMA_EFFORT)
         self.solver.pop()
         return verdict == self.z.unsat
 

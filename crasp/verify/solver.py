@@ -63,36 +63,33 @@ class TimeLimit:
         if self._spent():
             raise self._ran_out(doing)
 
-    def check(self, solver, what: str, *assumptions):
+    def check(self, solver, what: str, *assumptions, effort: int | None = None):
         """``solver.check(*assumptions)``: ``z3.sat`` or ``z3.unsat``, never ``unknown``
-        (``Undecided`` instead, with z3's reason and ``what`` the call was deciding)."""
-        z = z3()
-        self._give_time(solver, what)
-        verdict = solver.check(*assumptions)
-        if verdict == z.unknown:
-            self._undecided(solver, what)
-        return verdict
+        (``Undecided`` instead, with z3's reason and ``what`` the call was deciding).
 
-    def check_within(self, solver, what: str, effort: int, *assumptions):
-        """``check`` for a call whose answer only helps (a lemma): at most ``effort`` of z3's
+        ``effort``, for a call whose answer only helps (a lemma): at most that many of z3's
         resource units (its ``rlimit``, counted by the same steps on every machine, so the
-        outcome does not depend on the machine's speed), and None where that runs out. The
+        outcome does not depend on the machine's speed), and None where they run out; the
         time limit still answers ``Undecided``."""
         z = z3()
         self._give_time(solver, what)
-        solver.set("rlimit", effort)
+        if effort is not None:
+            solver.set("rlimit", effort)
         try:
             verdict = solver.check(*assumptions)
-            # z3 names a spent rlimit "max. resource limit exceeded" or, inside some of
-            # its tactics, "canceled", as it does a spent timeout: the clock tells them apart
-            if verdict == z.unknown and not self._spent() and (
-                    "resource limit" in solver.reason_unknown()
-                    or solver.reason_unknown() == "canceled"):
-                return None
-            if verdict == z.unknown:
-                self._undecided(solver, what)
+            reason = solver.reason_unknown() if verdict == z.unknown else None
         finally:
-            solver.set("rlimit", 0)   # 0: no limit for the solver's later calls
+            if effort is not None:
+                solver.set("rlimit", 0)   # 0: no limit for the solver's later calls
+        if verdict == z.unknown:
+            # z3 names a spent rlimit "max. resource limit exceeded" or, inside some of its
+            # tactics, "canceled", as it does a spent timeout: the clock tells them apart
+            if effort is not None and not self._spent() and (
+                    "resource limit" in reason or reason == "canceled"):
+                return None
+            if self.deadline is not None and reason in ("timeout", "canceled"):
+                raise self._ran_out(f"z3 was deciding {what}")
+            raise Undecided(f"z3 could not decide {what} ({reason})")
         return verdict
 
     def _spent(self) -> bool:
@@ -106,12 +103,6 @@ class TimeLimit:
             if milliseconds < 1:   # z3 reads a timeout of 0 as "no limit"
                 raise self._ran_out(f"z3 was deciding {what}")
             solver.set("timeout", milliseconds)
-
-    def _undecided(self, solver, what: str) -> None:
-        reason = solver.reason_unknown()
-        if self.deadline is not None and reason in ("timeout", "canceled"):
-            raise self._ran_out(f"z3 was deciding {what}")
-        raise Undecided(f"z3 could not decide {what} ({reason})")
 
 
 UNLIMITED = TimeLimit()
