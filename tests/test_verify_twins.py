@@ -1,7 +1,7 @@
 """Questions about a program and a copy of it written the same way (itself, or with its names
 renamed): simulation pairs each definition and count body with its own copy, not with an
 earlier one that agrees on every sample (``sweep._choose``), and a lemma the full solver cannot
-prove within ``bounded.LEMMA_EFFORT`` is dropped without changing any answer."""
+prove within ``lemmas.LEMMA_EFFORT`` is dropped without changing any answer."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from crasp import syntax
-from crasp.verify import Question, bounded, decide, enumeration
+from crasp.verify import Question, bounded, decide, enumeration, lemmas
 from crasp.verify.questions import default_alphabet
 from crasp.verify.solver import TimeLimit, Undecided
 from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
@@ -117,9 +117,120 @@ def test_lemmas_given_up_on_change_no_answer(program, threshold, near_miss, max_
     twin = near_miss_of(twin, threshold) if near_miss else twin
     question = Question("equivalent", (program, twin), ("A", "B"))
     alphabet, _ = default_alphabet(question.programs)
-    with mock.patch.object(bounded, "LEMMA_EFFORT", 1):
+    with mock.patch.object(lemmas, "LEMMA_EFFORT", 1):
         by_solver = bounded.first_violation(question, alphabet, max_length)
     by_enumeration = enumeration.first_violation(question, alphabet, max_length)
     assert (by_solver is None) == (by_enumeration is None)
     if by_solver is not None:
         assert len(by_solver.tokens) == len(by_enumeration.tokens)
+
+
+def _individually(solver, candidates: list[tuple]) -> set[int]:
+    """The plain reference: the ids of the relations whose negation ``solver`` refutes, one
+    call each."""
+    proved = set()
+    for relation, holds in candidates:
+        solver.push()
+        solver.add(z3.Not(holds))
+        if solver.check() == z3.unsat:
+            proved.add(id(relation))
+        solver.pop()
+    return proved
+
+
+def _twin_question(program: syntax.Program, threshold: int, near_miss: bool) -> Question:
+    twin = complement_of(program)
+    return Question("equivalent", (program, near_miss_of(twin, threshold) if near_miss
+                                   else twin), ("A", "B"))
+
+
+def _rounds_against_one_call_each(question: Question, length: int, local_first: bool = True
+                                  ) -> tuple[list, list, list]:
+    """``proved_pairs`` with no give-ups (an unbounded effort), each position's rounds checked
+    against ``_individually``: the positions where they differ, and for each round on the
+    local solver and on the full one, how many relations it got and how many it left
+    unproved. ``local_first=False`` sends every relation to the full solver."""
+    alphabet, _ = default_alphabet(question.programs)
+    real_local, real_full = lemmas.Lemmas._locally_implied, lemmas.Lemmas._prove_fully
+    mismatches, locally, fully = [], [], []
+
+    def local(self, ready):
+        if not local_first:
+            return ready
+        expected = _individually(self.local, ready)
+        left = real_local(self, ready)
+        locally.append((len(ready), len(left)))
+        if {id(r) for r, _ in ready} - {id(r) for r, _ in left} != expected:
+            mismatches.append(("local", self.position))
+        return left
+
+    def full(self, ready):
+        expected = _individually(self.solver, ready)
+        real_full(self, ready)
+        proved = {id(r) for r, _ in ready} & set(map(id, self.relations))
+        fully.append((len(ready), len(ready) - len(proved)))
+        if proved != expected:
+            mismatches.append(("full", self.position))
+
+    with mock.patch.object(lemmas.Lemmas, "_locally_implied", local), \
+            mock.patch.object(lemmas.Lemmas, "_prove_fully", full), \
+            mock.patch.object(lemmas, "LEMMA_EFFORT", None):
+        bounded.proved_pairs(question, alphabet, length)
+    return mismatches, locally, fully
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program_asts(max_depth=3, max_definitions=4, positional=True), st.integers(1, 3),
+       st.booleans(), st.booleans())
+def test_the_relations_proved_at_a_position_are_those_one_call_each_proves(
+        program, threshold, near_miss, local_first):
+    """The local solver's rounds prove exactly the relations that its facts imply one by
+    one, and with no give-ups the full solver's rounds, whose models drop the relations
+    they refute, prove exactly those it proves one by one."""
+    mismatches, _, _ = _rounds_against_one_call_each(
+        _twin_question(program, threshold, near_miss), 6, local_first)
+    assert not mismatches
+
+
+def test_the_rounds_prove_what_one_call_each_proves_on_a_chain():
+    """The same on a chain of 8 nested counts against its copy, whose samples guess relations
+    that hold only on short strings, up to length 12: rounds of several relations, some of
+    them unproved, on the local solver, and on the full one with every relation sent to it."""
+    question = Question("equivalent", (nested(8, "plain"), renamed(nested(8, "plain"))),
+                        ("A", "B"))
+    mismatches, locally, _ = _rounds_against_one_call_each(question, 12)
+    assert not mismatches
+    assert any(got > 1 and left for got, left in locally)
+    mismatches, _, fully = _rounds_against_one_call_each(question, 12, local_first=False)
+    assert not mismatches
+    assert any(got > 1 and 0 < failed < got for got, failed in fully)
+
+
+def test_a_position_gives_up_on_at_most_two_calls():
+    """With an effort of 1 unit the full solver gives up on every relation the local one
+    leaves; after the first give-up of a position the rest are tried together, so no
+    position gives up more than twice, however many relations reach it, and the chain is
+    still proved equal to its copy."""
+    program = nested(12, "plain")
+    question = Question("equivalent", (program, renamed(program)), ("A", "B"))
+    real_refute, real_full = lemmas.Lemmas._refute, lemmas.Lemmas._prove_fully
+    give_ups: dict[tuple[int, int], int] = {}
+    reaching: list[int] = []
+
+    def refute(self, goal):
+        verdict, model = real_refute(self, goal)
+        if verdict is None:
+            key = (id(self), self.position)
+            give_ups[key] = give_ups.get(key, 0) + 1
+        return verdict, model
+
+    def full(self, ready):
+        reaching.append(len(ready))
+        return real_full(self, ready)
+
+    with mock.patch.object(lemmas.Lemmas, "_refute", refute), \
+            mock.patch.object(lemmas.Lemmas, "_prove_fully", full), \
+            mock.patch.object(lemmas, "LEMMA_EFFORT", 1):
+        verdict = decide(question, 12, method="smt", unbounded=True)
+    assert verdict.outcome == "proved"
+    assert max(reaching) > 2 and give_ups and max(give_ups.values()) <= 2

@@ -12,6 +12,7 @@ The passes, one module each:
 * ``sweep``       candidate equal definitions of two programs, by simulation (lemmas);
 * ``relations``   candidate linear equations between two programs' counts, by simulation
                   (lemmas);
+* ``lemmas``      those candidates proved (or dropped) position by position, for ``bounded``;
 * ``induction``   k-induction over the programs' counts (proof for every length);
 * ``explain``     a violating string re-run by the interpreter, and where the programs part;
 * ``driver``      Question -> Verdict; ``report`` Verdict -> text, JSON, exit status;
