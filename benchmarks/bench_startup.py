@@ -10,7 +10,7 @@ invocation (best of N wall-clock timings; the machine is shared, so compare the 
    processes (the command; a Python process that loads the model and calls ``execute``; both
    import torch).
 
-    python benchmarks/bench_startup.py [--repeats 7]
+    python benchmarks/bench_startup.py [--repeats 7] [--shapes 20000x3,2000x20,200x500,10x5000]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def startup(repeats: int) -> None:
           f"{run / bare:.2f}")
 
 
-def run_model(repeats: int, place: Path) -> None:
+def run_model(repeats: int, place: Path, shapes: list[tuple[int, int]]) -> None:
     import numpy as np
     import torch
     from click.testing import CliRunner
@@ -62,7 +62,7 @@ def run_model(repeats: int, place: Path) -> None:
     rng = np.random.default_rng(0)
     print(f"\n{'inputs':>7}{'tokens':>7}{'execute s':>11}{'run --model s':>15}{'ratio':>7}"
           f"{'process: execute s':>20}{'run --model s':>15}{'ratio':>7}")
-    for count, length in SHAPES:
+    for count, length in shapes:
         inputs = [list(rng.choice(["(", ")"], length)) for _ in range(count)]
         text = "\n".join(" ".join(tokens) for tokens in inputs) + "\n"
         lines = place / f"inputs-{count}-{length}.txt"
@@ -90,10 +90,14 @@ def run_model(repeats: int, place: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--shapes", default=",".join(f"{count}x{length}"
+                                                     for count, length in SHAPES),
+                        help="the batch shapes of part 2, INPUTSxTOKENS, comma-separated")
     args = parser.parse_args()
+    shapes = [tuple(int(n) for n in shape.split("x")) for shape in args.shapes.split(",")]
     startup(args.repeats)
     with tempfile.TemporaryDirectory() as place:
-        run_model(max(3, args.repeats // 2), Path(place))
+        run_model(max(3, args.repeats // 2), Path(place), shapes)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Training throughput: the official Knee-Deep recipe against ``crasp train``.
 
-    python benchmarks/bench_train.py [--repeats 3] [--strings 100] [--device cpu]
+    python benchmarks/bench_train.py [--repeats 3] [--strings 100] [--default-strings 1000]
+                                     [--device cpu]
 
 On L5 at depth 3, one thread, it measures
 
@@ -98,6 +99,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--strings", type=int, default=100,
                         help="training strings per measurement of (a) and (b)")
+    parser.add_argument("--default-strings", type=int, default=1000,
+                        help="training strings per measurement of (c) and (c')")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -112,8 +115,9 @@ def main(argv=None) -> dict:
     common = dict(language="L5", depth=3, device=args.device, seed=0, epochs=1, n_test=1)
     knee = resolve_preset("knee-deep", d_model=256, lr=1e-4, n_train=n_val_train,
                           test_bins=[(251, 260)], **common)
-    default = resolve_preset("default", n_train=1000, test_bins=[(251, 260)], **common)
-    default_short = resolve_preset("default", n_train=1000, train_bin=(101, 150),
+    default = resolve_preset("default", n_train=args.default_strings, test_bins=[(251, 260)],
+                             **common)
+    default_short = resolve_preset("default", n_train=args.default_strings, train_bin=(101, 150),
                                    test_bins=[(151, 160)], **common)
     runs = {"a_official": [], "b_knee_deep": [], "c_default": [], "c_default_101_150": []}
     for _ in range(args.repeats):

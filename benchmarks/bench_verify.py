@@ -13,11 +13,13 @@ three letters for the {a, b} languages, four for anbncn and the E family):
    (``--baseline-limit``, default 60 s; ">60" when it ran out); each the best of three runs;
    the ratio is baseline time over the new time (a lower bound when the baseline ran out);
    enumeration's time at N = 30 is extrapolated from step 1 (k^(30 - small N) times longer);
-3. ``--unbounded`` with N = 8: proved (with the k of the step) or unknown, and its time.
+3. ``--unbounded`` with N = 8 (``--unbounded-length``): proved (with the k of the step) or
+   unknown, and its time.
 
 Every pair must come out equivalent (a counterexample would be a decompiler bug).
 
     python benchmarks/bench_verify.py [--small 10] [--large 30] [--baseline-limit 60]
+                                      [--unbounded-length 8]
 """
 
 from __future__ import annotations
@@ -59,11 +61,14 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=10)
     parser.add_argument("--large", type=int, default=30)
     parser.add_argument("--baseline-limit", type=float, default=60.0)
+    parser.add_argument("--unbounded-length", type=int, default=8,
+                        help="N of the --unbounded check")
     args = parser.parse_args()
     large = f"N={args.large}"
     print(f"{'example':<14}{'k':>3}{'enum s':>9}{'z3 s':>8}{'ratio':>8}   "
           f"{'z3 s ' + large:>11}{'baseline s':>12}{'speed-up':>10}"
-          f"{'enum s ' + large + ' (extrap.)':>22}   {'unbounded (N=8)':>18}")
+          f"{'enum s ' + large + ' (extrap.)':>22}   "
+          f"{f'unbounded (N={args.unbounded_length})':>18}")
     slowest, speedups = 0.0, []
     for name, question in pairs():
         alphabet, _ = default_alphabet(question.programs)
@@ -79,15 +84,15 @@ def main() -> None:
         slowest = max(slowest, large_s)
         baseline_s, ran_out = baseline(question, alphabet, args.large, args.baseline_limit)
         speedups.append(baseline_s / large_s)
-        baseline = (">" if ran_out else "") + f"{baseline_s:.2f}"
+        baseline_text = (">" if ran_out else "") + f"{baseline_s:.2f}"
         speedup = (">" if ran_out else "") + f"{baseline_s / large_s:.1f}x"
         assert results == [None] * len(results), (name, results)
-        verdict = decide(question, 8, method="smt", unbounded=True)
+        verdict = decide(question, args.unbounded_length, method="smt", unbounded=True)
         assert verdict.outcome in ("proved", "unknown"), (name, verdict.outcome)
         unbounded = (f"proved k={verdict.induction.k}" if verdict.outcome == "proved"
                      else "unknown") + f" {verdict.seconds:.1f}s"
         print(f"{name:<14}{k:>3}{enum_s:>9.3f}{smt_s:>8.3f}{enum_s / smt_s:>7.2f}x   "
-              f"{large_s:>11.2f}{baseline:>12}{speedup:>10}{extrapolated:>22.1e}   "
+              f"{large_s:>11.2f}{baseline_text:>12}{speedup:>10}{extrapolated:>22.1e}   "
               f"{unbounded:>18}", flush=True)
     mean = float(np.exp(np.mean(np.log(speedups))))
     print(f"\nslowest z3 check at N = {args.large}: {slowest:.2f} s; speed-up over the "

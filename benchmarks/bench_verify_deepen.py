@@ -15,7 +15,7 @@ proves it since crasp/verify/sides.py, but the search alone does not use the ind
 (``bounded.KEEP_PROVED_EQUALITIES``, the default) and, the baseline, without. Both must answer
 the same; the ratio is kept over baseline.
 
-    python benchmarks/bench_verify_deepen.py [--repeats 3]
+    python benchmarks/bench_verify_deepen.py [--repeats 3] [--length 16]
     python benchmarks/bench_verify_deepen.py --part kept [--repeats 3] [--lengths 20,40,60]
 """
 
@@ -75,6 +75,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--part", choices=["search", "kept"], default="search")
     parser.add_argument("--lengths", default="20,40,60")
+    parser.add_argument("--length", type=int, default=N,
+                        help="N, the --max-length of each check")
     args = parser.parse_args()
     if args.part == "kept":
         kept(args.repeats, [int(length) for length in args.lengths.split(",")])
@@ -88,7 +90,7 @@ def main() -> None:
 
         def run(deepen):
             return lambda: verdicts.__setitem__(deepen, decide(
-                question, N, alphabet, unbounded=True, deepen=deepen))
+                question, args.length, alphabet, unbounded=True, deepen=deepen))
         baseline, searched = best_of_each(args.repeats, run(0), run(None),
                                           clock=time.process_time)
         print(f"{text:<48} {baseline:>10.2f} {searched:>10.2f} {searched / baseline:>5.1f}x  "

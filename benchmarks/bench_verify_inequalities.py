@@ -15,6 +15,7 @@ For each program, in the same invocation and on one core:
    without the second round (``driver.SECOND_ROUND``): proved or unknown.
 
     python benchmarks/bench_verify_inequalities.py [--length 20] [--baseline-limit 60]
+                                                   [--unbounded-length 8]
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--length", type=int, default=20)
     parser.add_argument("--baseline-limit", type=float, default=60.0)
+    parser.add_argument("--unbounded-length", type=int, default=8,
+                        help="N, the --max-length of the --unbounded checks")
     args = parser.parse_args()
     print(f"{'program':<46}{'k':>3}{'z3 s':>8}{'baseline s':>12}{'speed-up':>10}"
           f"{'unbounded':>12}{'(1, 1) only':>13}{'without':>10}")
@@ -55,26 +58,26 @@ def main() -> None:
             bounded.first_violation(question, alphabet, args.length)))
         assert found == [None] * REPEATS, (text, found)
         baseline_s, ran_out = baseline(question, alphabet, args.length, args.baseline_limit)
-        with_them = unbounded(question, alphabet)
-        units = unbounded(question, alphabet, COEFFICIENTS=((1, 1),))
-        without = unbounded(question, alphabet, MAX_INEQUALITIES=0)
+        with_them = unbounded(question, alphabet, args.unbounded_length)
+        units = unbounded(question, alphabet, args.unbounded_length, COEFFICIENTS=((1, 1),))
+        without = unbounded(question, alphabet, args.unbounded_length, MAX_INEQUALITIES=0)
         mark = ">" if ran_out else ""
         print(f"{text[4:]:<46}{len(alphabet):>3}{new_s:>8.2f}{mark + f'{baseline_s:.2f}':>12}"
               f"{mark + f'{baseline_s / new_s:.0f}x':>10}{with_them:>12}{units:>13}{without:>10}",
               flush=True)
 
 
-def unbounded(question: Question, alphabet: tuple[str, ...], **settings) -> str:
-    """The outcome of ``--unbounded`` with N = 8, with ``settings`` of ``bounds`` in force and,
-    where there are any, without the second round (whose wider templates have coefficients
-    and inequalities of their own: ``driver.SECOND_ROUND``)."""
+def unbounded(question: Question, alphabet: tuple[str, ...], length: int, **settings) -> str:
+    """The outcome of ``--unbounded`` with N = ``length``, with ``settings`` of ``bounds`` in
+    force and, where there are any, without the second round (whose wider templates have
+    coefficients and inequalities of their own: ``driver.SECOND_ROUND``)."""
     saved = {name: getattr(bounds, name) for name in settings}
     second_round = driver.SECOND_ROUND
     for name, value in settings.items():
         setattr(bounds, name, value)
     driver.SECOND_ROUND = second_round and not settings
     try:
-        return decide(question, 8, alphabet, method="smt", unbounded=True).outcome
+        return decide(question, length, alphabet, method="smt", unbounded=True).outcome
     finally:
         for name, value in saved.items():
             setattr(bounds, name, value)

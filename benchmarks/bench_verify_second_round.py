@@ -21,7 +21,7 @@ decompiled twins, proved in the first round (``examples/L5.crasp`` and
 ``examples/anbncn.crasp`` against their compiled-then-decompiled models), where the wider
 templates only cost.
 
-    python benchmarks/bench_verify_second_round.py [--repeats 3] [--whole-class]
+    python benchmarks/bench_verify_second_round.py [--repeats 3] [--length 8] [--whole-class]
     python benchmarks/bench_verify_second_round.py --slopes PROGRAM.crasp
 
 ``--whole-class`` then counts the answers over the whole class of ``TOKEN_SUMS`` (42 programs),
@@ -98,6 +98,8 @@ def run(question: Question, alphabet, setting: str, outcomes: dict, length: int 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--length", type=int, default=8,
+                        help="N, the --max-length of each check")
     parser.add_argument("--whole-class", action="store_true")
     parser.add_argument("--slopes", metavar="PROGRAM",
                         help="only time the observed slopes' hulls within the wider candidates "
@@ -111,7 +113,7 @@ def main() -> None:
     for label, question, alphabet in questions():
         outcomes: dict[str, str] = {}
         off, lazy, eager = best_of_each(
-            args.repeats, *(run(question, alphabet, setting, outcomes)
+            args.repeats, *(run(question, alphabet, setting, outcomes, args.length)
                             for setting in ("off", "lazy", "eager")), clock=time.process_time)
         print(f"{label:<44} {off:>6.2f} {lazy:>7.2f} {eager:>8.2f} {lazy / off:>8.1f}x "
               f"{eager / off:>9.1f}x  {outcomes['off']} / {outcomes['lazy']} / "

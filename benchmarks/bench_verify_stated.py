@@ -15,7 +15,7 @@ only costs.
 ``--part reading``: ``stated_sums`` alone on a sum of n token counts, n = 10^4 .. 8 x 10^4
 (the forms merge into the larger one, so about n log n; the baseline column is n = 10^4).
 
-    python benchmarks/bench_verify_stated.py [--repeats 3]
+    python benchmarks/bench_verify_stated.py [--repeats 3] [--length 8]
     python benchmarks/bench_verify_stated.py --part reading [--repeats 3]
 """
 
@@ -67,11 +67,11 @@ def questions():
     yield from twin_questions(TWINS)
 
 
-def run(question: Question, alphabet, stated: bool, outcomes: dict):
+def run(question: Question, alphabet, stated: bool, outcomes: dict, length: int):
     def call():
         sides.STATED = stated
         try:
-            outcomes[stated] = decide(question, 8, alphabet, unbounded=True,
+            outcomes[stated] = decide(question, length, alphabet, unbounded=True,
                                       deepen=0).outcome
         finally:
             sides.STATED = True
@@ -95,6 +95,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--part", choices=["programs", "reading"], default="programs")
+    parser.add_argument("--length", type=int, default=8,
+                        help="N, the --max-length of each check")
     args = parser.parse_args()
     if args.part == "reading":
         reading(args.repeats)
@@ -103,8 +105,9 @@ def main() -> None:
           "answers (templates / stated)")
     for label, question, alphabet in questions():
         outcomes: dict[bool, str] = {}
-        templates, stated = best_of_each(args.repeats, run(question, alphabet, False, outcomes),
-                                         run(question, alphabet, True, outcomes),
+        templates, stated = best_of_each(args.repeats,
+                                         run(question, alphabet, False, outcomes, args.length),
+                                         run(question, alphabet, True, outcomes, args.length),
                                          clock=time.process_time)
         print(f"{label[:56]:<56} {templates:>11.2f} {stated:>9.2f} {stated / templates:>6.3f}x"
               f"  {outcomes[False]} / {outcomes[True]}", flush=True)
