@@ -52,8 +52,8 @@ class PrecedenceWarning:
                 f"    crasp reads: {abridged(self.crasp_reading)}\n"
                 f"    Hahn reads:  {abridged(self.hahn_reading)}\n"
                 + (f"    {self.evidence}\n" if self.evidence else "") +
-                f"    add parentheses to make the meaning explicit (crasp fmt does), or read "
-                f"the file as Hahn does with --dialect hahn")
+                "    add parentheses to make the meaning explicit (crasp fmt does), or read "
+                "the file as Hahn does with --dialect hahn")
 
 
 _ATOMS = frozenset({"VARIABLE", "STRING", "INT", "TRUE", "FALSE"})

@@ -9,7 +9,6 @@ A number typed by hand, or left behind when the study is rerun, fails here.
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import crasp
