@@ -18,8 +18,9 @@ from crasp.verify.sweep import unrolled_counts
 
 LEMMA_EFFORT = 1_000_000
 """The most of z3's resource units (``rlimit``, about 0.2 s on this machine) that the full
-solver spends proving one relation at one position; beyond, the relation is dropped for good,
-as a refuted one is (sound: a lemma only helps, and the search's own calls are unbounded).
+solver spends on one call (one relation, or a position's rest together: ``_prove_fully``);
+beyond, the relations are dropped for good, as a refuted one is (sound: a lemma only helps,
+and the search's own calls are unbounded).
 Why: a relation that one step does not re-establish (the local solver's proof fails) is proved
 from the whole unrolled string, at a cost that grows with the position: over a chain of 10
 nested counts (``c_i = #(c_{i-1}) > #"b"``, each program against itself) the cost of the
@@ -31,14 +32,13 @@ the few above 1 million were in the searches after an inconclusive induction, wh
 decides anything."""
 
 
-
 class Lemmas:
     """The candidate relations between counts (``crasp.verify.relations``: equations and
     inequalities) as lemmas: at each position, each relation whose counts have all been
     stepped is proved from what the solver holds (every relation proved at the previous
     position among it: inequalities are often inductive only together) and added to it; one
     the solver cannot prove is dropped for good. ``prove`` runs when the second program's step
-    needs the full solver (``_Sweeper``), which then has every relation it can use, and
+    needs the full solver (``bounded._Sweeper``), which then has every relation it can use, and
     after both steps.
 
     Each proof is first tried on a small *local* solver (one scope per position: a push and
