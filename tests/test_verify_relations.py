@@ -201,3 +201,31 @@ def test_a_time_limit_is_positive_and_finite(seconds):
                                       str(crasp.example("majority")), "--timeout",
                                       str(seconds)])
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("name, length", [("L6", 11), ("E6", 8)])
+def test_the_relations_guessed_for_a_twin_hold_on_every_short_string(name, length,
+                                                                     monkeypatch):
+    """The relations guessed between a program's counts and its decompiled twin's hold on
+    every string up to ``length`` tokens over the default alphabet. Guessed from random
+    samples alone, the L6 twin's included ``#B <= 1 + 2 #A``-like inequalities that first fail
+    on a b a b a b b b b b b (11 tokens), which the solver proved at each position until the
+    one where they fail; the samples pumped with a long run (``sweep.samples``) rule them out.
+    E6's twin has four tokens: 8 tokens is as far as every string goes here."""
+    from itertools import product
+    from crasp.compiler import compile_program, decompile_model
+    from crasp.verify import relations
+
+    program = crasp.load_program(f"examples/{name}.crasp")
+    programs = (program, decompile_model(compile_program(program), name).program)
+    alphabet, _ = default_alphabet(programs)
+    guessed = candidate_relations(programs, alphabet, 30)
+    assert guessed
+    monkeypatch.setattr(relations, "samples", lambda tokens, _: [
+        list(string) for string in product(tokens, repeat=length)])
+    matrix = relations._sample_matrix(programs, alphabet, length)
+    for relation in guessed:
+        weighed = sum(coefficient * matrix[:, column] for column, coefficient in relation.terms)
+        holds = weighed == relation.constant if relation.equation else \
+            weighed <= relation.constant
+        assert holds.all(), relation
