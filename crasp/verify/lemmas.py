@@ -185,13 +185,7 @@ class Lemmas:
     def _refute(self, goal) -> tuple:
         """The full solver's verdict on ``goal`` within ``LEMMA_EFFORT`` (None where spent),
         and its model where ``sat``."""
-        self.solver.push()
-        self.solver.add(goal)
-        verdict = self.limit.check(self.solver, "a relation between counts",
-                                   effort=LEMMA_EFFORT)
-        model = self.solver.model() if verdict == self.z.sat else None
-        self.solver.pop()
-        return verdict, model
+        return _checked(self.z, self.solver, self.limit, goal, LEMMA_EFFORT)
 
     def _drop(self, relation: LinearRelation) -> None:
         self.pending.remove(relation)
@@ -216,11 +210,8 @@ class Lemmas:
         while candidates:
             trying = candidates if together else candidates[:1]
             together = False
-            self.local.push()
-            self.local.add(z.Not(z.And(*[holds for _, holds in trying])))
-            verdict = self.limit.check(self.local, "a relation between counts")
-            model = self.local.model() if verdict == z.sat else None
-            self.local.pop()
+            verdict, model = _checked(z, self.local, self.limit,
+                                      z.Not(z.And(*[holds for _, holds in trying])))
             if verdict == z.unsat:
                 for relation, holds in trying:
                     self._add(relation, holds)
@@ -237,6 +228,17 @@ class Lemmas:
             self.local.add(holds)
         self.pending.remove(relation)
         self.proved.append(holds)
+
+
+def _checked(z, solver, limit: TimeLimit, goal, effort: int | None = None) -> tuple:
+    """``solver``'s verdict on ``goal``, asserted in a scope of its own (``effort``: see
+    ``TimeLimit.check``; None where spent), and its model where ``sat``."""
+    solver.push()
+    solver.add(goal)
+    verdict = limit.check(solver, "a relation between counts", effort=effort)
+    model = solver.model() if verdict == z.sat else None
+    solver.pop()
+    return verdict, model
 
 
 def _false_in(z, model, relations: list[tuple]) -> list[tuple]:
