@@ -82,16 +82,17 @@ next_plan() {
 # language with k - 1 and k first (cells that fit in a few epochs finish within the lease) and
 # k - 3 last (a cell that never fits needs 4 x 25 epochs, more than a lease), WORKERS="L6 L7 L8";
 # and the k - 2 seeds in PAPER_K2="L7:2 L8:3" (this CPU resumes L7 d5 s1 and L8 d6 s2 from its
-# checkpoints), one worker each, in directories of their own.
+# checkpoints), one directory per language and one worker per seed: "L8:2,3" runs seeds 2 and 3
+# in one sweep (two sweeps may not share a directory, which is locked per shard).
 paper_plan() {
-    local k i=0 w=(${WORKERS:-4 5 5}) cell
+    local k i=0 w=(${WORKERS:-4 5 5}) cell seeds commas
     for k in 6 7 8; do
         [ "${w[$i]}" = 0 ] || timed "paper-grid-L$k" search "${w[$i]}" "paper-grid.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 1)):$k,$((k - 3))" --seeds 0:4 --search paper &
         i=$((i + 1))
     done
     for cell in ${PAPER_K2-L7:2 L8:3}; do
-        k=${cell%%:*}; k=${k#L}
-        timed "paper-grid-k2-L$k" search 1 "paper-grid-k2.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 2)):$((k - 2))" --seeds "${cell#*:}:${cell#*:}" --search paper &
+        k=${cell%%:*}; k=${k#L}; seeds=${cell#*:}; commas=${seeds//[^,]/}
+        timed "paper-grid-k2-L$k" search $(( ${#commas} + 1 )) "paper-grid-k2.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 2)):$((k - 2))" --seeds "$seeds" --search paper &
     done
 }
 first_plan() {
