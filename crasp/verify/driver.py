@@ -7,8 +7,10 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
   is then as fast; benchmarks/bench_verify.py measures both), and asks z3 otherwise, after
   enumerating the short lengths (``PREFIX_STRINGS``).
 * ``explain.confirm``: the string re-run by the interpreter, and the definitions that differ.
-* ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``);
-  when it neither proves nor refutes, once more with more lemmas (``SECOND_ROUND``), then
+* ``induction.prove`` (only with ``unbounded``): steps of depth 0..min(N, ``MAX_INDUCTION``),
+  strengthened by ``bounded.proved_pairs`` (after z3's search, with the relations between
+  counts that the search proved: ``bounded.search``, ``lemmas.Held``); when it neither
+  proves nor refutes, once more with more lemmas (``SECOND_ROUND``), then
   the bounded search again, up to ``deepest(N)`` tokens.
 
 Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
@@ -134,10 +136,11 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
             raise CraspError(f"--method enumerate: {len(alphabet)}^{max_length} strings is too "
                              f"many to run (more than {MAX_ENUMERATED_STRINGS:,}); use "
                              "--method smt or a smaller --max-length")
-        search = enumeration.first_violation
+        def search(*arguments):
+            return enumeration.first_violation(*arguments), None
     else:
         from crasp.verify import bounded
-        search = bounded.first_violation
+        search = bounded.search
     method = "enumeration" if method == "enumerate" else "smt"
 
     def verdict(outcome: str, counterexample: Counterexample | None = None,
@@ -147,6 +150,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
                        shortest, induction, time.perf_counter() - started, reason,
                        decided_length, timeout)
 
+    held = None   # what the solver's search proved of the relations between counts
     try:
         violation = enumeration.first_violation(question, alphabet, prefix, limit) \
             if prefix else None
@@ -154,7 +158,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
             method = "enumeration"
         else:
             searched = shrink_question(question, alphabet) if shrink else question
-            violation = search(searched, alphabet, max_length, limit)
+            violation, held = search(searched, alphabet, max_length, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to)
     if violation:
@@ -164,7 +168,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     from crasp.verify import bounded, induction as induction_pass
     depth = min(max_length, MAX_INDUCTION)
     try:
-        pairs = bounded.proved_pairs(searched, alphabet, depth, limit)
+        pairs = bounded.proved_pairs(searched, alphabet, depth, limit, held=held)
         induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
         if induction.inconclusive and SECOND_ROUND:
             pairs = bounded.proved_pairs(searched, alphabet, depth, limit, second_round=True)

@@ -10,6 +10,8 @@ spare the solver case splits over the positions (docs/verification.md, Speed).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from crasp import syntax
 from crasp.verify.encode import ProgramEncoder
 from crasp.verify.relations import LinearRelation
@@ -32,6 +34,32 @@ the few above 1 million were in the searches after an inconclusive induction, wh
 decides anything."""
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a search's lemmas established: each candidate relation (those that hold before
+    the first token), with the longest length up to which it was proved at every position
+    (the search's length for one never dropped; p for one dropped at position p, which
+    holds on every string of up to p tokens), and whether it was dropped because refuted (a
+    string of p + 1 tokens on which it fails) rather than given up (``LEMMA_EFFORT``)."""
+    relations: tuple[LinearRelation, ...]
+    lengths: tuple[int, ...]
+    refuted: tuple[bool, ...]
+
+    def up_to(self, length: int) -> list[LinearRelation]:
+        """The relations proved at every position of every string of up to ``length``
+        tokens."""
+        return [relation for relation, held in zip(self.relations, self.lengths)
+                if held >= length]
+
+    def known(self, length: int) -> dict[LinearRelation, int]:
+        """The relations not refuted on a string of up to ``length`` tokens, each with the
+        positions (at most ``length``) at which it is known to hold: a relation given up at
+        position p < ``length`` is not known false, and is proved again from p on."""
+        return {relation: min(held, length) for relation, held, refuted
+                in zip(self.relations, self.lengths, self.refuted)
+                if held >= length or not refuted}
+
+
 class Lemmas:
     """The candidate relations between counts (``crasp.verify.relations``: equations and
     inequalities) as lemmas: at each position, each relation whose counts have all been
@@ -50,10 +78,14 @@ class Lemmas:
     X <= #"a" and X <= #"b" one position before; E_k's #B4 <= #B2 from #B3 <= #"b" here)
     without z3's search over every position, which took up to a quarter of a second per
     relation at length 30 on the E_k programs and their twins. What it leaves goes to the
-    full solver."""
+    full solver.
+
+    ``known``: for some relations, the positions before which each is known to hold (an
+    earlier search on the same programs proved it there: ``Held``); there it is added
+    without a proof."""
 
     def __init__(self, z, solver, limit: TimeLimit, encoders: list[ProgramEncoder],
-                 relations: list[LinearRelation]):
+                 relations: list[LinearRelation], known: dict[LinearRelation, int] | None = None):
         self.z, self.solver, self.limit, self.encoders = z, solver, limit, encoders
         self.counted = [(encoder, node) for encoder in encoders
                         for node in unrolled_counts(encoder.program)]
@@ -62,6 +94,8 @@ class Lemmas:
         # induction assumes it of that start state
         zero = [z.IntVal(0)] * len(self.reads)
         self.relations = [r for r in relations if z.is_true(z.simplify(r.holds(z, zero)))]
+        self.candidates, self.known = tuple(self.relations), known or {}
+        self.dropped_at: dict[LinearRelation, tuple[int, bool]] = {}   # position, refuted
         self.pending: list[LinearRelation] = []
         self.position, self.parikh, self.bits = -1, [], []
         self.previous: list = []
@@ -87,11 +121,22 @@ class Lemmas:
         return [encoder.counts[id(node)] if len(encoder.history[id(node)]) > self.position
                 else None for encoder, node in self.counted] + list(self.parikh)
 
+    def held(self) -> Held:
+        """What the positions so far established (``Held``)."""
+        searched = self.position + 1
+        dropped = [self.dropped_at.get(relation, (searched, False))
+                   for relation in self.candidates]
+        return Held(self.candidates, tuple(position for position, _ in dropped),
+                    tuple(refuted for _, refuted in dropped))
+
     def prove(self) -> None:
         z, values = self.z, self._values()
         ready = []
         for relation in [r for r in self.pending
                          if all(values[column] is not None for column in r.columns)]:
+            if self.position < self.known.get(relation, 0):
+                self._add(relation, relation.holds(z, values))
+                continue
             holds = z.simplify(relation.holds(z, values))
             if z.is_true(holds):   # between counts the programs share (``CountTable``)
                 self._add(relation, holds)
@@ -128,11 +173,12 @@ class Lemmas:
                 ready = ready[len(trying):]
                 continue
             if model is None:   # given up
-                failed, together = trying, True
+                failed, refuted, together = trying, False, True
             else:
-                failed = _false_in(z, model, ready) or trying
+                failed = _false_in(z, model, ready)
+                refuted, failed = bool(failed), failed or trying
             for relation, _ in failed:
-                self._drop(relation)
+                self._drop(relation, refuted)
             ready = _without(ready, failed)
 
     def _define(self, values: list, columns: set[int]) -> None:
@@ -187,7 +233,8 @@ class Lemmas:
         and its model where ``sat``."""
         return _checked(self.z, self.solver, self.limit, goal, LEMMA_EFFORT)
 
-    def _drop(self, relation: LinearRelation) -> None:
+    def _drop(self, relation: LinearRelation, refuted: bool) -> None:
+        self.dropped_at[relation] = (self.position, refuted)
         self.pending.remove(relation)
         self.relations.remove(relation)
 

@@ -112,7 +112,13 @@ def _with_counts(program: syntax.Program) -> syntax.Program:
 def _sample_matrix(programs: tuple[syntax.Program, ...], alphabet: tuple[str, ...],
                    max_length: int, limit: TimeLimit = UNLIMITED) -> np.ndarray:
     """One row per sampled position (BOS included): the counts' values, then n_s."""
-    strings = samples(alphabet, max_length)
+    return value_matrix(programs, alphabet, samples(alphabet, max_length), limit)
+
+
+def value_matrix(programs: tuple[syntax.Program, ...], alphabet: tuple[str, ...],
+                 strings: list[tuple[str, ...]], limit: TimeLimit = UNLIMITED) -> np.ndarray:
+    """One row per position of each of ``strings`` (BOS included), over the columns of
+    ``LinearRelation``: the programs' unrolled counts, then n_s."""
     columns = []
     valid = None
     for program in programs:
