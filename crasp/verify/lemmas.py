@@ -133,8 +133,9 @@ class Lemmas:
         """Prove the pending relations whose counts have all been stepped here. One that an
         earlier search gave up on at this position (``known``) goes straight to the full
         solver, with the others given up there, all together (``_prove_fully``): the local
-        solver failed on it there, with the same facts, and the full one gave up; over chains of 20 and 40 nested counts, proving them again one at a time
-        (106 and 256 relations) kept none, at 2.5 s."""
+        solver failed on it there, with the same facts, and the full one gave up; over
+        chains of 20 and 40 nested counts, proving them again one at a time (106 and 256
+        relations) kept none, at 2.5 s."""
         z, values = self.z, self._values()
         ready, retried = [], []
         for relation in [r for r in self.pending
