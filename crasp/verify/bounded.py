@@ -149,13 +149,14 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
     ``held``: what the search up to N >= ``length`` on the same question established
     (``search``); the first round then takes its candidates, instead of guessing them again
     from samples of up to ``length`` tokens: those it proved up to ``length`` as they are,
-    those it gave up on before proved again from where it gave up (``Held.known``), and none
-    it refuted. Why: those samples are short, and many relations guessed from them fail only
-    on longer strings, each refuted by the full solver at some position; a relation that
-    fails on a string of up to N tokens cannot be part of an induction proof (its step fails
-    on that string's positions), so nothing is lost. Over a chain of 40
-    nested counts against itself (``c_i = #(c_{i-1}) > #"b"``) this pass took 10.1 s of
-    the 18.9 s of ``crasp equiv --unbounded``, nearly all of it such refutations."""
+    those it gave up on before tried again, together, at the position where it gave up
+    (``Held.known``, ``Lemmas.prove``), and none it refuted. Why: those samples are short,
+    and many relations guessed from them fail only on longer strings, each refuted or given
+    up by the full solver at some position; a relation that fails on a string of up to N
+    tokens cannot be part of an induction proof (its step fails on that string's
+    positions), so nothing is lost. Over a chain of 40 nested counts against itself (``c_i =
+    #(c_{i-1}) > #"b"``) this pass took 10.1 s of the 18.9 s of ``crasp equiv
+    --unbounded``, nearly all of it on such relations."""
     single = len(question.programs) != 2
     if single and not second_round:
         return []

@@ -171,7 +171,8 @@ class Lemmas:
         the samples are random or shorter), and the full solver proves such an equation only
         by going through the strings, at a cost that grows with the position until it gives
         up: over 80 links, 265 equations gave up one after another, 40 s of the 75 s proof
-        of the chain against itself. The give-ups of a position are now at most two. Sound
+        of the chain against itself. A call now gives up at most twice (a position at most
+        three times: ``prove`` makes a second call for the relations retried there). Sound
         either way: lemmas only help, and each is proved before it is added."""
         z = self.z
         while ready:
