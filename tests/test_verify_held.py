@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,19 +18,12 @@ from crasp.verify.lemmas import Held
 from crasp.verify.questions import Question, default_alphabet
 from crasp.verify.relations import LinearRelation, value_matrix
 from crasp.verify.sweep import unrolled_counts
-from test_verify_relations import complement_of, near_miss_of
+from test_verify_relations import complement_of, holds_everywhere, near_miss_of
 from strategies import program_asts
 
 
 def every_string(alphabet: tuple[str, ...], length: int) -> list[tuple[str, ...]]:
     return [string for n in range(length + 1) for string in itertools.product(alphabet, repeat=n)]
-
-
-def holds_everywhere(relation: LinearRelation, matrix: np.ndarray) -> bool:
-    """``relation`` at every row of ``matrix`` (``value_matrix``: one row per position)."""
-    total = sum(coefficient * matrix[:, column] for column, coefficient in relation.terms)
-    return bool(np.all(total == relation.constant if relation.equation
-                       else total <= relation.constant))
 
 
 def check_held(question: Question, alphabet: tuple[str, ...], max_length: int,
