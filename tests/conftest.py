@@ -25,7 +25,7 @@ if os.environ.get("PYTHONPATH"):
         str(Path(entry).resolve()) for entry in os.environ["PYTHONPATH"].split(os.pathsep))
 
 # Ctrl-C tests send SIGINT to this process and to the processes they start. A shell starts
-# background jobs with SIGINT ignored (scripts/test.sh runs two suites side by side), and an
+# background jobs with SIGINT ignored (the suite run as `pytest ... &`), and an
 # ignored signal stays ignored in every process started from here: restore Python's handler.
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
