@@ -24,7 +24,8 @@ from crasp.cli import cli
 from crasp.compiler import compile_program, execute, load_model, verify
 from crasp.decompile.decompiling import decompile_model
 from crasp.decompile.enumerate_states import StateLimitError
-from crasp.compiler.model_format import FORMAT, VERSION, CompiledModel, validate
+from crasp.compiler.model_config import VERSION
+from crasp.compiler.model_format import FORMAT, CompiledModel, validate
 from crasp.compiler.random_models import random_model
 from crasp.hahn import precedence_warnings
 from strategies import programs

@@ -17,7 +17,7 @@ import numpy as np
 import safetensors.numpy
 
 from crasp.compiler.model_config import (
-    CONFIG_FILE, FORMAT, VERSION, ModelConfig, ModelFormatError, alibi, expected_shapes,
+    CONFIG_FILE, FORMAT, ModelConfig, ModelFormatError, alibi, expected_shapes,
 )
 from crasp.util.outputs import COMPILED_MODEL, replace_directory
 from crasp.util.safe_read import SafeReadError, parse_json, read_bytes_file
