@@ -41,9 +41,9 @@ def startup(repeats: int) -> None:
     bare = best_of(repeats, lambda: process(sys.executable, "-c", "pass"))
     numpy = best_of(repeats, lambda: process(sys.executable, "-c", "import numpy"))
     run = best_of(repeats, lambda: process(CRASP, "run", "examples/dyck1.crasp", "( )"))
-    print(f"start to finish, run PROG '( )': {run:.3f} s (goal <= 0.25 s); python -c 'import numpy' "
-          f"{numpy:.3f} s: ratio {run / numpy:.2f}; python -c pass {bare:.3f} s: ratio "
-          f"{run / bare:.2f}")
+    print(f"start to finish, run PROG '( )': {run:.3f} s (goal <= 0.25 s); "
+          f"python -c 'import numpy' {numpy:.3f} s: ratio {run / numpy:.2f}; "
+          f"python -c pass {bare:.3f} s: ratio {run / bare:.2f}")
 
 
 def run_model(repeats: int, place: Path, shapes: list[tuple[int, int]]) -> None:

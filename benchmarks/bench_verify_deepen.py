@@ -4,16 +4,17 @@ without it (``--deepen 0``, the baseline, the verifier before the search), in th
 best of three CPU timings each (the two take turns). The programs: two that are true at every
 length and that the induction cannot prove (a sum of four tokens behind a max,
 tests/test_verify_unbounded.py's UNKNOWN, and a coefficient beyond sides.COEFFICIENT_LIMIT,
-tests/test_verify_cli.py's; the search finds nothing and only costs), and three whose first difference lies beyond N
-(``#(a after the first b) <= c * #b + d``: first at length c + d + 2). The answer columns say
-what each gives; without the search, an answer that is ``counterexample`` comes from the
-induction happening to meet the difference.
+tests/test_verify_cli.py's; the search finds nothing and only costs), and three whose first
+difference lies beyond N (``#(a after the first b) <= c * #b + d``: first at length
+c + d + 2). The answer columns say what each gives; without the search, an answer that is
+``counterexample`` comes from the induction happening to meet the difference.
 
 ``--part kept``: the search alone at growing lengths, on ``#(#"a" == 13 * #"b") <= #"b"``
 against ``x = true`` (true at every length, so the search runs to its end; the induction
-proves it since crasp/verify/sides.py, but the search alone does not use the induction), with the sweeper keeping each equality it proves as a fact
-(``bounded.KEEP_PROVED_EQUALITIES``, the default) and, the baseline, without. Both must answer
-the same; the ratio is kept over baseline.
+proves it since crasp/verify/sides.py, but the search alone does not use the induction), with
+the sweeper keeping each equality it proves as a fact (``bounded.KEEP_PROVED_EQUALITIES``, the
+default) and, the baseline, without. Both must answer the same; the ratio is kept over
+baseline.
 
     python benchmarks/bench_verify_deepen.py [--repeats 3] [--length 16]
     python benchmarks/bench_verify_deepen.py --part kept [--repeats 3] [--lengths 20,40,60]

@@ -5,9 +5,9 @@ to 1,500 definitions) and their language's prediction program, as the study ran 
 
 ``--part programs``: for each program, its definitions and count nodes as given and after
 ``crasp.verify.shrink`` (the pre-pass every search now runs on), the answer and the CPU time
-of the check (the best of ``--repeats``), and the baseline in the same invocation: the same check on the programs as
-given (``decide(..., shrink=False)`` with no budget on the relation search,
-``relations.MAX_COLUMNS``: the engine before both), in a subprocess under a
+of the check (the best of ``--repeats``), and the baseline in the same invocation: the same
+check on the programs as given (``decide(..., shrink=False)`` with no budget on the relation
+search, ``relations.MAX_COLUMNS``: the engine before both), in a subprocess under a
 CPU limit (``--baseline-limit``, default 120 s as in the study; ">120" when it ran out). The
 speed-up is baseline time over new time (a lower bound after ">"). Both answers must agree
 where the baseline answers. Times are of ``decide`` alone: reading a program is the same in

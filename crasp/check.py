@@ -189,7 +189,8 @@ class _Checker:
             return syntax.BoolConst(False, span=node.span), BOOL
         if self.declared_alphabet is not None and node.token not in self.declared_tokens:
             raise self.error(f"token \"{node.token}\" is not in the declared alphabet", node.span,
-                             expected="one of " + " ".join(f'"{t}"' for t in self.declared_alphabet))
+                             expected="one of " + " ".join(f'"{t}"'
+                                                           for t in self.declared_alphabet))
         self.literal_tokens.append(node.token)
         return node, BOOL
 

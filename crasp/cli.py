@@ -395,7 +395,8 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
             verdict = "within" if result["within_budget"] else "EXCEEDS"
             click.echo(f"budget: depth {report.depth} {verdict} the budget of {max_depth}")
         if verification is not None:
-            click.echo(("verified: " if verification.ok else "MISMATCH: ") + verification.describe())
+            click.echo(("verified: " if verification.ok else "MISMATCH: ")
+                       + verification.describe())
     sys.exit(1 if failed else 0)
 
 

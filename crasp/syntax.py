@@ -46,7 +46,8 @@ class Span:
 
 
 def _span() -> Span | None:
-    return field(default=None, compare=False, repr=False, kw_only=True)  # type: ignore[return-value]
+    return field(default=None, compare=False, repr=False,  # type: ignore[return-value]
+                 kw_only=True)
 
 
 # ---------------------------------------------------------------- Boolean-valued expressions

@@ -49,7 +49,8 @@ def format_html(evaluation: Evaluation, inputs: Sequence[Sequence[str]]) -> str:
         body = []
         for name, cells in _rows(evaluation, row, tokens):
             tds = "".join(
-                f'<td class="{"t" if c == "T" else "f" if c == "F" else "n"}">{c}</td>' for c in cells)
+                f'<td class="{"t" if c == "T" else "f" if c == "F" else "n"}">{c}</td>'
+                for c in cells)
             body.append(f"<tr><th>{html.escape(name)}</th>{tds}</tr>")
         tables.append(
             f"<h2>input {row + 1}: accept = {bool(accept[row])}</h2>"

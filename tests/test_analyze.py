@@ -208,14 +208,16 @@ def test_hessian_against_finite_differences(posenc):
                 offset = 0
                 for name in names:
                     size = params[name].numel()
-                    params[name] += sign * epsilon * direction[offset:offset + size].view_as(params[name])
+                    params[name] += (sign * epsilon
+                                     * direction[offset:offset + size].view_as(params[name]))
                     offset += size
             finite.append(gradient())
             with torch.no_grad():
                 offset = 0
                 for name in names:
                     size = params[name].numel()
-                    params[name] -= sign * epsilon * direction[offset:offset + size].view_as(params[name])
+                    params[name] -= (sign * epsilon
+                                     * direction[offset:offset + size].view_as(params[name]))
                     offset += size
     torch.testing.assert_close(result.matrix @ direction, (finite[0] - finite[1]) / (2 * epsilon),
                                rtol=1e-5, atol=1e-7)
@@ -253,7 +255,8 @@ def test_cli_analyze_writes_records_and_plots(tiny_run, tmp_path):
 
     again = CliRunner().invoke(main, ["analyze", str(tiny_run), "-o", str(out)])
     assert again.exit_code == 2 and "--force" in again.output
-    assert CliRunner().invoke(main, ["analyze", str(tiny_run), "-o", str(out), "--force"]).exit_code == 0
+    assert CliRunner().invoke(main, ["analyze", str(tiny_run), "-o", str(out),
+                                     "--force"]).exit_code == 0
     assert "analyze" not in result.stderr  # not a terminal: no bar unless asked
     shown = CliRunner().invoke(main, ["analyze", str(tiny_run), "-o", str(out), "--force",
                                       "--progress"])

@@ -33,8 +33,8 @@ def test_generate_reads_a_program_in_hahns_dialect(tmp_path, monkeypatch):
     runner = CliRunner()
     for dialect in ("crasp", "hahn"):
         result = runner.invoke(cli, ["generate", "p.cr", "--bins", "1:1,2:2", "--n", "8",
-                                     "--format", "jsonl", "--val-fraction", "0", "--dialect", dialect,
-                                     "-o", f"data-{dialect}"])
+                                     "--format", "jsonl", "--val-fraction", "0",
+                                     "--dialect", dialect, "-o", f"data-{dialect}"])
         assert result.exit_code == 0, result.output
     def labels(dialect):
         lines = (tmp_path / f"data-{dialect}" / "p" / "train.jsonl").read_text().splitlines()

@@ -68,7 +68,8 @@ def test_example_recognizes_its_language(name):
     strings = [list(s) for s in all_strings(program.alphabet, MAX_LENGTH)]
     accepted = crasp.evaluate(program, strings).accept
     membership = MEMBERSHIP[name]
-    wrong = [("".join(s), bool(a)) for s, a in zip(strings, accepted) if a != membership("".join(s))]
+    wrong = [("".join(s), bool(a)) for s, a in zip(strings, accepted)
+             if a != membership("".join(s))]
     assert not wrong, wrong[:5]
 
 

@@ -40,7 +40,8 @@ def test_published_values():
 def test_every_table_of_small_families_matches_a_count_over_relabellings(n1, n2):
     for m1 in range(n1 + 1):
         for m2 in range(n2 + 1):
-            assert fisher_exact(m1, n1, m2, n2) == pytest.approx(float(relabelling_p(m1, n1, m2, n2)))
+            assert fisher_exact(m1, n1, m2, n2) == pytest.approx(
+                float(relabelling_p(m1, n1, m2, n2)))
             assert fisher_exact(m1, n1, m2, n2) == pytest.approx(fisher_exact(m2, n2, m1, n1))
 
 

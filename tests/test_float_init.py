@@ -55,8 +55,9 @@ def test_init_from_a_checkpoint_directory_through_the_cli(tmp_path):
                                         str(tmp_path / "f")])
     assert compiled.exit_code == 0, compiled.output
     args = ["train", "--language", "L5", "--depth", "3", "--train-bin", "20:40", "--test-bins",
-            "41:80", "--n-train", "100", "--n-test", "20", "--epochs", "1", "--lr", "1e-4", "--device", "cpu",
-            "--no-progress", "--init-from", str(tmp_path / "f"), "-o", str(tmp_path / "run")]
+            "41:80", "--n-train", "100", "--n-test", "20", "--epochs", "1", "--lr", "1e-4",
+            "--device", "cpu", "--no-progress", "--init-from", str(tmp_path / "f"), "-o",
+            str(tmp_path / "run")]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "validation exact match: 1.0000" in result.output

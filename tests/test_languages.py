@@ -52,7 +52,8 @@ def runs(word: str) -> list[str]:
 def test_shipped_programs_equal_the_generated_text():
     for file_name, text in shipped_programs():
         path = PROGRAMS_DIR / file_name
-        assert path.exists(), f"{path} is missing: run crasp.languages.write_programs(\"crasp/programs\")"
+        assert path.exists(), (f"{path} is missing: run "
+                               "crasp.languages.write_programs(\"crasp/programs\")")
         assert path.read_text() == text, f"{path} differs from the generated program"
 
 

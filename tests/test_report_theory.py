@@ -1,5 +1,6 @@
 """The report says only what the data say: theory checks against proved bounds, selection on
-validation by default, seed counts, budget views, and theory lines only where a theorem gives one."""
+validation by default, seed counts, budget views, and theory lines only where a theorem gives
+one."""
 
 from __future__ import annotations
 

@@ -46,7 +46,8 @@ def test_every_fragile_count_is_in_the_second_editions_table():
 @pytest.mark.parametrize("family, leave_out", [("one-head", "L3"), ("four-head", "L3")])
 def test_distribution_survivals_are_quoted_as_computed(family, leave_out):
     lines = counts.distributions(str(SECOND / family), [leave_out])
-    found = {(line.split()[1].rstrip(":"), "without" in line): re.search(r"(\d+) of (\d+)", line).groups()
+    found = {(line.split()[1].rstrip(":"), "without" in line):
+             re.search(r"(\d+) of (\d+)", line).groups()
              for line in lines}
     skewed, extreme = found["351:400@skewed", False], found["351:400@extreme", False]
     assert skewed[1] == extreme[1]

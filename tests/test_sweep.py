@@ -148,7 +148,8 @@ def test_run_resume_after_kill_runs_only_missing_cells(tmp_path, monkeypatch):
     # Finished cells were not trained again; the killed cell resumed once.
     assert [fakes.calls(sweep.cell_dir(tmp_path, c)) for c in cells] == [1, 1, 1, 2, 1, 1, 1, 1]
     record = json.loads((sweep.cell_dir(tmp_path, cells[3]) / "cell.json").read_text())
-    assert record["index"] == 3 and record["overrides"] == {"language": "L3", "depth": 2, "posenc": "nope", "seed": 1, "threads": 1}
+    assert record["index"] == 3 and record["overrides"] == {
+        "language": "L3", "depth": 2, "posenc": "nope", "seed": 1, "threads": 1}
     # A third run does nothing.
     outcome = run_sweep(cells, tmp_path, train_fn=fake_train, progress=False)
     assert (outcome.already_done, outcome.ran) == (8, 0)

@@ -1,9 +1,9 @@
 """A fake trainer for the sweep and report tests (module-level, so spawned workers can import it).
 
-``fake_train`` writes a results.json through the trainer's own ``RunResults``, with an exact match on the
-longest bin of 1.0 when depth >= k - 2 for L_k (0.2 + 0.1 * seed below), and appends one line
-to ``calls.txt`` in the run directory per call. ``FAKE_SLEEP`` (seconds) slows it down, and
-``FAKE_FAIL`` (a language name) makes cells of that language raise.
+``fake_train`` writes a results.json through the trainer's own ``RunResults``, with an exact
+match on the longest bin of 1.0 when depth >= k - 2 for L_k (0.2 + 0.1 * seed below), and
+appends one line to ``calls.txt`` in the run directory per call. ``FAKE_SLEEP`` (seconds) slows
+it down, and ``FAKE_FAIL`` (a language name) makes cells of that language raise.
 """
 
 from __future__ import annotations

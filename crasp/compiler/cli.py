@@ -77,8 +77,9 @@ def compile_command(program_path, output, force, as_json, extra_alphabet, target
     """Compile PROG to the weights of an equivalent transformer in DIR.
 
     The model has one layer per counting level (exactly the program's depth), one head per
-    layer (plus one ALiBi head per distinct offset of a layer's local relations), and runs in the smallest fixed precision (p total bits, s fractional bits) for
-    which it agrees with the interpreter at every position of every input, at any length.
+    layer (plus one ALiBi head per distinct offset of a layer's local relations), and runs in
+    the smallest fixed precision (p total bits, s fractional bits) for which it agrees with the
+    interpreter at every position of every input, at any length.
 
     \b
       crasp compile examples/dyck1.crasp -o dyck1.model

@@ -73,7 +73,8 @@ def _describe(result: VerificationResult) -> str:
                 f"position of {result.checked_strings} strings: all strings up to length "
                 f"{result.exhaustive_length}{random}")
     tokens = result.counterexample or []
-    where = "at BOS (the empty input)" if result.position == -1 else f"at position {result.position}"
+    where = ("at BOS (the empty input)" if result.position == -1
+             else f"at position {result.position}")
     return (f"on the input {' '.join(tokens)!r} ({len(tokens)} tokens) {where}, the model "
             f"answers {result.got} but the decompiled program answers {result.expected}")
 

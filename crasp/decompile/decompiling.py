@@ -11,7 +11,8 @@ The program reads BOS-free counts, as C-RASP does, and answers at every position
 what the model decides there, the empty input (BOS) and tokens outside the vocabulary
 included; its depth is at most the number of layers (or 1, for a model without layers that
 tells BOS from an outside token), and equal to it unless the simplification proves that the
-answer needs fewer nested levels of counting. ``--verify`` checks this against the executor rather than assuming it.
+answer needs fewer nested levels of counting. ``--verify`` checks this against the executor
+rather than assuming it.
 Then, optionally, ``vocabulary`` (``--vocabulary-only``: exact on the strings of the model's
 own tokens only, shrunk for them) and ``readable`` (the same answers, minimized and named).
 """
@@ -130,8 +131,8 @@ def shorter(text: str, program: crasp.Program, budget: Budget, note: str = READA
 def format_decompile_summary(summary: dict) -> str:
     depth = f"depth        {summary['depth']}"
     if summary["depth"] < summary["layers"]:
-        depth += (f" (less than the {summary['layers']} layer{'s' * (summary['layers'] != 1)}: the answer provably needs "
-                  f"only {summary['depth']} nested levels of counting)")
+        depth += (f" (less than the {summary['layers']} layer{'s' * (summary['layers'] != 1)}: "
+                  f"the answer provably needs only {summary['depth']} nested levels of counting)")
     lines = [f"layers       {summary['layers']}",
              depth,
              f"definitions  {summary['definitions']} ({summary['comparisons']} comparisons)",

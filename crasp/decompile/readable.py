@@ -208,7 +208,8 @@ class _Reader:
         if not symbols or len(symbols) > WIDE_ATOMS:
             return formula
         self.budget.charge(minimization_units(len(symbols), len(symbols) <= MAX_ATOMS),
-                           "readable: minimization", f"minimizing a formula of {len(symbols)} atoms")
+                           "readable: minimization",
+                           f"minimizing a formula of {len(symbols)} atoms")
         impossible = self.impossible(symbols)
         if len(symbols) <= MAX_ATOMS:
             return boolalg.simplify_logic(formula, dontcare=impossible)
@@ -416,7 +417,8 @@ def readable_program(program: syntax.Program, budget: Budget | None = None) -> R
     final = syntax.Definition("answer", wide(writer, formula) if answer_name in reader.kept
                               else writer.expr(formula), syntax.BOOL)
     kept = tuple(_by_depth(writer.definitions)) + (final,)
-    return ReadableProgram(kept, [f"{d.name} = {format_expr(d.expr, group_mixed=True)}" for d in kept])
+    return ReadableProgram(kept, [f"{d.name} = {format_expr(d.expr, group_mixed=True)}"
+                                  for d in kept])
 
 
 def wide(writer: _Writer, formula: boolalg.Boolean) -> syntax.Expr:

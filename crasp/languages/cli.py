@@ -93,8 +93,8 @@ def languages_command(as_json):
               help="For a program: draw strings from NAME's generator instead of uniformly "
                    "over the program's alphabet.")
 @dialect_option
-def generate_command(language, bins, n, seed, output, force, fmt, train_bin, val_fraction, negatives,
-                     distinct, strings_from, dialect):
+def generate_command(language, bins, n, seed, output, force, fmt, train_bin, val_fraction,
+                     negatives, distinct, strings_from, dialect):
     """Write a length-binned dataset of NAME (or of the program PROG.crasp) with a manifest.
 
     \b

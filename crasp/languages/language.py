@@ -63,7 +63,8 @@ class StringDistribution:
 
 @dataclass(frozen=True)
 class ReferenceProgram:
-    """A C-RASP program for a language: a shipped file under ``crasp/programs/``, or text made in code.
+    """A C-RASP program for a language: a shipped file under ``crasp/programs/``, or text made
+    in code.
 
     Both are set for the L_k and E_k programs that ship (the tests check that the file equals
     the generated text); a file is read only when its text is needed.

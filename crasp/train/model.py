@@ -103,7 +103,8 @@ class Attention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.n_heads, width).transpose(1, 2)
 
-    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None,
+                                              torch.Tensor]:
         """q, k of shape (B, H, T, d_qk) before any positional rotation (None for ``dp-free``),
         and v of shape (B, H, T, d_h)."""
         v = self.split(self.v(x), self.head_dim)
@@ -125,7 +126,8 @@ class Attention(nn.Module):
                 q, k = rotary(q, k)
             if self.attention == "hardmax":
                 scores = q @ k.transpose(-1, -2) * self.scale
-                scores = scores + (mask if mask is not None else causal_bias(scores.new_zeros(1, T, T)))
+                scores = scores + (mask if mask is not None
+                                   else causal_bias(scores.new_zeros(1, T, T)))
                 out = self.attend(straight_through_hardmax(scores), v)
             else:
                 if fold:

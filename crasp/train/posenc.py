@@ -45,8 +45,10 @@ def _cached(cache: dict, key, make):
 
 # ---------------------------------------------------------------------------- RoPE
 
-def rope_angles(length: int, dims: int, base: float, device=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of shape (length, dims) for the half-split layout (frequencies repeated by cat)."""
+def rope_angles(length: int, dims: int, base: float,
+                device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of shape (length, dims) for the half-split layout (frequencies repeated by
+    cat)."""
     half = dims // 2
     inv = base ** (-torch.arange(half, dtype=torch.float64) * 2 / dims)
     angles = torch.arange(length, dtype=torch.float64)[:, None] * inv[None, :]
@@ -142,7 +144,8 @@ class ALiBi(nn.Module):
 def sinusoidal_table(length: int, d_model: int) -> torch.Tensor:
     """The (length, d_model) table of Vaswani et al. (sin on even, cos on odd dimensions)."""
     position = torch.arange(length, dtype=torch.float64)[:, None]
-    div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+    div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64)
+                    * (-math.log(10000.0) / d_model))
     table = torch.zeros(length, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(position * div)
     table[:, 1::2] = torch.cos(position * div)

@@ -78,7 +78,8 @@ def save_weights(path: Path, model: torch.nn.Module, metadata: dict[str, Any]) -
     """Write the model's weights (cloned, contiguous, CPU) as safetensors, atomically."""
     tensors = {name: value.detach().to("cpu", copy=True).contiguous()
                for name, value in model.state_dict().items()}
-    write_bytes_atomic(path, save(tensors, metadata={k: json.dumps(v) for k, v in metadata.items()}))
+    write_bytes_atomic(path, save(tensors,
+                                  metadata={k: json.dumps(v) for k, v in metadata.items()}))
 
 
 MAX_WEIGHTS_BYTES = 8 << 30

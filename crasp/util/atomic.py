@@ -20,7 +20,8 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.chmod(temporary, 0o666 & ~current_umask())  # mkstemp makes 0600; give the usual permissions
+        # mkstemp makes 0600; give the usual permissions
+        os.chmod(temporary, 0o666 & ~current_umask())
         with os.fdopen(handle, "wb") as file:
             file.write(data)
             file.flush()

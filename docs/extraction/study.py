@@ -1,6 +1,7 @@
 """The steps of docs/extraction.md after training, and the collection of their results.
 
-    python docs/extraction/study.py steps RUNS OUT     (resumable: a step whose report exists is skipped)
+    python docs/extraction/study.py steps RUNS OUT     (resumable: a step whose report exists
+                                                        is skipped)
     python docs/extraction/study.py collect RUNS OUT   (writes OUT/results.json)
 
 ``steps`` runs, for every finished run under RUNS/<language>/cells/ (ordered by depth, then
@@ -19,8 +20,9 @@ program (``equivalences``). Each command runs under a limit of
 CPU time (``CPU_LIMIT_S``: the readable-program pass that follows the decompilation is not
 charged to --max-states, and on this shared machine one run's pass took minutes), and its
 report, with the command line, exit status, CPU seconds, the limit and the outcome, goes to
-OUT/steps/<run>.json. A step stopped by a lower limit than today's is run again. ``collect`` joins those reports with each run's config.json and
-results.json into OUT/results.json, the one file docs/extraction/tables.py reads.
+OUT/steps/<run>.json. A step stopped by a lower limit than today's is run again. ``collect``
+joins those reports with each run's config.json and results.json into OUT/results.json, the
+one file docs/extraction/tables.py reads.
 """
 
 from __future__ import annotations

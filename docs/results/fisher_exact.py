@@ -36,7 +36,8 @@ def main() -> None:
         parser.add_argument(name, type=int)
     args = parser.parse_args()
     p = fisher_exact(args.m1, args.n1, args.m2, args.n2)
-    print(f"{args.m1} of {args.n1} against {args.m2} of {args.n2}: two-sided Fisher exact p = {p:.3g}")
+    print(f"{args.m1} of {args.n1} against {args.m2} of {args.n2}: "
+          f"two-sided Fisher exact p = {p:.3g}")
 
 
 if __name__ == "__main__":

@@ -66,7 +66,8 @@ def head_means(loaded: LoadedRun) -> torch.Tensor:
 
 def replacement(model, means: torch.Tensor | None, mode: str, layer: int, head: int,
                 like: torch.Tensor) -> torch.Tensor:
-    """What head ``head`` of ``layer`` outputs when ablated, broadcastable to ``like[..., slice]``."""
+    """What head ``head`` of ``layer`` outputs when ablated, broadcastable to
+    ``like[..., slice]``."""
     if mode == "zero":
         return torch.zeros((), dtype=like.dtype)
     return means[layer, head_slice(model, head)].to(like.dtype)
@@ -155,6 +156,6 @@ def pruning_curve(loaded: LoadedRun, means, scores: dict[Head, float]) -> list[d
     curve = []
     for removed in range(len(order) + 1):
         value = metrics_with(loaded, order[:removed], "mean", means, [longest])[longest.name]
-        curve.append({"heads_kept": len(order) - removed, "removed": [list(h) for h in order[:removed]],
-                      **value})
+        curve.append({"heads_kept": len(order) - removed,
+                      "removed": [list(h) for h in order[:removed]], **value})
     return curve

@@ -79,7 +79,8 @@ def analyze_ablations(loaded: LoadedRun, out: Path, progress: bool = False) -> d
         matrix = [[0.0] * len(labels) for _ in labels]
         for row in paths:
             matrix[row["layer"] * n_heads + row["source_head"]][
-                (row["layer"] + 1) * n_heads + row["target_head"]] = 100 * row["token_accuracy_drop"]
+                (row["layer"] + 1) * n_heads + row["target_head"]] = (
+                    100 * row["token_accuracy_drop"])
         outputs.write_figure(out / "paths.png", plots.heatmap(
             matrix, f"Path ablation (mean): token-accuracy drop on bin {longest.name}",
             "target head (reads the ablated stream)", "source head (ablated)",

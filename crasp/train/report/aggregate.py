@@ -84,8 +84,8 @@ def aggregate(cells: Sequence[CellResult], threshold: float = DEFAULT_THRESHOLD,
                                      for c in members))
         best.all_pass, best.majority_pass = any_all, any_majority
         table.setdefault(posenc, {}).setdefault(language, {})[depth] = best
-    return {p: {l: dict(sorted(d.items())) for l, d in sorted(langs.items(),
-                                                               key=lambda i: language_sort_key(i[0]))}
+    return {p: {l: dict(sorted(d.items()))
+                for l, d in sorted(langs.items(), key=lambda i: language_sort_key(i[0]))}
             for p, langs in sorted(table.items(), key=lambda i: posenc_sort_key(i[0]))}
 
 

@@ -179,7 +179,8 @@ def markdown_table(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]]
             cells.append(f"**{text}**" if entry.all_pass else text)
         bin_name = next(iter(by_depth.values())).bin if by_depth else None
         lines.append(f"| {language} | {bound_cell(depth_bound(language, posenc))} | "
-                     + " | ".join(cells) + f" | {_compiled_cell(compiled.get(language), bin_name)} |")
+                     + " | ".join(cells)
+                     + f" | {_compiled_cell(compiled.get(language), bin_name)} |")
     hypers = [a.hyper for ds in languages.values() for a in ds.values()]
     varying = sorted({k for h in hypers for k in h
                       if len({canonical_json(x.get(k)) for x in hypers}) > 1})

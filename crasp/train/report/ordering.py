@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 
-POSENC_NAMES = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi", "t5": "T5 bias", "rpe-log": "log RPE",
-                "rpe-lin": "linear RPE"}
+POSENC_NAMES = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi", "t5": "T5 bias",
+                "rpe-log": "log RPE", "rpe-lin": "linear RPE"}
 
 
 def language_sort_key(name: str) -> tuple:

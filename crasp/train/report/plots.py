@@ -48,7 +48,8 @@ def heatmap_png(posenc: str, languages: Mapping[str, Mapping[int, Aggregate]],
             if entry is not None:
                 grid[r, c], stds[r, c] = entry.mean, entry.std
                 passing[r, c] = f"{sum(v >= threshold for v in entry.values)}/{entry.n}"
-    figure = Figure(figsize=(1.0 + 0.85 * max(len(depths), 2) + 1.6, 1.3 + 0.55 * max(len(names), 2)))
+    figure = Figure(figsize=(1.0 + 0.85 * max(len(depths), 2) + 1.6,
+                             1.3 + 0.55 * max(len(names), 2)))
     axes = figure.add_subplot()
     cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
     image = axes.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0,

@@ -68,5 +68,6 @@ def summary_text(line: Mapping) -> str:
             f"theory: {_bound_text(line.get('theory_bound'))}; "
             f"compiled program: {_compiled_text(line)}")
     if line["fails_above_smallest"]:
-        text += f"; not monotone (fails again at depth {', '.join(map(str, line['fails_above_smallest']))})"
+        text += ("; not monotone (fails again at depth "
+                 f"{', '.join(map(str, line['fails_above_smallest']))})")
     return text

@@ -58,7 +58,8 @@ def parse_int_range(text: str, what: str = "--depths") -> list[int]:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``"3"`` -> seeds 0, 1, 2 (a count); ``"5:7"`` -> 5, 6, 7; ``"0,4"`` -> 0, 4; ``"5,"`` -> 5."""
+    """``"3"`` -> seeds 0, 1, 2 (a count); ``"5:7"`` -> 5, 6, 7; ``"0,4"`` -> 0, 4;
+    ``"5,"`` -> 5."""
     text = text.strip()
     if re.fullmatch(r"\d+", text):
         count = int(text)
@@ -154,7 +155,8 @@ def parse_grid(entries: Sequence[str], config_cls: type | None = None) -> dict[s
                 try:
                     values.append(parse_value(value_text, annotation))
                 except (ValueError, TypeError) as error:
-                    raise CraspError(f"--grid {key}: cannot parse {value_text!r}: {error}") from None
+                    raise CraspError(
+                        f"--grid {key}: cannot parse {value_text!r}: {error}") from None
             if not values:
                 raise CraspError(f"--grid: no values for {key!r}")
             grid[key] = _unique(values)
