@@ -38,6 +38,7 @@ import crasp
 
 PACKAGE = Path(crasp.__file__).parent
 MAX_LINES = 450
+MAX_COLUMNS = 100
 
 LAYERS = ["errors", "util", "core", "languages", "verify", "compiler", "decompile", "model class",
           "realize", "train", "models", "export", "zoo", "commands"]
@@ -214,6 +215,19 @@ def test_the_core_and_the_utilities_never_import_torch():
 def test_no_module_is_over_the_line_limit(module):
     path = SOURCES[module][0]
     assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES, path
+
+
+def test_no_line_is_wider_than_the_limit():
+    """Every line of the package's modules and of the Python files beside it (tests,
+    benchmarks, the scripts under docs/) has at most ``MAX_COLUMNS`` characters."""
+    checkout = Path(__file__).resolve().parents[1]
+    files = [path for path, *_ in SOURCES.values()] + [
+        path for folder in ("tests", "benchmarks", "docs") for path in
+        sorted((checkout / folder).rglob("*.py"))]
+    wide = [f"{path}:{number}" for path in files
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if len(line) > MAX_COLUMNS]
+    assert len(files) > 300 and not wide, wide
 
 
 def test_the_layers_are_what_the_file_list_shows():
