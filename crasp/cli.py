@@ -47,8 +47,7 @@ LAZY_COMMANDS = {  # name -> (module:attribute, one-line help shown without impo
               "Train a causal transformer of a chosen depth on a language."),
     "sweep": ("crasp.train.sweep.cli:sweep_command",
               "Run a grid of training runs (depth x language x encoding x seed)."),
-    "report": ("crasp.train.report.cli:report_command",
-               "Tabulate and plot a sweep directory."),
+    "report": ("crasp.train.report.cli:report_command", "Tabulate and plot a sweep directory."),
     "export": ("crasp.export.cli:export_command",
                "Write a model as an ONNX graph, for TransformerLens or Hugging Face."),
     "zoo": ("crasp.zoo.cli:zoo_command",
@@ -395,8 +394,8 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
             verdict = "within" if result["within_budget"] else "EXCEEDS"
             click.echo(f"budget: depth {report.depth} {verdict} the budget of {max_depth}")
         if verification is not None:
-            click.echo(("verified: " if verification.ok else "MISMATCH: ")
-                       + verification.describe())
+            status = "verified" if verification.ok else "MISMATCH"
+            click.echo(f"{status}: {verification.describe()}")
     sys.exit(1 if failed else 0)
 
 

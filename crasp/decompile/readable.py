@@ -23,15 +23,14 @@ every answer at every position (and at BOS) and the depth:
   its own definition (its users read it as one atom), as SymPy builds it. Each distinct
   formula is minimized once, each minimization charged to the work budget before it runs
   (``budget.minimization_units``).
-* **Writing.** Only the count bodies and the answer get definitions (and, in a formula too
-  wide to minimize, each comparison: ``cmpN``); every other formula is inlined where it is
-  used. A definition is named after what it computes where that is
-  recognizable: ``x_after_y`` for "x" && #y >= 1, ``x_before_y`` for "x" && #y == 0 (y a
-  token or an earlier definition), ``x_or_y`` for "x" || "y", the
-  name ``write_program`` took from the model's residual labels when the body equals that
-  definition, ``Lk_pN`` otherwise. A conjunction of sum >= b and sum <= b is written
-  sum == b, a disjunction of sum > b and sum < b is written sum != b, and every operand of
-  && that is an || (and of || that is an &&) is parenthesized.
+* **Writing.** Only the count bodies and the answer get definitions (and, in a formula too wide
+  to minimize, each comparison: ``cmpN``); every other formula is inlined where it is used. A
+  definition is named after what it computes where that is recognizable: ``x_after_y`` for "x"
+  && #y >= 1, ``x_before_y`` for "x" && #y == 0 (y a token or an earlier definition), ``x_or_y``
+  for "x" || "y", the name ``write_program`` took from the model's residual labels when the body
+  equals that definition, ``Lk_pN`` otherwise. A conjunction of sum >= b and sum <= b is written
+  sum == b, a disjunction of sum > b and sum < b is written sum != b, and every operand of &&
+  that is an || (and of || that is an &&) is parenthesized.
 
 ``readable_program`` returns the rewritten text and program; the driver keeps it only if it
 is not longer (in definition lines) than the input.
@@ -207,9 +206,8 @@ class _Reader:
         symbols = sorted(formula.free_symbols, key=str)
         if not symbols or len(symbols) > WIDE_ATOMS:
             return formula
-        self.budget.charge(minimization_units(len(symbols), len(symbols) <= MAX_ATOMS),
-                           "readable: minimization",
-                           f"minimizing a formula of {len(symbols)} atoms")
+        self.budget.charge(minimization_units(size := len(symbols), size <= MAX_ATOMS),
+                           "readable: minimization", f"minimizing a formula of {size} atoms")
         impossible = self.impossible(symbols)
         if len(symbols) <= MAX_ATOMS:
             return boolalg.simplify_logic(formula, dontcare=impossible)
