@@ -227,7 +227,7 @@ def test_no_line_is_wider_than_the_limit():
     wide = [f"{path}:{number}" for path in files
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
             if len(line) > MAX_COLUMNS]
-    assert len(files) > 300 and not wide, wide
+    assert Path(__file__).resolve() in files and not wide, wide
 
 
 def test_the_layers_are_what_the_file_list_shows():
