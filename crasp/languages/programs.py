@@ -25,7 +25,8 @@ from crasp.languages.blocks import block_letters, blocks_prediction_depth, neutr
 SHIPPED_RECOGNITION = range(1, 7)
 """k of the shipped files programs/L{k}.crasp and programs/E{k}.crasp."""
 SHIPPED_PREDICTION = range(3, 9)
-"""k of the shipped files programs/L{k}_predict.crasp and programs/E{k}_predict.crasp."""
+"""k of the shipped files programs/L{k}_predict.crasp and programs/E{k}_predict.crasp, and of
+their domains programs/L{k}_prefixes.crasp and programs/E{k}_prefixes.crasp."""
 
 
 def program_path(file_name: str) -> Path:
@@ -146,6 +147,46 @@ def _neutral_prediction(k: int) -> str:
     return "\n".join(header + [_alphabet_line(True), *chain, answer]) + "\n"
 
 
+def prefixes_program(k: int, neutral: bool = False) -> str:
+    """The program that accepts exactly the nonempty prefixes of the strings of L_k (of E_k
+    when ``neutral``): the strings on which its prediction task is specified (Knee-Deep,
+    def:prediction_task: every prefix w[1..i], 1 <= i <= |w|, of a string w of the language).
+    For ``crasp equiv --domain``: a program that solves the task is one equivalent to the
+    language's program on these strings.
+
+    Derivation. A nonempty string over {a, b} is a prefix of a string of L_k iff it starts
+    with a and has j <= k blocks (append the letters of the missing blocks); a string that
+    starts with a has j >= k + 1 blocks iff it contains b a b ... of length k as a
+    subsequence, B_k. A nonempty string of a and b starts with a iff no b comes before its
+    first a (a b with #"a" == 0 there). Over {a, b, e}, the same holds of the e-deleted
+    string, which may be empty ("e" is a prefix of "e a ..."), and the pattern tests skip e.
+    Any other token occurs in no string of the language (``other``). The empty input, which
+    the task does not specify, is excluded by ``#true >= 1`` (at BOS every count is 0). Every
+    conjunct, once false, stays false, so the program is prefix-closed as
+    ``crasp.verify.closure`` recognizes it. Depth max(k, 2)."""
+    name, letters = (f"E{k}", ("a", "b", "e")) if neutral else (f"L{k}", ("a", "b"))
+    deleted, empty = (", e deleted," if neutral else "", "is empty or " if neutral else "")
+    header = [
+        f"// language: the nonempty prefixes of the strings of {name[0]}_{k}, where its "
+        "prediction task is specified",
+        f"// depth: {max(k, 2)}",
+        f"// A prefix of a string of {name[0]}_{k}{deleted} {empty}starts with a and has "
+        f"j <= {k} blocks;",
+        f"// it contains b a b ... ({k} letters) iff j >= {k + 1}. For crasp equiv --domain: "
+        "a program",
+        f"// solves the prediction task iff it is equivalent to {name}_predict.crasp on these "
+        "strings.",
+    ]
+    body = [
+        _alphabet_line(neutral),
+        "other = !(" + " || ".join(f'"{letter}"' for letter in letters) + ")",
+        'b_first = "b" && #"a" == 0',
+        *_chain("B", "b", k),
+        f"{name}_prefix = #true >= 1 && #other == 0 && #b_first == 0 && !(#B{k} >= 1)",
+    ]
+    return "\n".join(header + body) + "\n"
+
+
 def shipped_programs() -> Iterable[tuple[str, str]]:
     """(file name, text) of every shipped L_k and E_k program."""
     for neutral, family in ((False, "L"), (True, "E")):
@@ -153,6 +194,7 @@ def shipped_programs() -> Iterable[tuple[str, str]]:
             yield f"{family}{k}.crasp", recognition_program(k, neutral)
         for k in SHIPPED_PREDICTION:
             yield f"{family}{k}_predict.crasp", prediction_program(k, neutral)
+            yield f"{family}{k}_prefixes.crasp", prefixes_program(k, neutral)
 
 
 def write_programs(directory: str | Path, families: str = "LE") -> list[Path]:

@@ -45,8 +45,8 @@ benchmarks/bench_verify_deepen.py ``--part kept``."""
 
 
 class _Unrolling:
-    """Both programs unrolled over a symbolic string that grows one token per ``advance``,
-    on one solver, with the second program's definitions swept (``_Sweeper``)."""
+    """Both programs (and the domain) unrolled over a symbolic string that grows one token per
+    ``advance``, on one solver, with the second program's definitions swept (``_Sweeper``)."""
 
     def __init__(self, question: Question, alphabet: tuple[str, ...], max_length: int,
                  limit: TimeLimit, relations: bool = True, second_round: bool = False,
@@ -56,20 +56,22 @@ class _Unrolling:
         self.solver = z.Solver()
         table = CountTable(self.solver)
         self.encoders = [ProgramEncoder(program, alphabet, table)
-                         for program in question.programs]
+                         for program in question.evaluated]
         self.bos = [encoder.bos() for encoder in self.encoders]
-        pairs = candidate_pairs(*question.programs, alphabet, max_length, limit) \
+        within = question.assumed_domain
+        pairs = candidate_pairs(*question.programs, alphabet, max_length, limit, within) \
             if len(question.programs) == 2 else []
         # a pair must hold at BOS too (all its terms are constants there)
         pairs = [(a, b) for a, b in pairs
                  if z.is_true(z.simplify(self.bos[0][a] == self.bos[1][b]))]
-        guessed = relations and (len(self.encoders) == 2 or second_round)
+        guessed = relations and (len(question.programs) == 2 or second_round)
         if held is not None:   # what an earlier search up to max_length or more proved
             known = held.known(max_length)
             self.lemmas = Lemmas(z, self.solver, limit, self.encoders, list(known), known)
         else:
             self.lemmas = Lemmas(z, self.solver, limit, self.encoders, candidate_relations(
-                question.programs, alphabet, max_length, wider=second_round, limit=limit)
+                question.evaluated, alphabet, max_length, wider=second_round, limit=limit,
+                within=within)
                 if guessed else [])
         self.sweeper = _Sweeper(z, self.solver, pairs, limit, self.lemmas.prove) \
             if pairs else None
@@ -78,7 +80,7 @@ class _Unrolling:
 
     def violation_at_bos(self):
         return self.question.violation([values[p.answer.name]
-                                        for values, p in zip(self.bos, self.question.programs)])
+                                        for values, p in zip(self.bos, self.question.evaluated)])
 
     def advance(self):
         """The violation at the next position (whose token is added to the string)."""
@@ -88,14 +90,22 @@ class _Unrolling:
         self.solver.add(exactly_one)
         counts = self.parikh.advance(bits)
         self.lemmas.start(position, counts, bits, exactly_one)
-        values = [self.encoders[0].step(bits, position, counts)]
+        values: list = [None] * len(self.encoders)
+        values[0] = self.encoders[0].step(bits, position, counts)
         if self.sweeper is not None:
             self.sweeper.first, self.sweeper.token_constraint = values[0], exactly_one
-        values += [encoder.step(bits, position, counts, self.sweeper)
-                   for encoder in self.encoders[1:]]
+        # an assumed domain first (the sweeper's proofs below assume it here too); only the
+        # second program's definitions have partners (the domain's never do)
+        last = len(self.encoders) - 1
+        for index in ([last] if self.question.prefix_closed else []) + list(range(1, last + 1)):
+            if values[index] is None:
+                values[index] = self.encoders[index].step(bits, position, counts,
+                                                          self.sweeper if index == 1 else None)
+            if index == last and self.question.prefix_closed:
+                self.solver.add(values[last][self.question.domain.answer.name])
         self.lemmas.prove()
         return self.question.violation([value[p.answer.name]
-                                        for value, p in zip(values, self.question.programs)])
+                                        for value, p in zip(values, self.question.evaluated)])
 
 
 def first_violation(question: Question, alphabet: tuple[str, ...], max_length: int,
@@ -164,7 +174,8 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
                            held=None if second_round else held)
     z, solver = unrolling.z, unrolling.solver
     nodes = [unrolled_counts(program) for program in question.programs]
-    bodies = [] if single else body_pairs(*question.programs, alphabet, length, limit)
+    bodies = [] if single else body_pairs(*question.programs, alphabet, length, limit,
+                                          question.assumed_domain)
     for _ in range(length):
         unrolling.advance()
         kept = []

@@ -24,8 +24,8 @@ DEFAULT_MAX_LENGTH = 20
 
 
 def question_options(command):
-    """--max-length, --alphabet, --method, --unbounded, --deepen, --timeout, --json (shared by
-    equiv and check)."""
+    """--max-length, --alphabet, --domain, --method, --unbounded, --deepen, --timeout, --json
+    (shared by equiv and check)."""
     for option in reversed([
         click.option("--max-length", type=click.IntRange(min=0), default=DEFAULT_MAX_LENGTH,
                      show_default=True, metavar="N",
@@ -34,6 +34,12 @@ def question_options(command):
         click.option("--alphabet", "alphabet", multiple=True,
                      help="The tokens strings are made of (space-separated; default: every "
                           "token the programs mention plus one foreign token)."),
+        click.option("--domain", metavar="PROG",
+                     help="Ask only about the strings program PROG accepts (at each position, "
+                          "the prefix up to it), for example the prefixes of a language's "
+                          "strings, where its prediction task says what to answer "
+                          "(crasp ships them: L<k>_prefixes.crasp, E<k>_prefixes.crasp, "
+                          "3 ≤ k ≤ 8)."),
         click.option("--method", type=click.Choice(METHODS, case_sensitive=False),
                      default="auto", show_default=True,
                      help="smt: z3 on a linear integer arithmetic encoding; enumerate: the "
@@ -59,10 +65,15 @@ def question_options(command):
     return command
 
 
-def _load(paths: list[str], dialect: str) -> list[syntax.Program]:
-    if sum(path == STDIN_NAME for path in paths) > 1:
+def _ask(kind: str, paths: list[str], labels: tuple[str, ...], domain: str | None,
+         dialect: str) -> Question:
+    """The question about the programs at ``paths`` (and the domain's), each read once."""
+    every = paths + ([domain] if domain is not None else [])
+    if sum(path == STDIN_NAME for path in every) > 1:
         raise click.UsageError("only one program can be read from stdin (-)")
-    return [load_program_argument(path, dialect=dialect) for path in paths]
+    programs = [load_program_argument(path, dialect=dialect) for path in every]
+    return Question(kind, tuple(programs[:len(paths)]), labels,
+                    programs[-1] if domain is not None else None)
 
 
 def _answer(question: Question, max_length, alphabet, method, unbounded, deepen, timeout,
@@ -78,23 +89,23 @@ def _answer(question: Question, max_length, alphabet, method, unbounded, deepen,
 @click.argument("second", metavar="B")
 @question_options
 @dialect_option
-def equiv_command(first, second, max_length, alphabet, method, unbounded, deepen, timeout,
-                  as_json_flag, dialect):
+def equiv_command(first, second, max_length, alphabet, domain, method, unbounded, deepen,
+                  timeout, as_json_flag, dialect):
     """Decide whether programs A and B give the same answer at every position of every
     string up to length N (and, with --unbounded, of every length).
 
     \b
       crasp equiv examples/majority.crasp rewritten.crasp --max-length 30
       crasp equiv A.crasp B.crasp --unbounded --alphabet "a b"
+      crasp equiv model.crasp examples/L5_predict.crasp --domain examples/L5_prefixes.crasp
 
     Exit status 0: equivalent for every string of length ≤ N (or proved); 1: a shortest
     counterexample (the string, its last position, both answers and the first definitions
     that differ); 3: unknown (--unbounded could not decide, or --timeout ran out); 2: an
-    error.
+    error. With --domain, only the strings that the --domain program accepts are compared.
     """
-    programs = _load([first, second], dialect)
-    _answer(Question("equivalent", tuple(programs), ("A", "B")), max_length, alphabet, method,
-            unbounded, deepen, timeout, as_json_flag)
+    question = _ask("equivalent", [first, second], ("A", "B"), domain, dialect)
+    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag)
 
 
 @click.command("check")
@@ -106,7 +117,7 @@ def equiv_command(first, second, max_length, alphabet, method, unbounded, deepen
               help="Does PROG accept every string that program OTHER accepts?")
 @question_options
 @dialect_option
-def check_command(program_path, kind, other, max_length, alphabet, method, unbounded,
+def check_command(program_path, kind, other, max_length, alphabet, domain, method, unbounded,
                   deepen, timeout, as_json_flag, dialect):
     """Decide a question about PROG's language (the strings it accepts: its answer at their
     last position) for every string up to length N, with a witness string when the answer
@@ -118,14 +129,14 @@ def check_command(program_path, kind, other, max_length, alphabet, method, unbou
       crasp check examples/majority.crasp --includes examples/L1.crasp --unbounded
 
     Exit status 0: yes; 1: no (with a shortest witness); 3: unknown (--unbounded could not
-    decide, or --timeout ran out); 2: an error.
+    decide, or --timeout ran out); 2: an error. With --domain, the question is asked of the
+    strings that the --domain program accepts (--universal: does PROG accept every one of
+    them).
     """
     if (kind is None) == (other is None):
         raise click.UsageError("give exactly one of --empty, --universal, --includes OTHER")
     paths = [program_path] + ([other] if other is not None else [])
-    programs = _load(paths, dialect)
-    question = Question(kind or "includes", tuple(programs),
-                        ("PROG", "OTHER")[:len(programs)])
+    question = _ask(kind or "includes", paths, ("PROG", "OTHER")[:len(paths)], domain, dialect)
     _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag)
 
 

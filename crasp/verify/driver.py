@@ -27,11 +27,13 @@ undecided solver call is never taken for either.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
 from crasp.errors import CraspError
 from crasp.verify import enumeration
+from crasp.verify.closure import is_prefix_closed
 from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet
@@ -123,7 +125,11 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     if alphabet is not None:
         alphabet = chosen_alphabet(tuple(alphabet))
     else:
-        alphabet, foreign = default_alphabet(question.programs)
+        alphabet, foreign = default_alphabet(question.evaluated)
+    # recognized here, never taken from the caller: assuming a domain that is not
+    # prefix-closed would miss violations
+    question = dataclasses.replace(question, prefix_closed=question.domain is not None
+                                   and is_prefix_closed(question.domain))
     strings = enumeration.strings_of_length(len(alphabet), max_length)
     prefix = 0
     if method == "auto":

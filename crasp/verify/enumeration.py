@@ -55,7 +55,7 @@ def first_violation(question: Question, alphabet: tuple[str, ...], max_length: i
     size = len(alphabet)
     total = strings_of_length(size, max_length)
     # token index -> each program's own id for it (its alphabet index, or "not in alphabet")
-    indices = [{token: i for i, token in enumerate(p.alphabet)} for p in question.programs]
+    indices = [{token: i for i, token in enumerate(p.alphabet)} for p in question.evaluated]
     maps = [np.array([index.get(t, len(index)) for t in alphabet], dtype=np.int64)
             for index in indices]
     best: tuple[int, int] | None = None   # (position column, row)
@@ -67,7 +67,7 @@ def first_violation(question: Question, alphabet: tuple[str, ...], max_length: i
         rows = token_rows(start, stop, size, max_length)
         lengths = np.full(stop - start, max_length, dtype=np.int64)
         answers = []
-        for program, ids in zip(question.programs, maps):
+        for program, ids in zip(question.evaluated, maps):
             encoded = np.concatenate([np.full((stop - start, 1), BOS_ID), ids[rows]], axis=1)
             evaluation = evaluate_encoded(program, EncodedBatch(encoded, lengths))
             answers.append(np.asarray(evaluation.columns[program.answer.name], dtype=bool))

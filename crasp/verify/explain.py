@@ -61,10 +61,11 @@ def confirm(question: Question, tokens: tuple[str, ...]) -> Counterexample:
     """The counterexample on ``tokens``, after checking with the interpreter that the question
     is violated at its last position (a ``CraspError`` if not: a search reported a string
     that the interpreter does not confirm, which would be a bug in crasp)."""
-    evaluations = [interpret.evaluate(program, [list(tokens)]) for program in question.programs]
+    evaluations = [interpret.evaluate(program, [list(tokens)])
+                   for program in question.evaluated]
     length = len(tokens)
     answers = [np.array([bool(e.columns[p.answer.name][0, length])])
-               for e, p in zip(evaluations, question.programs)]
+               for e, p in zip(evaluations, question.evaluated)]
     if not question.violation(answers)[0]:
         raise CraspError(f"internal error: the string {list(tokens)} found by the search does "
                          "not violate the question when the interpreter runs it; please report")
@@ -95,5 +96,5 @@ def is_violated(question: Question, tokens: tuple[str, ...]) -> bool:
     """Whether the interpreter finds the question violated at the last position of
     ``tokens``."""
     answers = [np.array([bool(interpret.evaluate(p, [list(tokens)]).accept[0])])
-               for p in question.programs]
+               for p in question.evaluated]
     return bool(question.violation(answers)[0])

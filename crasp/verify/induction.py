@@ -94,7 +94,7 @@ class InductionResult:
 
 def is_exact(question: Question) -> bool:
     """Whether every count of every program depends on the token alone (see the docstring)."""
-    for program in question.programs:
+    for program in question.evaluated:
         pure = token_only_definitions(program)
         if any(isinstance(node, syntax.PositionTest)
                for d in program.definitions for node in syntax.walk(d.expr)):
@@ -118,18 +118,18 @@ class _Window:
         self.counts = ParikhCounts(solver, self.parikh, self.start, "m")
         self.encoders = []
         table = CountTable(solver)
-        self.unrolled = [unrolled_counts(program) for program in question.programs]
+        self.unrolled = [unrolled_counts(program) for program in question.evaluated]
         # the second program's counts that start equal to one of the first program's: those
         # whose bodies are paired, or that count paired definitions
         same: dict[int, int] = {j: i for kind, i, j in pairs if kind == "count"}
         partner = {other: name for kind, name, other in pairs if kind == "definition"}
         counting = {node.body.name: i for i, node in enumerate(self.unrolled[0])
                     if isinstance(node.body, syntax.Ref)}
-        for j, node in enumerate(self.unrolled[1] if len(self.unrolled) == 2 else ()):
+        for j, node in enumerate(self.unrolled[1] if len(question.programs) == 2 else ()):
             if isinstance(node.body, syntax.Ref) and partner.get(node.body.name) in counting:
                 same.setdefault(j, counting[partner[node.body.name]])
         first: list = []
-        for index, program in enumerate(question.programs):
+        for index, program in enumerate(question.evaluated):
             start: dict[int, object] = {}
             for number, node in enumerate(self.unrolled[index]):
                 if index == 1 and number in same:
@@ -205,8 +205,10 @@ def _steps(question: Question, alphabet: tuple[str, ...], max_k: int, pairs: lis
         solver.add(exactly_one)
         counts = window.counts.advance(bits)
         values = [encoder.step(bits, window.start + k, counts) for encoder in window.encoders]
+        if question.prefix_closed:   # it holds where a violation is, so at the window's start
+            solver.add(values[-1][question.domain.answer.name])
         violated = question.violation([value[program.answer.name]
-                                       for value, program in zip(values, question.programs)])
+                                       for value, program in zip(values, question.evaluated)])
         equal = window.equalities(values, pairs)
         step = f"the induction step of depth {k}"
         if _unsatisfiable(z, solver, z.Or(violated, z.Not(z.And(equal))), limit, step):

@@ -9,6 +9,14 @@ Every question is "does the violation hold at no position of any string?":
 * ``empty`` (PROG): PROG answers True.
 * ``universal`` (PROG): PROG answers False.
 
+With a *domain* (a third program, D), each violation counts only where D answers True: the
+question is asked of the strings D accepts. D's answer at position i is its acceptance of the
+prefix of length i + 1, so "no violation at a position where D holds" is "no violation on any
+string D accepts", with the same per-position reading as below. A prediction task is specified
+only on the prefixes of a language's strings (Knee-Deep, def:prediction_task); with those
+prefixes as D (``L<k>_prefixes.crasp`` among the programs crasp ships), a program is compared
+with another only where the task says what to answer.
+
 Why positions and acceptance agree: a program's value at position i depends only on the tokens
 up to i (every count is a prefix count), and a string's answer is the answer at its last
 position (at BOS for the empty string; docs/language.md). So the answers at the positions of a
@@ -31,21 +39,42 @@ from crasp.errors import CraspError
 
 QUESTIONS = ("equivalent", "includes", "empty", "universal")
 
+DOMAIN_LABEL = "DOMAIN"
 FOREIGN_CANDIDATES = ("?", "_", "~", "$", "%", "other")
 
 
 @dataclass(frozen=True)
 class Question:
-    """``kind`` (one of QUESTIONS) about ``programs`` (two for equivalent and includes)."""
+    """``kind`` (one of QUESTIONS) about ``programs`` (two for equivalent and includes), asked
+    of the strings ``domain`` accepts (None: of every string)."""
 
     kind: str
     programs: tuple[syntax.Program, ...]
     labels: tuple[str, ...]
+    domain: syntax.Program | None = None
+    prefix_closed: bool = False
+    """The domain is prefix-closed (``crasp.verify.closure``): the searches assume it at every
+    position they unroll. ``driver.decide`` sets it from the domain, whatever it was given."""
+
+    @property
+    def assumed_domain(self) -> syntax.Program | None:
+        """The domain the searches may assume everywhere (and sample within), if any."""
+        return self.domain if self.prefix_closed else None
+
+    @property
+    def evaluated(self) -> tuple[syntax.Program, ...]:
+        """Every program a search runs: ``programs``, then the domain if there is one."""
+        return self.programs + ((self.domain,) if self.domain is not None else ())
+
+    @property
+    def evaluated_labels(self) -> tuple[str, ...]:
+        return self.labels + ((DOMAIN_LABEL,) if self.domain is not None else ())
 
     def violation(self, answers: list) -> object:
-        """The violation over the programs' answers at one position, for z3 terms or for
-        numpy Boolean arrays alike (only ``^ & ~`` are used)."""
-        return _VIOLATIONS[self.kind](answers)
+        """The violation over the answers of ``evaluated`` at one position, for z3 terms or
+        for numpy Boolean arrays alike (only ``^ & ~`` are used)."""
+        violated = _VIOLATIONS[self.kind](answers[:len(self.programs)])
+        return violated & answers[-1] if self.domain is not None else violated
 
 
 _VIOLATIONS: dict[str, Callable[[list], object]] = {

@@ -110,9 +110,10 @@ def _with_counts(program: syntax.Program) -> syntax.Program:
 
 
 def _sample_matrix(programs: tuple[syntax.Program, ...], alphabet: tuple[str, ...],
-                   max_length: int, limit: TimeLimit = UNLIMITED) -> np.ndarray:
+                   max_length: int, limit: TimeLimit = UNLIMITED,
+                   within: syntax.Program | None = None) -> np.ndarray:
     """One row per sampled position (BOS included): the counts' values, then n_s."""
-    return value_matrix(programs, alphabet, samples(alphabet, max_length), limit)
+    return value_matrix(programs, alphabet, samples(alphabet, max_length, within), limit)
 
 
 def value_matrix(programs: tuple[syntax.Program, ...], alphabet: tuple[str, ...],
@@ -204,14 +205,15 @@ def null_space(matrix: np.ndarray) -> list[Relation]:
 
 
 def candidate_relations(programs: tuple[syntax.Program, ...], alphabet: tuple[str, ...],
-                        max_length: int, wider: bool = False, limit: TimeLimit = UNLIMITED
-                        ) -> list[LinearRelation]:
+                        max_length: int, wider: bool = False, limit: TimeLimit = UNLIMITED,
+                        within: syntax.Program | None = None) -> list[LinearRelation]:
     """The relations between the programs' unrolled counts and the Parikh counts that hold
     at every sampled position: the equations r . v = 0 (an integer basis of them), then the
     inequalities of ``crasp.verify.bounds`` (its ``wider`` templates too with ``wider``), at
     most ``bounds.MAX_INEQUALITIES`` of them. No equation beyond ``MAX_COLUMNS`` columns.
-    ``Undecided`` when ``limit`` runs out first (checked between the steps)."""
-    rows = distinct_rows(_sample_matrix(programs, alphabet, max_length, limit))
+    ``Undecided`` when ``limit`` runs out first (checked between the steps). ``within``: a
+    prefix-closed domain the searches assume (``sweep.samples``)."""
+    rows = distinct_rows(_sample_matrix(programs, alphabet, max_length, limit, within))
     limit.expire("simulation was guessing equations between counts")
     equations = null_space(rows) if rows.shape[1] <= MAX_COLUMNS else []
     limit.expire("simulation was guessing inequalities between counts")

@@ -38,22 +38,29 @@ def _alphabet_line(verdict: Verdict) -> str:
     return line
 
 
+def _within(verdict: Verdict) -> str:
+    """What restricts the strings: " that DOMAIN accepts", or nothing."""
+    domain = verdict.question.domain
+    return f" that {domain.filename} accepts" if domain is not None else ""
+
+
 def format_text(verdict: Verdict) -> str:
     names = _names(verdict)
-    kind, n = verdict.question.kind, verdict.max_length
+    kind, n, within = verdict.question.kind, verdict.max_length, _within(verdict)
     method = ("z3 (linear integer arithmetic)" if verdict.method == "smt"
               else "enumeration (the interpreter on every string)")
     lines = []
     if verdict.outcome == "holds":
-        lines.append(_YES[kind].format(**names) + f" for every string of length ≤ {n}")
+        lines.append(_YES[kind].format(**names) + f" for every string of length ≤ {n}"
+                     + within)
     elif verdict.outcome == "proved":
         k = verdict.induction.k
         lines.append("proved: " + _YES[kind].format(**names) + " for every string of every "
-                     f"length (k-induction with k = {k}; base case: lengths ≤ {n})")
+                     f"length{within} (k-induction with k = {k}; base case: lengths ≤ {n})")
     elif verdict.outcome == "unknown":
         known = verdict.decided_length
         lines.append("unknown: " + (f"{_YES[kind].format(**names)} for every string of length "
-                                    f"≤ {known}, but " if known is not None else "")
+                                    f"≤ {known}{within}, but " if known is not None else "")
                      + f"{verdict.reason} (see docs/verification.md)")
     else:
         lines += _counterexample_lines(verdict, names)
@@ -71,8 +78,8 @@ def _counterexample_lines(verdict: Verdict, names: dict[str, str]) -> list[str]:
              else f"{noun} (none has length ≤ {verdict.max_length})")
     lines = [_NO[verdict.question.kind].format(**names),
              f"{which}: {shown} (length {len(example.tokens)}), {where}"]
-    for label, program, answer in zip(verdict.question.labels, verdict.question.programs,
-                                      example.answers):
+    for label, program, answer in zip(verdict.question.evaluated_labels,
+                                      verdict.question.evaluated, example.answers):
         lines.append(f"  {label} {program.filename} answers {answer}")
     for difference in example.differences:
         line = f" (line {difference.line})" if difference.line else ""
@@ -88,6 +95,8 @@ def as_json(verdict: Verdict) -> dict:
     return {
         "question": verdict.question.kind,
         "programs": [program.filename for program in verdict.question.programs],
+        "domain": (verdict.question.domain.filename
+                   if verdict.question.domain is not None else None),
         "result": verdict.outcome,
         "max_length": verdict.max_length,
         "alphabet": list(verdict.alphabet),

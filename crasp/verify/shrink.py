@@ -79,8 +79,10 @@ _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operato
 def shrink_question(question: Question, alphabet: tuple[str, ...]) -> Question:
     """``question`` about the shrunk programs (same answers on every string over
     ``alphabet``)."""
+    domain = question.domain
     return dataclasses.replace(question, programs=tuple(shrink(program, alphabet)
-                                                        for program in question.programs))
+                                                        for program in question.programs),
+                               domain=shrink(domain, alphabet) if domain is not None else None)
 
 
 def shrink(program: syntax.Program, alphabet: tuple[str, ...]) -> syntax.Program:

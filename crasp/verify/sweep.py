@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from crasp import interpret, syntax
+from crasp.verify.closure import cut_to_domain
 from crasp.verify.encode import (count_nodes, is_token_only, token_only_definitions,
                                  with_definitions)
 from crasp.verify.solver import UNLIMITED, TimeLimit
@@ -45,9 +46,14 @@ LONGEST_SAMPLE = 1024
 bound of 10^5 they would hold 256 x 10^5 positions per definition (gigabytes) before the
 solver or the time limit is reached."""
 SEED = 0
+LONGEST_RUN = 8
+"""With a domain: the longest run of one token in the run-made samples (``samples``)."""
+RUN_SAMPLES = 1024
+"""With a domain: how many run-made samples (``samples``)."""
 
 
-def samples(alphabet: tuple[str, ...], max_length: int) -> list[list[str]]:
+def samples(alphabet: tuple[str, ...], max_length: int,
+            within: syntax.Program | None = None) -> list[list[str]]:
     """The strings simulation runs: every string up to ``EXHAUSTIVE`` tokens (while there are
     at most 4096 of a length), ``RANDOM`` random ones up to ``RANDOM_LENGTH`` or the bound
     (at most ``LONGEST_SAMPLE``), from ``SEED``, and each random one *pumped*: cut after a
@@ -58,7 +64,15 @@ def samples(alphabet: tuple[str, ...], max_length: int) -> list[list[str]]:
     but not on a b a b a b b b b b b; guessed from random samples alone, such relations hold
     only up to some length, and the solver spends its effort proving them at each position
     until the one where they fail (on the L6 twin, 2 s of a 2.5 s search to length 30, ten
-    times the search without lemmas; docs/benchmarks.md has the measurements)."""
+    times the search without lemmas; docs/benchmarks.md has the measurements).
+
+    ``within``: a prefix-closed domain (``crasp.verify.closure``) the searches assume; each
+    string is cut to its longest prefix inside it, so that what simulation guesses is what
+    holds on the domain's strings. Few random strings over the whole alphabet stay inside a
+    domain for long (of the L7 prefixes, the longest cut sample had 6 blocks over a, b and a
+    foreign token, and the relations between the counts of the 7th were never guessed), so
+    ``RUN_SAMPLES`` more are made of runs of 1 to ``LONGEST_RUN`` of one token of the domain's
+    alphabet, each run of another token than the one before."""
     size = len(alphabet)
     exhaustive_length = 0
     while exhaustive_length < EXHAUSTIVE and size ** (exhaustive_length + 1) <= 4096:
@@ -78,7 +92,26 @@ def samples(alphabet: tuple[str, ...], max_length: int) -> list[list[str]]:
         if string:
             cut = int(generator.integers(1, min(len(string), RANDOM_LENGTH - 1) + 1))
             pumped.append(string[:cut] + [string[cut - 1]] * (RANDOM_LENGTH - cut))
-    return strings + randoms + pumped
+    strings = strings + randoms + pumped
+    if within is None:
+        return strings
+    tokens = [token for token in alphabet if token in within.alphabet]
+    return cut_to_domain(strings + _runs(tokens, generator, min(max(max_length, RANDOM_LENGTH),
+                                                                 LONGEST_SAMPLE)), within)
+
+
+def _runs(tokens: list[str], generator: np.random.Generator, length: int) -> list[list[str]]:
+    """``RUN_SAMPLES`` strings of about ``length`` tokens, made of runs of one token each (1 to
+    ``LONGEST_RUN`` long), consecutive runs of different tokens when there are two or more."""
+    made = []
+    for _ in range(RUN_SAMPLES if tokens else 0):
+        string: list[str] = []
+        while len(string) < length:
+            choices = [t for t in tokens if not string or t != string[-1]] or tokens
+            token = choices[int(generator.integers(0, len(choices)))]
+            string += [token] * int(generator.integers(1, LONGEST_RUN + 1))
+        made.append(string[:length])
+    return made
 
 
 def _signatures(program: syntax.Program, strings: list[list[str]], limit: TimeLimit
@@ -116,12 +149,14 @@ def _with_bodies(program: syntax.Program) -> syntax.Program:
 
 
 def body_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[str, ...],
-               max_length: int, limit: TimeLimit = UNLIMITED) -> list[tuple[int, int]]:
+               max_length: int, limit: TimeLimit = UNLIMITED,
+               within: syntax.Program | None = None) -> list[tuple[int, int]]:
     """(index in ``unrolled_counts(first)``, index in ``unrolled_counts(second)``) for every
     count of ``second`` whose body agrees on the samples with the body of one of ``first``:
     counts that count the same positions, whatever their bodies' formulas (the body written
-    the same way, its names read through the definitions' pairs, preferred)."""
-    strings = samples(alphabet, max_length)
+    the same way, its names read through the definitions' pairs, preferred). ``within``: as
+    for ``samples``."""
+    strings = samples(alphabet, max_length, within)
     sides = []
     for program in (first, second):
         signatures = _signatures(_with_bodies(program), strings, limit)
@@ -135,11 +170,12 @@ def body_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[st
 
 
 def candidate_pairs(first: syntax.Program, second: syntax.Program, alphabet: tuple[str, ...],
-                    max_length: int, limit: TimeLimit = UNLIMITED) -> list[tuple[str, str]]:
+                    max_length: int, limit: TimeLimit = UNLIMITED,
+                    within: syntax.Program | None = None) -> list[tuple[str, str]]:
     """(name in ``first``, name in ``second``) for every definition of ``second`` that agrees
     with one of ``first`` on the samples, in ``second``'s order; ``Undecided`` when ``limit``
-    runs out first."""
-    strings = samples(alphabet, max_length)
+    runs out first. ``within``: as for ``samples``."""
+    strings = samples(alphabet, max_length, within)
     first_side, second_side = (_definitions(program, _signatures(program, strings, limit))
                                for program in (first, second))
     return [(chosen, name) for name, chosen in

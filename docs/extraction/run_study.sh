@@ -22,4 +22,5 @@ for cell in $CELLS; do
 done
 nice -n 5 python docs/extraction/study.py steps "$RUNS" docs/extraction
 python docs/extraction/study.py collect "$RUNS" docs/extraction
+nice -n 5 python docs/extraction/study.py task docs/extraction
 python docs/extraction/tables.py --write

@@ -3,6 +3,8 @@
     python docs/extraction/study.py steps RUNS OUT     (resumable: a step whose report exists
                                                         is skipped)
     python docs/extraction/study.py collect RUNS OUT   (writes OUT/results.json)
+    python docs/extraction/study.py task OUT           (the check on the task's strings; needs
+                                                        only OUT: steps and programs)
 
 ``steps`` runs, for every finished run under RUNS/<language>/cells/ (ordered by depth, then
 language, then seed, so that the cheap cells come first):
@@ -16,7 +18,9 @@ language, then seed, so that the cheap cells come first):
 
 then ``crasp depth-check --json`` on the program written, and once every run has had its
 steps, ``crasp equiv PROGRAM crasp/programs/<language>_predict.crasp --unbounded`` on each
-program (``equivalences``). Each command runs under a limit of
+program (``equivalences``); ``task`` runs the same check with ``--domain
+crasp/programs/<language>_prefixes.crasp``, on the prefixes of the language's strings only,
+where the task specifies the answer (``task_equivalences``). Each command runs under a limit of
 CPU time (``CPU_LIMIT_S``: the readable-program pass that follows the decompilation is not
 charged to --max-states, and on this shared machine one run's pass took minutes), and its
 report, with the command line, exit status, CPU seconds, the limit and the outcome, goes to
@@ -132,17 +136,19 @@ def steps(runs: Path, out: Path) -> None:
     equivalences(runs, out)
 
 
-def equivalence(program: Path, language: str, length: int) -> dict:
+def equivalence(program: Path, language: str, length: int, on_the_task: bool = False) -> dict:
     """Whether ``program`` answers as the language's own prediction program at every position
-    of every string over its alphabet: up to ``length``, and for every length where
-    k-induction proves it."""
+    of every string over its alphabet (``on_the_task``: of every prefix of a string of the
+    language, where the task specifies the answer, ``crasp equiv --domain``): up to
+    ``length``, and for every length where k-induction proves it."""
     reference = f"crasp/programs/{language}_predict.crasp"
     alphabet = "a b e" if language.startswith("E") else "a b"
+    domain = ["--domain", f"crasp/programs/{language}_prefixes.crasp"] if on_the_task else []
     result = run_command(["crasp", "equiv", str(program), reference, "--alphabet", alphabet,
-                          "--max-length", str(length), "--unbounded", "--json"],
+                          "--max-length", str(length), "--unbounded", *domain, "--json"],
                          EQUIV_CPU_LIMIT_S)
     answer = {"command": f"crasp equiv {program} {reference} --alphabet \"{alphabet}\" "
-                         f"--max-length {length} --unbounded --json",
+                         f"--max-length {length} --unbounded {' '.join(domain + [''])}--json",
               "rc": result["rc"], "cpu_s": result["cpu_s"], "outcome": outcome(result)}
     if result["stdout"]:
         verdict = json.loads(result["stdout"])
@@ -176,6 +182,34 @@ def equivalences(runs: Path, out: Path) -> None:
             os.replace(partial, path)
 
 
+def task_equivalences(out: Path) -> None:
+    """The equivalence check on the task's strings (``equiv_task``) of every program that has
+    had the check on every string, once; then ``results.json`` takes the step reports again.
+    Needs only what is committed (the step reports and the programs)."""
+    for path in sorted((out / "steps").glob("*.json")):
+        report = json.loads(path.read_text())
+        if "equiv" not in report or "equiv_task" in report:
+            continue
+        program = report["command"].split(" -o ")[1].split()[0]
+        language = report["run"].split("-")[0]
+        report["equiv_task"] = equivalence(Path(program), language, EQUIV_LENGTH,
+                                           on_the_task=True)
+        print(f"{path.stem}: equiv_task "
+              f"{report['equiv_task'].get('result', report['equiv_task']['outcome'])}",
+              flush=True)
+        partial = path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(report, indent=1) + "\n")
+        os.replace(partial, path)
+    target = out / "results.json"
+    results = json.loads(target.read_text())
+    for row in results["runs"]:
+        row["step"] = _report(out / "steps" / f"{row['run']}.json")
+        if not row["precision"]:
+            row["step_at_class_precision"] = _report(
+                out / "steps" / f"{row['run']}{_suffix(EXTRACT_AT)}.json")
+    target.write_text(json.dumps(results, indent=1) + "\n")
+
+
 def _report(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
@@ -202,6 +236,9 @@ def collect(runs: Path, out: Path) -> None:
 
 
 def main(argv: list[str]) -> None:
+    if argv[0] == "task":   # task OUT
+        task_equivalences(Path(argv[1]))
+        return
     command, runs, out = argv
     {"steps": steps, "collect": collect}[command](Path(runs), Path(out))
 

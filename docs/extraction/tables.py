@@ -204,9 +204,11 @@ def _length(equiv: dict) -> str:
 
 
 def equiv_table(runs: list[dict]) -> str:
-    """Every program written, against the language's own prediction program (crasp equiv)."""
-    lines = ["| run | program | success | program depth | against the language's program |",
-             "|---|---|---|---:|---|"]
+    """Every program written, against the language's own prediction program (crasp equiv):
+    on every string, and on the prefixes of the language's strings (``--domain``), where the
+    task specifies the answer."""
+    lines = ["| run | program | success | program depth | against the language's program | "
+             "on the task's strings |", "|---|---|---|---:|---|---|"]
     for run in sorted(runs, key=_run_order):
         for step in (run["step"], run.get("step_at_class_precision")):
             if step is None or step["outcome"] != "ok":
@@ -214,7 +216,8 @@ def equiv_table(runs: list[dict]) -> str:
             program = step["command"].split(" -o ")[1].split()[0].rsplit("/", 1)[1]
             lines.append(f"| {run['run']} | {program} ({step['step']}) | "
                          f"{'yes' if run['success'] else 'no'} | {_program_depth(step)} | "
-                         f"{_verdict(step.get('equiv'), step.get('equiv_short'))} |")
+                         f"{_verdict(step.get('equiv'), step.get('equiv_short'))} | "
+                         f"{_verdict(step.get('equiv_task'))} |")
     return "\n".join(lines) + "\n"
 
 
@@ -226,10 +229,11 @@ def cost_table(runs: list[dict]) -> str:
                              ("crasp extract --precision 6.2", "step_at_class_precision", False)):
         steps = [run.get(key) for run in runs if bool(run["precision"]) == fixed]
         rows.append((name, "steps", [step["cpu_s"] if step else None for step in steps]))
-    checks = [check for run in runs for key in ("step", "step_at_class_precision")
-              for step in [run.get(key)] if step for check in (step.get("equiv"),
-                                                               step.get("equiv_short")) if check]
-    rows.append(("crasp equiv", "checks", [check["cpu_s"] for check in checks]))
+    for name, keys in (("crasp equiv", ("equiv", "equiv_short")),
+                       ("crasp equiv --domain", ("equiv_task",))):
+        checks = [step.get(check) for run in runs for key in ("step", "step_at_class_precision")
+                  for step in [run.get(key)] if step for check in keys if step.get(check)]
+        rows.append((name, "checks", [check["cpu_s"] for check in checks]))
     lines = ["| work | count | seconds in all | longest |", "|---|---:|---:|---:|"]
     for name, unit, seconds in rows:
         known = [value for value in seconds if value is not None]
