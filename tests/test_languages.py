@@ -364,6 +364,39 @@ def test_languages_command():
     assert {r["name"] for r in records} == set(LANGUAGES)
 
 
+@pytest.mark.parametrize("family", "LE")
+@pytest.mark.parametrize("k", [1, 3, 8, 9])
+def test_languages_program_prints_every_kind_of_program(family, k):
+    """The shipped file's text where one ships, the text made in code otherwise (the files
+    are that text: test_shipped_programs_equal_the_generated_text), each a program of its
+    stated kind."""
+    from crasp.languages.programs import prefixes_program, prediction_program, \
+        recognition_program
+    makers = {"recognition": recognition_program, "prediction": prediction_program,
+              "prefixes": prefixes_program}
+    for which, make in makers.items():
+        result = CliRunner().invoke(cli, ["languages", "--program", f"{family}{k}", "--which",
+                                          which])
+        assert result.exit_code == 0, result.output
+        assert result.output == make(k, family == "E")
+        crasp.parse_program(result.output)
+    records = {json.loads(line)["name"]: json.loads(line) for line in
+               CliRunner().invoke(languages_command, ["--json"]).output.splitlines()}
+    assert records["L5"]["prefixes_program"].endswith("programs/L5_prefixes.crasp")
+    assert records["L9"]["prefixes_program"] == "generated"
+    assert records["dyck1"]["prefixes_program"] == "-"
+
+
+@pytest.mark.parametrize("arguments,message", [
+    (["--program", "dyck1", "--which", "prefixes"], "dyck1 has no prefixes program"),
+    (["--program", "parity"], "parity has no recognition program"),
+    (["--program", "nope"], "unknown language 'nope'")])
+def test_languages_program_refuses_what_does_not_exist(arguments, message):
+    result = CliRunner().invoke(cli, ["languages", *arguments])
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output
+
+
 def test_generate_command(tmp_path):
     args = ["L8", "--bins", "8:30,31:40", "--n", "100", "--seed", "0", "-o", str(tmp_path)]
     result = CliRunner().invoke(generate_command, args)

@@ -29,21 +29,43 @@ def _depth(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
+PROGRAM_KINDS = {"recognition": "program", "prediction": "prediction_program",
+                 "prefixes": "prefixes_program"}
+"""--which: the Language field of each kind of program."""
+
+
 @click.command("languages")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per language, with its description and note.")
-def languages_command(as_json):
+@click.option("--program", "program_of", metavar="NAME",
+              help="Print a language's program instead (the shipped file's text, or the one "
+                   "made in code): any L{k} or E{k}, or another built-in language.")
+@click.option("--which", type=click.Choice(tuple(PROGRAM_KINDS)), default="recognition",
+              show_default=True,
+              help="With --program: the language's own program, the one that solves its "
+                   "prediction task, or the one that accepts the prefixes of its strings, "
+                   "where the task is specified (crasp equiv --domain; L{k} and E{k}).")
+def languages_command(as_json, program_of, which):
     """List the built-in languages: alphabet, whether C-RASP expresses them, the depths of
     recognition and of the prediction task, and where their programs come from ("generated":
-    made in code, no file ships).
+    made in code, no file ships); or print one of their programs.
 
     \b
       crasp languages
       crasp languages --json
+      crasp languages --program L9 --which prediction > L9_predict.crasp
 
     L{k} and E{k} exist for every k >= 1 (E{k}@RATE sets the insertion rate of e); a program
     file PROG.crasp can stand in for a language name anywhere.
     """
+    if program_of is not None:
+        program = getattr(get_language(program_of), PROGRAM_KINDS[which])
+        if program is None:
+            raise CraspError(f"{program_of} has no {which} program (the prefixes program is "
+                             "made for L{k} and E{k} only)" if which == "prefixes" else
+                             f"{program_of} has no {which} program")
+        click.echo(program.source, nl=False)
+        return
     if as_json:
         for language in LANGUAGES.values():
             click.echo(json.dumps({
@@ -52,6 +74,7 @@ def languages_command(as_json):
                 "recognition_depth": language.recognition_depth,
                 "prediction_depth": language.prediction_depth, "source": language.source,
                 "prediction_program": language.prediction_source,
+                "prefixes_program": language.prefixes_source,
                 "description": language.description, "note": language.note,
                 "test_distributions": language.distribution_definitions}))
         return

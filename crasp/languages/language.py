@@ -130,6 +130,9 @@ class Language:
     note: str = ""
     program: ReferenceProgram | None = None
     prediction_program: ReferenceProgram | None = None
+    prefixes_program: ReferenceProgram | None = None
+    """The nonempty prefixes of the language's strings, where the prediction task is specified
+    (``crasp equiv --domain``); L_k and E_k only."""
     batch_labeller: Callable[[list[Ids]], list[np.ndarray]] | None = field(default=None,
                                                                          repr=False)
     distributions: dict[str, StringDistribution] = field(default_factory=dict, repr=False)
@@ -260,3 +263,8 @@ class Language:
     def prediction_source(self) -> str:
         """Where the program of the prediction task comes from, for tables."""
         return "-" if self.prediction_program is None else self.prediction_program.origin
+
+    @property
+    def prefixes_source(self) -> str:
+        """Where the program of the task's strings (the prefixes) comes from, for tables."""
+        return "-" if self.prefixes_program is None else self.prefixes_program.origin

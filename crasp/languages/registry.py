@@ -14,19 +14,23 @@ from crasp.languages import blocks, controls, counting, sparse_memory
 from crasp.languages.distributions import blocks_distributions, neutral_distributions
 from crasp.languages.language import Language, ReferenceProgram
 from crasp.languages.programs import (SHIPPED_PREDICTION, SHIPPED_RECOGNITION, prediction_program,
-                                      program_path, recognition_program)
+                                      prefixes_program, program_path, recognition_program)
 
 LISTED_K = range(1, 13)
 """The k of L_k and E_k listed in ``LANGUAGES`` (the paper trains L_3 .. L_12); every k >= 1
 is available through ``get_language``."""
 
 
-def _family_program(k: int, neutral: bool, predict: bool) -> ReferenceProgram:
-    family = "E" if neutral else "L"
-    shipped = SHIPPED_PREDICTION if predict else SHIPPED_RECOGNITION
-    path = program_path(f"{family}{k}{'_predict' if predict else ''}.crasp")
-    text = (prediction_program if predict else recognition_program)(k, neutral)
-    return ReferenceProgram(path if k in shipped else None, text)
+_FAMILY_PROGRAMS = {"recognition": ("", recognition_program, SHIPPED_RECOGNITION),
+                    "prediction": ("_predict", prediction_program, SHIPPED_PREDICTION),
+                    "prefixes": ("_prefixes", prefixes_program, SHIPPED_PREDICTION)}
+"""Which program of L_k / E_k: (file name suffix, text maker, the k that ship as files)."""
+
+
+def _family_program(k: int, neutral: bool, which: str) -> ReferenceProgram:
+    suffix, make, shipped = _FAMILY_PROGRAMS[which]
+    path = program_path(f"{'E' if neutral else 'L'}{k}{suffix}.crasp")
+    return ReferenceProgram(path if k in shipped else None, make(k, neutral))
 
 
 def blocks_language(k: int) -> Language:
@@ -40,8 +44,9 @@ def blocks_language(k: int) -> Language:
         oracle=partial(blocks.blocks_oracle, k), labeller=partial(blocks.blocks_labels, k),
         lengths_note=f"length >= {k}", expressible=True, recognition_depth=k,
         prediction_depth=blocks.blocks_prediction_depth(k),
-        program=_family_program(k, neutral=False, predict=False),
-        prediction_program=_family_program(k, neutral=False, predict=True),
+        program=_family_program(k, neutral=False, which="recognition"),
+        prediction_program=_family_program(k, neutral=False, which="prediction"),
+        prefixes_program=_family_program(k, neutral=False, which="prefixes"),
         distributions=blocks_distributions(k),
         note="Knee-Deep's hierarchy family: recognition depth k (thm:TLCl_depth), prediction "
              "depth k - 2 for k >= 3 (cor:prediction_task_depth)")
@@ -60,8 +65,9 @@ def neutral_language(k: int, rate: float = blocks.DEFAULT_INSERTION_RATE) -> Lan
         oracle=partial(blocks.neutral_oracle, k), labeller=partial(blocks.neutral_labels, k),
         lengths_note=f"length >= {k}", expressible=True, recognition_depth=k,
         prediction_depth=blocks.neutral_prediction_depth(k),
-        program=_family_program(k, neutral=True, predict=False),
-        prediction_program=_family_program(k, neutral=True, predict=True),
+        program=_family_program(k, neutral=True, which="recognition"),
+        prediction_program=_family_program(k, neutral=True, which="prediction"),
+        prefixes_program=_family_program(k, neutral=True, which="prefixes"),
         distributions=neutral_distributions(k, rate),
         note="keeps the depth hierarchy under RoPE and ALiBi (Knee-Deep v3, "
              "thm:tlclpos_depth_hierarchy); prediction depth k - 1 is proved tight for k <= 3 "
