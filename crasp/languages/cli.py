@@ -40,8 +40,8 @@ PROGRAM_KINDS = {"recognition": "program", "prediction": "prediction_program",
 @click.option("--program", "program_of", metavar="NAME",
               help="Print a language's program instead (the shipped file's text, or the one "
                    "made in code): any L{k} or E{k}, or another built-in language.")
-@click.option("--which", type=click.Choice(tuple(PROGRAM_KINDS)), default="recognition",
-              show_default=True,
+@click.option("--which", type=click.Choice(tuple(PROGRAM_KINDS), case_sensitive=False),
+              default="recognition", show_default=True,
               help="With --program: the language's own program, the one that solves its "
                    "prediction task, or the one that accepts the prefixes of its strings, "
                    "where the task is specified (crasp equiv --domain; L{k} and E{k}).")

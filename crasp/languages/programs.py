@@ -203,7 +203,7 @@ def write_programs(directory: str | Path, families: str = "LE") -> list[Path]:
 
     >>> import tempfile
     >>> len(write_programs(tempfile.mkdtemp(), families="L"))
-    12
+    18
     """
     written = []
     for file_name, text in shipped_programs():
