@@ -58,30 +58,29 @@ def _closing(expr, definitions) -> bool:
     if _token_true(expr, definitions):
         return True
     if isinstance(expr, syntax.Not):
-        inner = _sum_against_constant(expr.operand, definitions)
+        inner = _sum_against_constant(expr.operand, definitions, _monotone)
         return inner is not None and inner[0] in (">=", ">")
-    found = _sum_against_constant(expr, definitions)
+    found = _sum_against_constant(expr, definitions, _monotone)
     return found is not None and (found[0] in _CLOSING_BELOW or found == ("==", 0))
 
 
 def _token_true(expr, definitions) -> bool:
     if isinstance(expr, syntax.Ref):
         return _token_true(definitions[expr.name], definitions)
-    found = _sum_against_constant(expr, definitions, count_of_true=True)
+    found = _sum_against_constant(expr, definitions, _count_of_true)
     return found is not None and ((found[0] == ">=" and found[1] <= 1) or
                                   (found[0] == ">" and found[1] <= 0))
 
 
-def _sum_against_constant(expr, definitions, count_of_true: bool = False):
-    """(op, c) when ``expr`` is ``S op c`` or ``c op S`` (read as ``S op' c``), for S a sum of
-    unguarded counts with positive coefficients (only ``#true`` with ``count_of_true``);
-    None otherwise."""
+def _sum_against_constant(expr, definitions, is_sum):
+    """(op, c) when ``expr`` is ``S op c`` or ``c op S`` (read as ``S op' c``), for S what
+    ``is_sum(S, definitions)`` accepts; None otherwise."""
     if not isinstance(expr, syntax.Compare):
         return None
     for count, constant, op in ((expr.left, expr.right, expr.op),
                                 (expr.right, expr.left, _MIRRORED[expr.op])):
         value = _constant(constant, definitions)
-        if value is not None and _monotone(count, definitions, count_of_true):
+        if value is not None and is_sum(count, definitions):
             return op, value
     return None
 
@@ -92,21 +91,25 @@ def _constant(expr, definitions) -> int | None:
     return expr.value if isinstance(expr, syntax.IntConst) else None
 
 
-def _monotone(expr, definitions, count_of_true: bool) -> bool:
-    """A sum of unguarded counts with positive coefficients (non-decreasing over positions);
-    with ``count_of_true``, ``#true`` alone."""
+def _monotone(expr, definitions) -> bool:
+    """A sum of unguarded counts with positive coefficients (non-decreasing over positions)."""
     if isinstance(expr, syntax.Ref):
-        return _monotone(definitions[expr.name], definitions, count_of_true)
+        return _monotone(definitions[expr.name], definitions)
     if isinstance(expr, syntax.Count):
-        return expr.relation is None and (not count_of_true or (
-            isinstance(expr.body, syntax.BoolConst) and expr.body.value is True))
-    if count_of_true:
-        return False
+        return expr.relation is None
     if isinstance(expr, syntax.Add):
-        return all(_monotone(side, definitions, False) for side in (expr.left, expr.right))
+        return all(_monotone(side, definitions) for side in (expr.left, expr.right))
     if isinstance(expr, syntax.Scale):
-        return expr.factor > 0 and _monotone(expr.operand, definitions, False)
+        return expr.factor > 0 and _monotone(expr.operand, definitions)
     return False
+
+
+def _count_of_true(expr, definitions) -> bool:
+    """``#true`` (unguarded): i + 1 at token position i."""
+    if isinstance(expr, syntax.Ref):
+        return _count_of_true(definitions[expr.name], definitions)
+    return (isinstance(expr, syntax.Count) and expr.relation is None
+            and isinstance(expr.body, syntax.BoolConst) and expr.body.value is True)
 
 
 def cut_to_domain(strings: list[list[str]], domain: syntax.Program) -> list[list[str]]:

@@ -27,6 +27,8 @@ never change an answer; a candidate the solver refutes is dropped.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from crasp import interpret, syntax
@@ -54,6 +56,13 @@ RUN_SAMPLES = 1024
 
 def samples(alphabet: tuple[str, ...], max_length: int,
             within: syntax.Program | None = None) -> list[list[str]]:
+    """``_samples``' strings, each a fresh list (the callers' own)."""
+    return [list(string) for string in _samples(tuple(alphabet), max_length, within)]
+
+
+@functools.lru_cache(maxsize=4)
+def _samples(alphabet: tuple[str, ...], max_length: int,
+             within: syntax.Program | None) -> tuple[tuple[str, ...], ...]:
     """The strings simulation runs: every string up to ``EXHAUSTIVE`` tokens (while there are
     at most 4096 of a length), ``RANDOM`` random ones up to ``RANDOM_LENGTH`` or the bound
     (at most ``LONGEST_SAMPLE``), from ``SEED``, and each random one *pumped*: cut after a
@@ -72,7 +81,12 @@ def samples(alphabet: tuple[str, ...], max_length: int,
     domain for long (of the L7 prefixes, the longest cut sample had 6 blocks over a, b and a
     foreign token, and the relations between the counts of the 7th were never guessed), so
     ``RUN_SAMPLES`` more are made of runs of 1 to ``LONGEST_RUN`` of one token of the domain's
-    alphabet, each run of another token than the one before."""
+    alphabet, each run of another token than the one before.
+
+    Cached: one question asks for the same samples up to five times (definition pairs, count
+    pairs and relations, in the search and again in ``bounded.proved_pairs``), and with a
+    domain each time costs running it on every sample (0.16 s for the L8 prefixes, against
+    0.05 s without)."""
     size = len(alphabet)
     exhaustive_length = 0
     while exhaustive_length < EXHAUSTIVE and size ** (exhaustive_length + 1) <= 4096:
@@ -93,11 +107,11 @@ def samples(alphabet: tuple[str, ...], max_length: int,
             cut = int(generator.integers(1, min(len(string), RANDOM_LENGTH - 1) + 1))
             pumped.append(string[:cut] + [string[cut - 1]] * (RANDOM_LENGTH - cut))
     strings = strings + randoms + pumped
-    if within is None:
-        return strings
-    tokens = [token for token in alphabet if token in within.alphabet]
-    return cut_to_domain(strings + _runs(tokens, generator, min(max(max_length, RANDOM_LENGTH),
-                                                                 LONGEST_SAMPLE)), within)
+    if within is not None:
+        tokens = [token for token in alphabet if token in within.alphabet]
+        strings = cut_to_domain(strings + _runs(tokens, generator, min(
+            max(max_length, RANDOM_LENGTH), LONGEST_SAMPLE)), within)
+    return tuple(tuple(string) for string in strings)
 
 
 def _runs(tokens: list[str], generator: np.random.Generator, length: int) -> list[list[str]]:

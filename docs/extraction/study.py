@@ -130,9 +130,7 @@ def steps(runs: Path, out: Path) -> None:
         report = step(cell, out, precision)
         print(f"{target.stem}: {report['step']} {report['outcome']} ({report['cpu_s']} s CPU)",
               flush=True)
-        partial = target.with_suffix(".json.partial")
-        partial.write_text(json.dumps(report, indent=1) + "\n")
-        os.replace(partial, target)
+        _write_report(target, report)
     equivalences(runs, out)
 
 
@@ -173,13 +171,10 @@ def equivalences(runs: Path, out: Path) -> None:
                 key, length = "equiv_short", EQUIV_SHORT_LENGTH
             else:
                 continue
-            program = report["command"].split(" -o ")[1].split()[0]
-            report[key] = equivalence(Path(program), language, length)
+            report[key] = equivalence(_program_of(report), language, length)
             print(f"{path.stem}: {key} {report[key].get('result', report[key]['outcome'])}",
                   flush=True)
-            partial = path.with_suffix(".json.partial")
-            partial.write_text(json.dumps(report, indent=1) + "\n")
-            os.replace(partial, path)
+            _write_report(path, report)
 
 
 def task_equivalences(out: Path) -> None:
@@ -190,28 +185,40 @@ def task_equivalences(out: Path) -> None:
         report = json.loads(path.read_text())
         if "equiv" not in report or "equiv_task" in report:
             continue
-        program = report["command"].split(" -o ")[1].split()[0]
         language = report["run"].split("-")[0]
-        report["equiv_task"] = equivalence(Path(program), language, EQUIV_LENGTH,
+        report["equiv_task"] = equivalence(_program_of(report), language, EQUIV_LENGTH,
                                            on_the_task=True)
         print(f"{path.stem}: equiv_task "
               f"{report['equiv_task'].get('result', report['equiv_task']['outcome'])}",
               flush=True)
-        partial = path.with_suffix(".json.partial")
-        partial.write_text(json.dumps(report, indent=1) + "\n")
-        os.replace(partial, path)
+        _write_report(path, report)
     target = out / "results.json"
     results = json.loads(target.read_text())
     for row in results["runs"]:
-        row["step"] = _report(out / "steps" / f"{row['run']}.json")
-        if not row["precision"]:
-            row["step_at_class_precision"] = _report(
-                out / "steps" / f"{row['run']}{_suffix(EXTRACT_AT)}.json")
+        row.update(_step_reports(out, row["run"], row["precision"]))
     target.write_text(json.dumps(results, indent=1) + "\n")
+
+
+def _program_of(report: dict) -> Path:
+    """The program a step wrote (its command's ``-o``)."""
+    return Path(report["command"].split(" -o ")[1].split()[0])
+
+
+def _write_report(path: Path, report: dict) -> None:
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(report, indent=1) + "\n")
+    os.replace(partial, path)
 
 
 def _report(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def _step_reports(out: Path, run: str, precision: str | None) -> dict:
+    """A run's step reports, as results.json holds them (a float run's also at EXTRACT_AT)."""
+    return {"step": _report(out / "steps" / f"{run}.json"),
+            "step_at_class_precision": None if precision else
+            _report(out / "steps" / f"{run}{_suffix(EXTRACT_AT)}.json")}
 
 
 def collect(runs: Path, out: Path) -> None:
@@ -226,9 +233,7 @@ def collect(runs: Path, out: Path) -> None:
                      "test_bin": longest, "exact_match": exact, "success": exact >= SUCCESS,
                      "val_exact_match": results["val_exact_match"], "epochs": results["epochs"],
                      "train_wall_s": results.get("wall_time_s"),
-                     "step": _report(out / "steps" / f"{cell.name}.json"),
-                     "step_at_class_precision": None if config.get("precision") else
-                     _report(out / "steps" / f"{cell.name}{_suffix(EXTRACT_AT)}.json")})
+                     **_step_reports(out, cell.name, config.get("precision"))})
     target = out / "results.json"
     target.write_text(json.dumps({"success_threshold": SUCCESS, "cpu_limit_s": CPU_LIMIT_S,
                                   "runs": rows}, indent=1) + "\n")
