@@ -13,7 +13,7 @@ from crasp.cli import cli
 from test_docs_commands import CHECKOUT, FILE_WRITE, scratch  # noqa: F401 (a fixture)
 
 DOCUMENT = CHECKOUT / "docs" / "verification.md"
-TIMING = re.compile(r"\d+\.\d+ s$")
+TIMING = re.compile(r"\d+\.\d+ s\b")
 
 
 def shown_commands(text: str) -> list[tuple[str, list[str]]]:

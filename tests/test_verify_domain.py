@@ -91,18 +91,23 @@ CLOSING = ["{c} <= {n}", "{c} < {n}", "{c} == 0", "{n} >= {c}", "!({c} >= {n})",
 
 @st.composite
 def closed_domains(draw) -> syntax.Program:
-    """A random program whose answer is a conjunction of closing comparisons over counts of
-    its random definitions (and maybe ``#true >= 1``): prefix-closed by construction."""
+    """A random program whose answer joins closing comparisons over counts of its random
+    definitions (and maybe ``#true >= 1``) by conjunctions and disjunctions, written directly
+    or through De Morgan: prefix-closed by construction."""
     base = draw(program_asts(max_depth=1, max_definitions=3))
     booleans = [d.name for d in base.definitions if d.type == syntax.BOOL] + ['"a"', '"b"']
-    conjuncts = [draw(st.sampled_from(CLOSING)).format(
+    closing = [draw(st.sampled_from(CLOSING)).format(
         c=" + ".join(f"#{draw(st.sampled_from(booleans))}"
                      for _ in range(draw(st.integers(1, 2)))), n=draw(st.integers(0, 3)))
-                 for _ in range(draw(st.integers(1, 3)))]
+               for _ in range(draw(st.integers(1, 4)))]
     if draw(st.booleans()):
-        conjuncts.append("#true >= 1")
-    text = "\n".join(format_program(base).splitlines()
-                     + ["domain = " + " && ".join(conjuncts)])
+        closing.append("#true >= 1")
+    while len(closing) > 1:   # joined pairwise by && or ||, some through De Morgan
+        first, second = closing.pop(), closing.pop()
+        closing.append(draw(st.sampled_from(
+            ["({} && {})", "({} || {})", "!(!({}) || !({}))", "!(!({}) && !({}))"]))
+            .format(first, second))
+    text = "\n".join(format_program(base).splitlines() + ["domain = " + closing[0]])
     return crasp.parse_program(text)
 
 
@@ -120,9 +125,10 @@ def test_a_recognized_closed_domain_is_prefix_closed_on_every_string(domain):
 
 
 @pytest.mark.parametrize("text", [
-    'x = #"a" >= 1', 'x = #"a" == 1', 'x = #"a" == 0 || #"b" == 0', 'x = #"a" - #"b" <= 0',
+    'x = #"a" >= 1', 'x = #"a" == 1', 'x = #"a" == 0 || #"b" >= 1', 'x = #"a" - #"b" <= 0',
     'x = #[offset(1)] "a" == 0', 'x = #"a" <= #"b"', 'x = !(#"a" <= 1)', 'x = #"a" != 0',
-    'x = #(#"a" >= 1) >= 1 && #"b" == 0'])
+    'x = #(#"a" >= 1) >= 1 && #"b" == 0', 'x = !(#"a" == 0 && #"b" == 0)',
+    'x = !(!(#"a" >= 1))'])
 def test_what_the_recognizer_does_not_take_for_closed(text):
     assert not is_prefix_closed(program(text))
 

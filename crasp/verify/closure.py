@@ -28,12 +28,30 @@ neither does a sum of such counts with positive coefficients, so with a constant
   closing expressions is closing (false at a token position, one of its conjuncts is, and
   stays so), and a name is what its definition is.
 
-D is prefix-closed when its answer is closing. Anything else (a disjunction, a guarded count,
-a positional predicate, a count compared with a count) is not recognized, and the searches
-then assume D nowhere but where a violation needs it: still exact, only weaker.
+* a disjunction of closing expressions is closing too (false at a token position, both
+  disjuncts are, and stay so), and negations are pushed down to the comparisons (De Morgan:
+  ``!(A || B)`` is ``!A && !B``; ``!(S >= c)`` is ``S < c``; ``!(S != 0)`` is ``S == 0``); a
+  token-true expression negated is false at every token position, so closing as well.
+
+D is prefix-closed when its answer is closing. That is the *recognized* case, free of cost.
+
+Derivation (exact, by the verifier). D is prefix-closed iff, at no token position of any
+string, D holds while it failed at an earlier token position; counts never include BOS, so
+that is "V = D && #(!D) >= 1 is empty" (``closure_violation``; at the position itself D holds,
+so ``#(!D)`` counts earlier positions only). When the form is not recognized (a guarded count,
+a positional predicate, a count compared with a count, a count bounded from below), an
+unbounded question asks the driver to *prove* V empty over the question's own alphabet (the
+strings its searches unroll), within ``CLOSURE_SECONDS``: proved, D is assumed as if
+recognized; a counterexample *refutes* closure (D accepts the string but not one of its
+prefixes, which the report names); otherwise D stays *unknown*. A domain that is not assumed
+is still exact: the searches then filter by D only where a violation needs it, which is only
+weaker. A bounded question leaves an unrecognized domain *unchecked*: assuming it changes no
+bounded answer, only how the solver gets there.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,6 +59,67 @@ from crasp import interpret, syntax
 
 _CLOSING_BELOW = {"<", "<="}     # S op c
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+CLOSURE_SECONDS = 30.0
+"""At most this long (and never beyond the question's own --timeout) the verifier tries to
+prove an unrecognized domain prefix-closed before the question itself is searched."""
+CLOSURE_NAME = "\0closure"
+"""The name of the closure violation's answer (no program's name can hold a NUL)."""
+
+
+@dataclass(frozen=True)
+class Closure:
+    """Whether a domain is prefix-closed: ``status`` is ``recognized`` (by its form),
+    ``proved`` (by the verifier), ``refuted``, ``unknown`` or ``unchecked`` (a bounded
+    question); ``detail`` says how it was proved, which strings refute it, or why it is
+    unknown."""
+
+    status: str
+    detail: str | None = None
+
+    @property
+    def assumed(self) -> bool:
+        """Whether the searches may assume the domain at every position they unroll."""
+        return self.status in ("recognized", "proved")
+
+
+def decide_closure(domain: syntax.Program, alphabet: tuple[str, ...], max_length: int,
+                   prove: bool, seconds: float) -> Closure:
+    """How ``domain`` is known to be prefix-closed over ``alphabet``: by its form, else (with
+    ``prove``) by the verifier, checking strings of length <= ``max_length`` before the
+    induction, within ``seconds`` (the module's derivation)."""
+    if is_prefix_closed(domain):
+        return Closure("recognized")
+    if not prove:
+        return Closure("unchecked")
+    from crasp.verify.driver import MAX_INDUCTION, decide
+    from crasp.verify.questions import Question, shown_string
+    question = Question("empty", (closure_violation(domain),), ("CLOSURE",))
+    verdict = decide(question, min(max_length, MAX_INDUCTION), alphabet, unbounded=True,
+                     timeout=seconds, deepen=0)
+    if verdict.outcome == "proved":
+        return Closure("proved", f"k-induction with k = {verdict.induction.k}, "
+                                 f"{verdict.seconds:.2f} s")
+    if verdict.outcome == "counterexample":
+        tokens = list(verdict.counterexample.tokens)
+        holds = interpret.evaluate(domain, [tokens]).output[0, :len(tokens)]
+        failed = int(np.argmin(np.asarray(holds, dtype=bool)))
+        return Closure("refuted", f"it accepts {shown_string(tokens, alphabet)} but not its "
+                                  f"prefix {shown_string(tokens[:failed + 1], alphabet)}")
+    return Closure("unknown", verdict.reason)
+
+
+def closure_violation(domain: syntax.Program) -> syntax.Program:
+    """``domain`` answering ``D && #(!D) >= 1`` (D its answer): D holds at a token position
+    after one where it failed. Empty iff ``domain`` is prefix-closed."""
+    answer = syntax.Ref(domain.answer.name)
+    violation = syntax.And(answer, syntax.Compare(">=", syntax.Count(syntax.Not(answer)),
+                                                  syntax.IntConst(1)))
+    return syntax.Program(domain.definitions + (
+        syntax.Definition(CLOSURE_NAME, violation, syntax.BOOL),), domain.alphabet,
+        declared_alphabet=True, filename=f"{domain.filename} (closure)")
 
 
 def is_prefix_closed(program: syntax.Program) -> bool:
@@ -50,18 +129,22 @@ def is_prefix_closed(program: syntax.Program) -> bool:
     return _closing(program.answer.expr, definitions)
 
 
-def _closing(expr, definitions) -> bool:
+def _closing(expr, definitions, negated: bool = False) -> bool:
+    """Whether ``expr`` (``!expr`` when ``negated``) is closing: negations are pushed down to
+    the comparisons (De Morgan), where they turn the operator round."""
     if isinstance(expr, syntax.Ref):
-        return _closing(definitions[expr.name], definitions)
-    if isinstance(expr, syntax.And):
-        return _closing(expr.left, definitions) and _closing(expr.right, definitions)
-    if _token_true(expr, definitions):
-        return True
+        return _closing(definitions[expr.name], definitions, negated)
     if isinstance(expr, syntax.Not):
-        inner = _sum_against_constant(expr.operand, definitions, _monotone)
-        return inner is not None and inner[0] in (">=", ">")
+        return _closing(expr.operand, definitions, not negated)
+    if isinstance(expr, (syntax.And, syntax.Or)):
+        return all(_closing(side, definitions, negated) for side in (expr.left, expr.right))
+    if isinstance(expr, syntax.BoolConst) or _token_true(expr, definitions):
+        return True   # true at every token position, or (negated) at none: both closing
     found = _sum_against_constant(expr, definitions, _monotone)
-    return found is not None and (found[0] in _CLOSING_BELOW or found == ("==", 0))
+    if found is None:
+        return False
+    op, constant = (_NEGATED[found[0]], found[1]) if negated else found
+    return op in _CLOSING_BELOW or (op, constant) == ("==", 0)
 
 
 def _token_true(expr, definitions) -> bool:

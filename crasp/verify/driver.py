@@ -13,6 +13,10 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
   proves nor refutes, once more with more lemmas (``SECOND_ROUND``), then
   the bounded search again, up to ``deepest(N)`` tokens.
 
+With a domain, ``closure.decide_closure`` first decides whether it is prefix-closed (by its
+form, or with ``unbounded`` by a proof of its own, at most ``CLOSURE_SECONDS`` of the limit):
+only then may the searches assume it at every position (``Question.prefix_closed``).
+
 Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
 string over it, with equal definitions merged and unread ones dropped), and every string it
 finds is confirmed on the programs as given.
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 
 from crasp.errors import CraspError
 from crasp.verify import enumeration
-from crasp.verify.closure import is_prefix_closed
+from crasp.verify.closure import CLOSURE_SECONDS, Closure, decide_closure
 from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet
@@ -97,6 +101,9 @@ class Verdict:
     decided_length: int | None = None
     """The longest length up to which the answer is known to hold (unknown outcomes)."""
     timeout: float | None = None
+    closure: Closure | None = None
+    """How the domain is known to be prefix-closed (``crasp.verify.closure``); None without
+    one."""
 
 
 def deepest(max_length: int) -> int:
@@ -126,10 +133,12 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
         alphabet = chosen_alphabet(tuple(alphabet))
     else:
         alphabet, foreign = default_alphabet(question.evaluated)
-    # recognized here, never taken from the caller: assuming a domain that is not
+    # decided here, never taken from the caller: assuming a domain that is not
     # prefix-closed would miss violations
-    question = dataclasses.replace(question, prefix_closed=question.domain is not None
-                                   and is_prefix_closed(question.domain))
+    closure = None if question.domain is None else decide_closure(
+        question.domain, alphabet, max_length, unbounded, limit.share(CLOSURE_SECONDS))
+    question = dataclasses.replace(question, prefix_closed=closure is not None
+                                   and closure.assumed)
     strings = enumeration.strings_of_length(len(alphabet), max_length)
     prefix = 0
     if method == "auto":
@@ -154,7 +163,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
                 reason: str | None = None, decided_length: int | None = None) -> Verdict:
         return Verdict(question, alphabet, foreign, max_length, method, outcome, counterexample,
                        shortest, induction, time.perf_counter() - started, reason,
-                       decided_length, timeout)
+                       decided_length, timeout, closure)
 
     held = None   # what the solver's search proved of the relations between counts
     try:

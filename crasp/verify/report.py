@@ -44,6 +44,25 @@ def _within(verdict: Verdict) -> str:
     return f" that {domain.filename} accepts" if domain is not None else ""
 
 
+_CLOSURE = {
+    "recognized": "is prefix-closed (recognized by its form): the solver assumes it everywhere",
+    "proved": "is prefix-closed (proved: {detail}): the solver assumes it everywhere",
+    "refuted": "is not prefix-closed ({detail}): the solver only filters by it",
+    "unknown": "was not shown prefix-closed ({detail}): the solver only filters by it",
+    "unchecked": "is not recognized as prefix-closed (--unbounded would try to prove it): the "
+                 "solver only filters by it",
+}
+
+
+def _domain_line(verdict: Verdict) -> list[str]:
+    """How the searches used the domain (docs/verification.md), or nothing without one."""
+    closure = verdict.closure
+    if closure is None:
+        return []
+    return [f"domain: {verdict.question.domain.filename} "
+            + _CLOSURE[closure.status].format(detail=closure.detail)]
+
+
 def format_text(verdict: Verdict) -> str:
     names = _names(verdict)
     kind, n, within = verdict.question.kind, verdict.max_length, _within(verdict)
@@ -65,6 +84,7 @@ def format_text(verdict: Verdict) -> str:
     else:
         lines += _counterexample_lines(verdict, names)
     lines.append(_alphabet_line(verdict))
+    lines += _domain_line(verdict)
     lines.append(f"method: {method}, {verdict.seconds:.2f} s")
     return "\n".join(lines)
 
@@ -97,6 +117,8 @@ def as_json(verdict: Verdict) -> dict:
         "programs": [program.filename for program in verdict.question.programs],
         "domain": (verdict.question.domain.filename
                    if verdict.question.domain is not None else None),
+        "domain_closure": ({"status": verdict.closure.status, "detail": verdict.closure.detail}
+                           if verdict.closure is not None else None),
         "result": verdict.outcome,
         "max_length": verdict.max_length,
         "alphabet": list(verdict.alphabet),

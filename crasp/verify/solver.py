@@ -58,6 +58,12 @@ class TimeLimit:
     def _ran_out(self, doing: str) -> Undecided:
         return Undecided(f"the time limit (--timeout {self.seconds:g} s) ran out while {doing}")
 
+    def share(self, seconds: float) -> float:
+        """The time a part of the search may take: ``seconds``, at most what is left (a
+        millisecond when nothing is)."""
+        left = self._left()
+        return seconds if left is None else max(min(seconds, left), 0.001)
+
     def expire(self, doing: str) -> None:
         """``Undecided`` if the limit has run out (``doing`` says what the search was doing)."""
         if self._spent():
