@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import crasp
 from crasp.cli import cli
-from crasp.languages import get_language
+from crasp.languages import LANGUAGES, get_language
 from crasp.languages.programs import SHIPPED_PREDICTION
 from crasp import syntax
 from crasp.verify import Question, bounded, decide, enumeration
@@ -233,6 +233,50 @@ def test_each_prediction_program_is_proved_to_solve_its_task(family, k):
     assert everywhere.outcome == "counterexample"
     assert not prefix_of_the_language(get_language(f"{family}{k}"),
                                       everywhere.counterexample.tokens)
+
+
+OTHER_PREFIXES = [name for name, language in LANGUAGES.items()
+                  if language.prefixes_program is not None and name[0] not in "LE"]
+PREFIX_LENGTHS = {2: (5, 12), 3: (3, 9)}
+"""By alphabet size: the strings checked (up to this many tokens) and the members whose
+prefixes they are checked against (up to this many: every prefix of the checked length
+completes within it, a^3 to a^3 b^3 c^3 and b^5 to b^5 a^6 the longest)."""
+
+
+@pytest.mark.parametrize("name", OTHER_PREFIXES)
+def test_every_other_prefix_program_accepts_exactly_the_prefixes_of_the_strings(name):
+    """The classic and sparse-memory languages' prefix programs against the prefixes of every
+    string of the language up to the members' length (the oracle on every string), on every
+    string with a foreign token as well; each is recognized as prefix-closed."""
+    language = get_language(name)
+    domain = crasp.parse_program(language.prefixes_program.source)
+    assert is_prefix_closed(domain)
+    checked, members = PREFIX_LENGTHS[len(language.alphabet)]
+    prefixes = {member[:end] for n in range(members + 1)
+                for member in itertools.product(language.alphabet, repeat=n)
+                if language.contains(list(member)) for end in range(1, n + 1)}
+    strings = [s for n in range(checked + 1)
+               for s in itertools.product(tuple(language.alphabet) + ("?",), repeat=n)]
+    accepted = crasp.evaluate(domain, [list(s) for s in strings]).accept
+    wrong = [s for s, a in zip(strings, accepted) if bool(a) != (s in prefixes)]
+    assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("name", [name for name in OTHER_PREFIXES
+                                  if LANGUAGES[name].prediction_program
+                                  is not LANGUAGES[name].program])
+def test_the_classic_prediction_programs_are_proved_on_their_tasks(name):
+    """The depth-1 prediction programs of Dyck-1, D_2, a^n b^n and a^n b^n c^n equal the
+    (depth-2) language programs on every prefix of every length, and differ off the task."""
+    language = LANGUAGES[name]
+    predict, own, prefixes = (crasp.parse_program(reference.source) for reference in
+                              (language.prediction_program, language.program,
+                               language.prefixes_program))
+    on_the_task = decide(Question("equivalent", (predict, own), ("A", "B"), prefixes), 12,
+                         unbounded=True, deepen=0)
+    assert on_the_task.outcome == "proved"
+    assert decide(Question("equivalent", (predict, own), ("A", "B")), 12).outcome == \
+        "counterexample"
 
 
 def invoke(*arguments):

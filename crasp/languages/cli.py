@@ -44,7 +44,7 @@ PROGRAM_KINDS = {"recognition": "program", "prediction": "prediction_program",
               default="recognition", show_default=True,
               help="With --program: the language's own program, the one that solves its "
                    "prediction task, or the one that accepts the prefixes of its strings, "
-                   "where the task is specified (crasp equiv --domain; L{k} and E{k}).")
+                   "where the task is specified (crasp equiv --domain).")
 def languages_command(as_json, program_of, which):
     """List the built-in languages: alphabet, whether C-RASP expresses them, the depths of
     recognition and of the prediction task, and where their programs come from ("generated":
@@ -61,9 +61,7 @@ def languages_command(as_json, program_of, which):
     if program_of is not None:
         program = getattr(get_language(program_of), PROGRAM_KINDS[which])
         if program is None:
-            raise CraspError(f"{program_of} has no {which} program (the prefixes program is "
-                             "made for L{k} and E{k} only)" if which == "prefixes" else
-                             f"{program_of} has no {which} program")
+            raise CraspError(f"{program_of} has no {which} program")
         click.echo(program.source, nl=False)
         return
     if as_json:

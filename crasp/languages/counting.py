@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 
 import numpy as np
 
@@ -220,7 +221,60 @@ PREDICTION_PROGRAMS = {
     "anbn": '// language: a^n b^n prediction\n// depth: 1\nalphabet "a" "b"\n'
             'predict_anbn = #"a" == #"b"\n',
     "anbncn": '// language: a^n b^n c^n prediction\n// depth: 1\nalphabet "a" "b" "c"\n'
-              'predict_anbncn = #"a" == #"b" && #"b" == #"c"\n',
+              'predict_anbncn = (#"a" == #"b") && (#"b" == #"c")\n',
 }
 """The depth-1 prediction programs of ``DEPTHS`` for the languages whose shipped recognition
 program is deeper (made in code; no file ships)."""
+
+
+def _prefix_program(title: str, letters: str, why: list[str], conditions: list[str],
+                    name: str) -> str:
+    """A program of the nonempty prefixes of a language's strings over ``letters`` (``why``:
+    the derivation, as comment lines): no other token, and no position where one of the
+    ``conditions`` holds (each a definition ``NAME = ...``, counted to 0)."""
+    alphabet = " ".join(f'"{letter}"' for letter in letters)
+    other = "other = !(" + " || ".join(f'"{letter}"' for letter in letters) + ")"
+    tests = [line.split(" = ")[0] for line in conditions]
+    answer = " && ".join(["#true >= 1", "#other == 0"] + [f"#{test} == 0" for test in tests])
+    return "\n".join([f"// language: the nonempty prefixes of the strings of {title}, where "
+                      "its prediction task is specified",
+                      f"// depth: {2 if conditions else 1}", *(f"// {line}" for line in why),
+                      f"alphabet {alphabet}", other, *conditions,
+                      f"{name}_prefix = {answer}"]) + "\n"
+
+
+def nonempty_strings_program(title: str, letters: str, name: str, why: str) -> str:
+    """The prefixes of a language every nonempty string over ``letters`` extends into (``why``
+    says how): every nonempty string of its letters (depth 1)."""
+    return _prefix_program(title, letters, textwrap.wrap(why, 88), [], name)
+
+
+PREFIXES_PROGRAMS = {
+    "dyck1": _prefix_program("Dyck-1", "()", [
+        "A string of ( and ) is a prefix of a Dyck word iff none of its prefixes has more )",
+        "than ( (append the missing )); dips counts the positions where one does."],
+        ['dips = #"(" < #")"'], "dyck1"),
+    "dyck2": _prefix_program("bounded Dyck D_2", "()", [
+        "A prefix of a D_2 word keeps 0 <= #( - #) <= 2 at every position (append the",
+        "missing )); dips and deep count the positions where it does not."],
+        ['dips = #"(" < #")"', 'deep = #"(" > #")" + 2'], "dyck2"),
+    "anbn": _prefix_program("a^n b^n", "ab", [
+        "A prefix of a^n b^n is a^i b^j with j <= i (append the missing b): no a after a b",
+        "(a_late) and no position with more b than a (b_over)."],
+        ['a_late = "a" && #"b" >= 1', 'b_over = #"b" > #"a"'], "anbn"),
+    "anbncn": _prefix_program("a^n b^n c^n", "abc", [
+        "A prefix of a^n b^n c^n is a^i b^j c^l with j, l <= i and j = i once l >= 1",
+        "(append the missing b and c): no a after a b or c (a_late), no b after a c (b_late),",
+        "no position with more b or c than a (over), no c while b is short of a (c_early)."],
+        ['a_late = "a" && #("b" || "c") >= 1', 'b_late = "b" && #"c" >= 1',
+         'over = (#"b" > #"a") || (#"c" > #"a")', 'c_early = "c" && #"b" < #"a"'], "anbncn"),
+    "majority": nonempty_strings_program(
+        "majority", "ab", "majority", "Every string of a and b is a prefix of one with more a "
+        "than b (append a's)."),
+    "contains_ab": nonempty_strings_program(
+        "contains_ab", "ab", "contains_ab", "Every string of a and b is a prefix of one that "
+        "contains a b (append a b)."),
+}
+"""The nonempty prefixes of each language's strings, where its prediction task is specified
+(``crasp equiv --domain``; made in code). Every test is counted to 0, so each program is
+prefix-closed by its form (``crasp.verify.closure``)."""

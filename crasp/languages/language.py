@@ -132,7 +132,7 @@ class Language:
     prediction_program: ReferenceProgram | None = None
     prefixes_program: ReferenceProgram | None = None
     """The nonempty prefixes of the language's strings, where the prediction task is specified
-    (``crasp equiv --domain``); L_k and E_k only."""
+    (``crasp equiv --domain``); every built-in language that C-RASP expresses has one."""
     batch_labeller: Callable[[list[Ids]], list[np.ndarray]] | None = field(default=None,
                                                                          repr=False)
     distributions: dict[str, StringDistribution] = field(default_factory=dict, repr=False)

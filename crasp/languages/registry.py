@@ -86,7 +86,8 @@ def _counting_language(name: str, alphabet: tuple[str, ...], description: str, s
         expressible=True, recognition_depth=recognition_depth,
         prediction_depth=prediction_depth, program=program,
         prediction_program=(program if prediction_text is None
-                            else ReferenceProgram(None, prediction_text)))
+                            else ReferenceProgram(None, prediction_text)),
+        prefixes_program=ReferenceProgram(None, counting.PREFIXES_PROGRAMS[name]))
 
 
 def _classic_languages() -> list[Language]:
@@ -162,6 +163,10 @@ def memory_language(function: sparse_memory.MemoryFunction, lags: tuple[int, ...
         labeller=partial(sparse_memory.memory_labels, function, lags),
         lengths_note=sparse_memory.lengths_note(function, lags), expressible=True,
         recognition_depth=1, prediction_depth=1, program=program, prediction_program=program,
+        prefixes_program=ReferenceProgram(None, counting.nonempty_strings_program(
+            name, "ab", name.replace("-", "_"), "Every string of a and b is a prefix of one "
+            "in the language: append the last lag's count of tokens, all b for and, b at the "
+            "first lag and a elsewhere for xor and or.")),
         note="fixed sparse memory (Wang & E 2024); the program needs the offset predicate "
              "(C-RASP with positions; compiled with ALiBi heads); a lag before the "
              "start reads a")
