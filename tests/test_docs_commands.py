@@ -173,6 +173,10 @@ def run_document(cwd: Path, document_commands, statuses: dict[str, int] | None =
 @pytest.fixture
 def scratch(tmp_path, monkeypatch):
     (tmp_path / "examples").symlink_to(PROGRAMS_DIR, target_is_directory=True)
+    # programs read back from trained transformers, which the docs check (read only)
+    (tmp_path / "docs" / "extraction").mkdir(parents=True)
+    (tmp_path / "docs" / "extraction" / "programs").symlink_to(
+        CHECKOUT / "docs" / "extraction" / "programs", target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -1,4 +1,5 @@
-"""``crasp equiv A B`` and ``crasp check PROG --empty | --universal | --includes OTHER``, and
+"""``crasp equiv A B`` and ``crasp check PROG --empty | --universal | --includes OTHER |
+--recognizes NAME | --solves NAME``, and
 ``prove_equivalence``, the ``--prove`` of ``compile``, ``decompile`` and ``fmt``.
 
 ``crasp/cli.py`` imports this module lazily; z3 is imported only when a search needs it
@@ -38,8 +39,8 @@ def question_options(command):
                      help="Ask only about the strings program PROG accepts (at each position, "
                           "the prefix up to it), for example the prefixes of a language's "
                           "strings, where its prediction task says what to answer "
-                          "(crasp ships them: L<k>_prefixes.crasp, E<k>_prefixes.crasp, "
-                          "3 ≤ k ≤ 8)."),
+                          "(crasp languages --program NAME --which prefixes prints them; "
+                          "crasp check --solves NAME uses them)."),
         click.option("--method", type=click.Choice(METHODS, case_sensitive=False),
                      default="auto", show_default=True,
                      help="smt: z3 on a linear integer arithmetic encoding; enumerate: the "
@@ -115,10 +116,17 @@ def equiv_command(first, second, max_length, alphabet, domain, method, unbounded
               help="Does PROG accept every string?")
 @click.option("--includes", "other", metavar="OTHER",
               help="Does PROG accept every string that program OTHER accepts?")
+@click.option("--recognizes", metavar="NAME",
+              help="Does PROG accept exactly the strings of the built-in language NAME (crasp "
+                   "languages): is it equivalent to NAME's program on every string?")
+@click.option("--solves", metavar="NAME",
+              help="Does PROG solve language NAME's prediction task: does it answer as NAME's "
+                   "prediction program on every nonempty prefix of NAME's strings (the domain "
+                   "is NAME's prefixes program)?")
 @question_options
 @dialect_option
-def check_command(program_path, kind, other, max_length, alphabet, domain, method, unbounded,
-                  deepen, timeout, as_json_flag, dialect):
+def check_command(program_path, kind, other, recognizes, solves, max_length, alphabet, domain,
+                  method, unbounded, deepen, timeout, as_json_flag, dialect):
     """Decide a question about PROG's language (the strings it accepts: its answer at their
     last position) for every string up to length N, with a witness string when the answer
     is no.
@@ -127,17 +135,50 @@ def check_command(program_path, kind, other, max_length, alphabet, domain, metho
       crasp check examples/anbncn.crasp --empty
       crasp check examples/dyck1.crasp --universal --max-length 12
       crasp check examples/majority.crasp --includes examples/L1.crasp --unbounded
+      crasp check decompiled.crasp --solves L5 --unbounded
 
     Exit status 0: yes; 1: no (with a shortest witness); 3: unknown (--unbounded could not
     decide, or --timeout ran out); 2: an error. With --domain, the question is asked of the
     strings that the --domain program accepts (--universal: does PROG accept every one of
-    them).
+    them). --recognizes and --solves compare PROG with a built-in language's programs (the
+    texts crasp languages --program NAME --which recognition|prediction|prefixes prints).
     """
-    if (kind is None) == (other is None):
-        raise click.UsageError("give exactly one of --empty, --universal, --includes OTHER")
-    paths = [program_path] + ([other] if other is not None else [])
-    question = _ask(kind or "includes", paths, ("PROG", "OTHER")[:len(paths)], domain, dialect)
+    given = [kind, other, recognizes, solves]
+    if sum(choice is not None for choice in given) != 1:
+        raise click.UsageError("give exactly one of --empty, --universal, --includes OTHER, "
+                               "--recognizes NAME, --solves NAME")
+    if solves is not None and domain is not None:
+        raise click.UsageError("--solves NAME asks about NAME's prefixes, its own domain: "
+                               "leave out --domain")
+    if recognizes is not None or solves is not None:
+        question = _language_question(program_path, recognizes, solves, domain, dialect)
+    else:
+        paths = [program_path] + ([other] if other is not None else [])
+        question = _ask(kind or "includes", paths, ("PROG", "OTHER")[:len(paths)], domain,
+                        dialect)
     _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag)
+
+
+def _language_question(program_path: str, recognizes: str | None, solves: str | None,
+                       domain: str | None, dialect: str) -> Question:
+    """PROG against a built-in language: its program on every string (``recognizes``), or
+    its prediction program on its prefixes (``solves``, Knee-Deep def:prediction_task)."""
+    from crasp import parse_program
+    from crasp.errors import CraspError
+    from crasp.languages import get_language
+    name = recognizes if recognizes is not None else solves
+    language = get_language(name)
+    kinds = ["program"] if solves is None else ["prediction program", "prefixes program"]
+    references = [getattr(language, kind.replace(" ", "_")) for kind in kinds]
+    for kind, reference in zip(kinds, references):
+        if reference is None:
+            raise CraspError(f"{language.name} has no {kind}: crasp languages lists what each "
+                             "language has")
+    programs = [parse_program(reference.source, f"{language.name}'s {kind}")
+                for kind, reference in zip(kinds, references)]
+    question = _ask("equivalent", [program_path], ("PROG",), domain, dialect)
+    return Question("equivalent", question.programs + (programs[0],), ("PROG", language.name),
+                    programs[1] if solves is not None else question.domain)
 
 
 PROVE_DEFAULT = 12
