@@ -5,8 +5,8 @@ The passes, one module each:
 
 * ``questions``   the questions as violations at a position (where a domain program holds,
                   if one is given); the default alphabet;
-* ``closure``     whether a domain is prefix-closed (then every search assumes it), and
-                  sample strings cut to it;
+* ``closure``     whether a domain is prefix-closed, by its form or by a proof (then every
+                  search assumes it), and sample strings cut to it;
 * ``shrink``      Program x alphabet -> a smaller program with the same answers (every search
                   runs on it);
 * ``encode``      Program x symbolic tokens -> z3 terms, one position at a time;
