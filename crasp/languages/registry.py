@@ -163,10 +163,8 @@ def memory_language(function: sparse_memory.MemoryFunction, lags: tuple[int, ...
         labeller=partial(sparse_memory.memory_labels, function, lags),
         lengths_note=sparse_memory.lengths_note(function, lags), expressible=True,
         recognition_depth=1, prediction_depth=1, program=program, prediction_program=program,
-        prefixes_program=ReferenceProgram(None, counting.nonempty_strings_program(
-            name, "ab", name.replace("-", "_"), "Every string of a and b is a prefix of one "
-            "in the language: append the last lag's count of tokens, all b for and, b at the "
-            "first lag and a elsewhere for xor and or.")),
+        prefixes_program=ReferenceProgram(None, sparse_memory.memory_prefixes_program(
+            function, lags)),
         note="fixed sparse memory (Wang & E 2024); the program needs the offset predicate "
              "(C-RASP with positions; compiled with ALiBi heads); a lag before the "
              "start reads a")

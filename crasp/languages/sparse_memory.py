@@ -46,6 +46,7 @@ from typing import Callable
 import numpy as np
 
 from crasp.errors import CraspError
+from crasp.languages.counting import nonempty_strings_program
 from crasp.languages.language import Ids, choose_weighted
 
 A, B = 0, 1  # ids: the alphabet is ("a", "b"), b is the bit 1
@@ -178,6 +179,16 @@ def memory_program(function: MemoryFunction, lags: tuple[int, ...]) -> str:
             'alphabet "a" "b"\n'
             f"bits = {bits}\n"
             f"memory_{function.name} = {function.condition(len(lags))}\n")
+
+
+def memory_prefixes_program(function: MemoryFunction, lags: tuple[int, ...]) -> str:
+    """The nonempty prefixes of the language's strings, every nonempty string of a and b
+    (derived in the program's comment: appended tokens fill every lag of the last position)."""
+    name = memory_name(function.name, lags)
+    return nonempty_strings_program(
+        name, "ab", name.replace("-", "_"), "Every string of a and b is a prefix of one in "
+        "the language: append the last lag's count of tokens, all b for and, b at the first "
+        "lag and a elsewhere for xor and or.")
 
 
 def lengths_note(function: MemoryFunction, lags: tuple[int, ...]) -> str:

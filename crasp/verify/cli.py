@@ -166,16 +166,16 @@ def _language_question(program_path: str, recognizes: str | None, solves: str | 
     from crasp import parse_program
     from crasp.errors import CraspError
     from crasp.languages import get_language
-    name = recognizes if recognizes is not None else solves
-    language = get_language(name)
-    kinds = ["program"] if solves is None else ["prediction program", "prefixes program"]
-    references = [getattr(language, kind.replace(" ", "_")) for kind in kinds]
-    for kind, reference in zip(kinds, references):
+    language = get_language(recognizes if recognizes is not None else solves)
+    wanted = ({"program": language.program} if solves is None else
+              {"prediction program": language.prediction_program,
+               "prefixes program": language.prefixes_program})
+    programs = []
+    for kind, reference in wanted.items():
         if reference is None:
             raise CraspError(f"{language.name} has no {kind}: crasp languages lists what each "
                              "language has")
-    programs = [parse_program(reference.source, f"{language.name}'s {kind}")
-                for kind, reference in zip(kinds, references)]
+        programs.append(parse_program(reference.source, f"{language.name}'s {kind}"))
     question = _ask("equivalent", [program_path], ("PROG",), domain, dialect)
     return Question("equivalent", question.programs + (programs[0],), ("PROG", language.name),
                     programs[1] if solves is not None else question.domain)
