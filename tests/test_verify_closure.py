@@ -140,3 +140,43 @@ def test_without_a_domain_nothing_is_said_of_closure(tmp_path):
     assert code == 1 and json.loads(text)["domain_closure"] is None
     code, text = run("check", str(tmp_path / "p.crasp"), "--empty")
     assert "domain:" not in text
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program_asts(max_depth=2, max_definitions=3, positional=True))
+def test_the_prefix_closed_question_finds_the_shortest_reopening(prog):
+    """``crasp check --prefix-closed``: a witness exactly when the interpreter finds a string
+    whose last position reopens, of the same (shortest) length; a proof only where none
+    does up to BEYOND tokens."""
+    question = Question("prefix-closed", (prog,), ("PROG",))
+    reopening = first_reopening(prog, BEYOND)
+    bounded = decide(question, CHECKED, ALPHABET)
+    if reopening is not None and len(reopening) <= CHECKED:
+        assert bounded.outcome == "counterexample"
+        assert len(bounded.counterexample.tokens) == len(reopening)
+    else:
+        assert bounded.outcome == "holds"
+    unbounded = decide(question, CHECKED, ALPHABET, unbounded=True, deepen=0, timeout=60)
+    if unbounded.outcome == "proved":
+        assert reopening is None
+
+
+@pytest.mark.parametrize("name", ["L5", "E5", "dyck1", "anbncn", "memory-and-1-2-4"])
+def test_every_prefixes_program_is_proved_prefix_closed(tmp_path, name):
+    from crasp.languages import get_language
+    path = tmp_path / "prefixes.crasp"
+    path.write_text(get_language(name).prefixes_program.source)
+    code, text = run("check", str(path), "--prefix-closed", "--unbounded", "--max-length", "8")
+    assert code == 0 and text.startswith(f"proved: {path} is prefix-closed")
+
+
+def test_prefix_closed_names_the_rejected_prefix(tmp_path):
+    (tmp_path / "d.crasp").write_text('x = #"a" >= 1 && #"b" <= 1\n')
+    code, text = run("check", str(tmp_path / "d.crasp"), "--prefix-closed")
+    assert code == 1 and "shortest witness: ba (length 2)" in text
+    assert "  its prefix b (length 1) " in text
+    code, text = run("check", str(tmp_path / "d.crasp"), "--prefix-closed", "--json")
+    report = json.loads(text)
+    assert code == 1 and report["question"] == "prefix-closed"
+    assert report["counterexample"]["rejected_prefix"] == ["b"]
+    assert report["programs"] == [str(tmp_path / "d.crasp")]

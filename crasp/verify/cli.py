@@ -1,5 +1,5 @@
-"""``crasp equiv A B`` and ``crasp check PROG --empty | --universal | --includes OTHER |
---recognizes NAME | --solves NAME``, and
+"""``crasp equiv A B`` and ``crasp check PROG --empty | --universal | --prefix-closed |
+--includes OTHER | --recognizes NAME | --solves NAME``, and
 ``prove_equivalence``, the ``--prove`` of ``compile``, ``decompile`` and ``fmt``.
 
 ``crasp/cli.py`` imports this module lazily; z3 is imported only when a search needs it
@@ -114,6 +114,9 @@ def equiv_command(first, second, max_length, alphabet, domain, method, unbounded
 @click.option("--empty", "kind", flag_value="empty", help="Does PROG accept no string?")
 @click.option("--universal", "kind", flag_value="universal",
               help="Does PROG accept every string?")
+@click.option("--prefix-closed", "kind", flag_value="prefix-closed",
+              help="Does PROG accept every nonempty prefix of every string it accepts (a "
+                   "--domain the searches can assume everywhere)?")
 @click.option("--includes", "other", metavar="OTHER",
               help="Does PROG accept every string that program OTHER accepts?")
 @click.option("--recognizes", metavar="NAME",
@@ -146,7 +149,7 @@ def check_command(program_path, kind, other, recognizes, solves, max_length, alp
     given = [kind, other, recognizes, solves]
     if sum(choice is not None for choice in given) != 1:
         raise click.UsageError("give exactly one of --empty, --universal, --includes OTHER, "
-                               "--recognizes NAME, --solves NAME")
+                               "--prefix-closed, --recognizes NAME, --solves NAME")
     if solves is not None and domain is not None:
         raise click.UsageError("--solves NAME asks about NAME's prefixes, its own domain: "
                                "leave out --domain")

@@ -103,15 +103,22 @@ def decide_closure(domain: syntax.Program, alphabet: tuple[str, ...], max_length
         return Closure("proved", f"k-induction with k = {verdict.induction.k}, "
                                  f"{verdict.seconds:.2f} s")
     if verdict.outcome == "counterexample":
-        tokens = list(verdict.counterexample.tokens)
-        holds = interpret.evaluate(domain, [tokens]).output[0, :len(tokens)]
-        failed = int(np.argmin(np.asarray(holds, dtype=bool)))
+        tokens = verdict.counterexample.tokens
+        prefix = rejected_prefix(domain, tokens)
         return Closure("refuted", f"it accepts {shown_string(tokens, alphabet)} but not its "
-                                  f"prefix {shown_string(tokens[:failed + 1], alphabet)}")
+                                  f"prefix {shown_string(prefix, alphabet)}")
     if verdict.reason.startswith("the time limit"):   # its own share, not --timeout as such
         return Closure("unknown", f"neither proved nor refuted within {seconds:.3g} s: at "
                                   f"most {CLOSURE_SECONDS:g} s go to it, never past --timeout")
     return Closure("unknown", verdict.reason)
+
+
+def rejected_prefix(program: syntax.Program, tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The shortest nonempty prefix of ``tokens`` that ``program`` rejects (the tokens of a
+    closure violation: the program accepts them, so such a prefix is a proper one)."""
+    holds = np.asarray(interpret.evaluate(program, [list(tokens)]).output[0, :len(tokens)],
+                       dtype=bool)
+    return tuple(tokens[:int(np.argmin(holds)) + 1])
 
 
 def closure_violation(domain: syntax.Program) -> syntax.Program:

@@ -40,7 +40,7 @@ from crasp.verify import enumeration
 from crasp.verify.closure import CLOSURE_SECONDS, Closure, decide_closure
 from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
-from crasp.verify.questions import Question, chosen_alphabet, default_alphabet
+from crasp.verify.questions import Question, chosen_alphabet, default_alphabet, searched_form
 from crasp.verify.shrink import shrink_question
 from crasp.verify.solver import TimeLimit, Undecided
 
@@ -126,6 +126,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     induction are (default ``deepest(max_length)``; at most ``max_length``: no such search)."""
     started = time.perf_counter()
     limit = TimeLimit(timeout)
+    asked, question = question, searched_form(question)
     if method not in METHODS:
         raise CraspError(f"unknown method {method!r} (expected one of {', '.join(METHODS)})")
     foreign = None
@@ -137,8 +138,9 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     # prefix-closed would miss violations
     closure = None if question.domain is None else decide_closure(
         question.domain, alphabet, max_length, unbounded, limit.share(CLOSURE_SECONDS))
-    question = dataclasses.replace(question, prefix_closed=closure is not None
-                                   and closure.assumed)
+    assumed = closure is not None and closure.assumed
+    question, asked = (dataclasses.replace(form, prefix_closed=assumed)
+                       for form in (question, asked))
     strings = enumeration.strings_of_length(len(alphabet), max_length)
     prefix = 0
     if method == "auto":
@@ -161,7 +163,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     def verdict(outcome: str, counterexample: Counterexample | None = None,
                 shortest: bool = False, induction: InductionResult | None = None,
                 reason: str | None = None, decided_length: int | None = None) -> Verdict:
-        return Verdict(question, alphabet, foreign, max_length, method, outcome, counterexample,
+        return Verdict(asked, alphabet, foreign, max_length, method, outcome, counterexample,
                        shortest, induction, time.perf_counter() - started, reason,
                        decided_length, timeout, closure)
 

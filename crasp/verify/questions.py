@@ -8,6 +8,10 @@ Every question is "does the violation hold at no position of any string?":
   includes OTHER's when this never happens).
 * ``empty`` (PROG): PROG answers True.
 * ``universal`` (PROG): PROG answers False.
+* ``prefix-closed`` (PROG): PROG answers True at a token position after one where it answered
+  False (it accepts a string but not one of its nonempty prefixes). That is no violation of
+  PROG's answer alone: ``searched_form`` asks it as ``empty`` of the program that answers
+  exactly there (``crasp.verify.closure.closure_violation``).
 
 With a *domain* (a third program, D), each violation counts only where D answers True: the
 question is asked of the strings D accepts. D's answer at position i is its acceptance of the
@@ -37,7 +41,7 @@ from typing import Callable
 from crasp import syntax
 from crasp.errors import CraspError
 
-QUESTIONS = ("equivalent", "includes", "empty", "universal")
+QUESTIONS = ("equivalent", "includes", "empty", "universal", "prefix-closed")
 
 DOMAIN_LABEL = "DOMAIN"
 FOREIGN_CANDIDATES = ("?", "_", "~", "$", "%", "other")
@@ -83,6 +87,16 @@ _VIOLATIONS: dict[str, Callable[[list], object]] = {
     "empty": lambda answers: answers[0],
     "universal": lambda answers: ~answers[0],
 }
+
+
+def searched_form(question: Question) -> Question:
+    """The question the searches answer: ``question`` itself, or for ``prefix-closed``, the
+    emptiness of its program's closure violation (the module docstring)."""
+    if question.kind != "prefix-closed":
+        return question
+    from crasp.verify.closure import closure_violation
+    return Question("empty", (closure_violation(question.programs[0]),), question.labels,
+                    question.domain)
 
 
 def default_alphabet(programs: tuple[syntax.Program, ...]) -> tuple[tuple[str, ...], str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from crasp.verify.closure import rejected_prefix
 from crasp.verify.driver import Verdict
 from crasp.verify.questions import shown_string
 
@@ -12,12 +13,15 @@ _YES = {
     "includes": "{A} includes {B} (every string {B} accepts, {A} accepts)",
     "empty": "{A} is empty (it accepts no string)",
     "universal": "{A} is universal (it accepts every string)",
+    "prefix-closed": "{A} is prefix-closed (it accepts every nonempty prefix of every string "
+                     "it accepts)",
 }
 _NO = {
     "equivalent": "not equivalent",
     "includes": "{A} does not include {B}: {B} accepts the string, {A} rejects it",
     "empty": "not empty: {A} accepts the string",
     "universal": "not universal: {A} rejects the string",
+    "prefix-closed": "not prefix-closed: {A} accepts the string but not one of its prefixes",
 }
 
 
@@ -101,6 +105,10 @@ def _counterexample_lines(verdict: Verdict, names: dict[str, str]) -> list[str]:
     for label, program, answer in zip(verdict.question.evaluated_labels,
                                       verdict.question.evaluated, example.answers):
         lines.append(f"  {label} {program.filename} answers {answer}")
+    if verdict.question.kind == "prefix-closed":
+        prefix = rejected_prefix(verdict.question.programs[0], example.tokens)
+        lines.append(f"  its prefix {shown_string(prefix, verdict.alphabet)} (length "
+                     f"{len(prefix)}) {names['A']} rejects")
     for difference in example.differences:
         line = f" (line {difference.line})" if difference.line else ""
         values = ", ".join(str(v) for v in difference.values)
@@ -112,6 +120,10 @@ def _counterexample_lines(verdict: Verdict, names: dict[str, str]) -> list[str]:
 def as_json(verdict: Verdict) -> dict:
     example = verdict.counterexample
     induction = verdict.induction
+    shown = example.as_dict(shown_string(example.tokens, verdict.alphabet)) if example else None
+    if example and verdict.question.kind == "prefix-closed":
+        shown["rejected_prefix"] = list(rejected_prefix(verdict.question.programs[0],
+                                                        example.tokens))
     return {
         "question": verdict.question.kind,
         "programs": [program.filename for program in verdict.question.programs],
@@ -124,8 +136,7 @@ def as_json(verdict: Verdict) -> dict:
         "alphabet": list(verdict.alphabet),
         "foreign_token": verdict.foreign,
         "method": verdict.method,
-        "counterexample": (example.as_dict(shown_string(example.tokens, verdict.alphabet))
-                           if example else None),
+        "counterexample": shown,
         "shortest": verdict.shortest if example else None,
         "induction": ({"proved": induction.proved, "k": induction.k, "tried": induction.tried,
                        "exact": induction.exact} if induction else None),
