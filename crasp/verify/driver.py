@@ -15,7 +15,9 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
 
 With a domain, ``closure.decide_closure`` first decides whether it is prefix-closed (by its
 form, or with ``unbounded`` by a proof of its own, at most ``CLOSURE_SECONDS`` of the limit):
-only then may the searches assume it at every position (``Question.prefix_closed``).
+only then may the searches assume it at every position (``Question.prefix_closed``). A
+``prefix-closed`` question is searched in its ``questions.searched_form``; the verdict keeps
+it as asked.
 
 Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
 string over it, with equal definitions merged and unread ones dropped), and every string it
