@@ -15,7 +15,8 @@ import sys
 
 import click
 
-from crasp import syntax
+from crasp import parse_program, syntax
+from crasp.errors import CraspError
 from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
 from crasp.verify.driver import METHODS, decide
 from crasp.verify.questions import Question
@@ -166,9 +167,7 @@ def _language_question(program_path: str, recognizes: str | None, solves: str | 
                        domain: str | None, dialect: str) -> Question:
     """PROG against a built-in language: its program on every string (``recognizes``), or
     its prediction program on its prefixes (``solves``, Knee-Deep def:prediction_task)."""
-    from crasp import parse_program
-    from crasp.errors import CraspError
-    from crasp.languages import get_language
+    from crasp.languages import get_language   # the languages only where a question names one
     language = get_language(recognizes if recognizes is not None else solves)
     wanted = ({"program": language.program} if solves is None else
               {"prediction program": language.prediction_program,

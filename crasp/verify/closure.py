@@ -95,10 +95,10 @@ def decide_closure(domain: syntax.Program, alphabet: tuple[str, ...], max_length
     if not prove:
         return Closure("unchecked")
     from crasp.verify.driver import MAX_INDUCTION, decide
-    from crasp.verify.questions import Question, shown_string
-    question = Question("empty", (closure_violation(domain),), ("CLOSURE",))
-    verdict = decide(question, min(max_length, MAX_INDUCTION), alphabet, unbounded=True,
-                     timeout=seconds, deepen=0)
+    from crasp.verify.questions import DOMAIN_LABEL, Question, shown_string
+    verdict = decide(Question("prefix-closed", (domain,), (DOMAIN_LABEL,)),
+                     min(max_length, MAX_INDUCTION), alphabet, unbounded=True, timeout=seconds,
+                     deepen=0)
     if verdict.outcome == "proved":
         return Closure("proved", f"k-induction with k = {verdict.induction.k}, "
                                  f"{verdict.seconds:.2f} s")

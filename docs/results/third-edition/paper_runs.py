@@ -46,7 +46,7 @@ def offset(run: dict) -> int:
 
 def fits(run: dict) -> bool:
     """Whether the run reached 100% validation, the paper's stopping rule (a finished run that
-    did not tried every configuration, and its cell is the best of them on validation)."""
+    did not fit has tried every configuration, and its cell is their best on validation)."""
     return max(run["curve"]) >= 1.0
 
 
