@@ -20,7 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CELLS = HERE / "paper-grid" / "cells.csv"
 RUNS = ["device-h200", "device-h100", "device-h200-2", "cpu-paper-grid", "device-h100-2",
-        "cpu-paper-grid-2", "cpu-paper-grid-3", "cpu-paper-grid-4", "device-h200-3"]
+        "cpu-paper-grid-2", "cpu-paper-grid-3", "cpu-paper-grid-4", "device-h200-3",
+        "device-h200-4"]
 OFFSETS = [-3, -2, -1, 0]
 
 _spec = importlib.util.spec_from_file_location("counts", HERE.parent / "counts.py")

@@ -91,7 +91,11 @@ paper_plan() {
         i=$((i + 1))
     done
     for cell in ${PAPER_K2-L7:2 L8:3}; do
-        k=${cell%%:*}; k=${k#L}; seeds=${cell#*:}; commas=${seeds//[^,]/}
+        k=${cell%%:*}; k=${k#L}; seeds=${cell#*:}
+        # a bare number is a count to --seeds ("2": seeds 0 and 1); "2," is seed 2 alone (the
+        # sixth lease passed "L8:2" and reran L8 d6 s0, finished long before)
+        case $seeds in *[,:]*) ;; *) seeds="$seeds," ;; esac
+        commas=${seeds%,}; commas=${commas//[^,]/}
         timed "paper-grid-k2-L$k" search $(( ${#commas} + 1 )) "paper-grid-k2.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 2)):$((k - 2))" --seeds "$seeds" --search paper &
     done
 }
