@@ -120,7 +120,7 @@ def test_deepen_bounds_the_search_after_an_inconclusive_induction(files, command
                      "--unbounded", "--json", *extra)
         verdict = json.loads(result.output)
         assert result.exit_code == 3 and verdict["result"] == "unknown", result.output
-        assert verdict["decided_length"] == decided
+        assert verdict["decided_length"] == decided and verdict["timed_out"] is False
     refused = run(command, "treize.crasp", *other, "--deepen", "-1")
     assert refused.exit_code == 2 and "--deepen" in refused.output
 

@@ -5,6 +5,7 @@ the prediction domains of L_k and E_k written in forms the recognizer does not t
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 
@@ -180,3 +181,23 @@ def test_prefix_closed_names_the_rejected_prefix(tmp_path):
     assert code == 1 and report["question"] == "prefix-closed"
     assert report["counterexample"]["rejected_prefix"] == ["b"]
     assert report["programs"] == [str(tmp_path / "d.crasp")]
+
+
+def test_closure_reads_the_time_out_from_the_verdict_not_its_wording(monkeypatch):
+    """A closure question z3 gives up on for another reason, whose reason happens to begin
+    like a time-out's, keeps that reason; one whose own share runs out says so."""
+    domain = crasp.parse_program('first_a = #("a" && #true == 1) >= 1')
+    real = driver.decide
+
+    def undecided(reason: str, timed_out: bool):
+        def decide(*args, **kwargs):
+            return dataclasses.replace(real(*args, **kwargs), outcome="unknown",
+                                       reason=reason, timed_out=timed_out)
+        return decide
+
+    monkeypatch.setattr(driver, "decide", undecided("the time limit of z3's tactic", False))
+    kept = decide_closure(domain, ALPHABET, 4, prove=True, seconds=5)
+    assert (kept.status, kept.detail) == ("unknown", "the time limit of z3's tactic")
+    monkeypatch.setattr(driver, "decide", undecided("z3 could not decide (timeout)", True))
+    spent = decide_closure(domain, ALPHABET, 4, prove=True, seconds=5)
+    assert spent.status == "unknown" and spent.detail.startswith("neither proved nor refuted")

@@ -46,6 +46,7 @@ def test_a_tiny_timeout_answers_unknown_with_the_reason(tmp_path, monkeypatch):
         assert result.exit_code == 3, result.output
         verdict = json.loads(result.output)
         assert verdict["result"] == "unknown" and verdict["timeout"] == 0.001
+        assert verdict["timed_out"] is True
         assert "ran out" in verdict["reason"] and verdict["counterexample"] is None
         assert verdict["decided_length"] is None or verdict["decided_length"] < 30
     enumerated = runner.invoke(cli, ["equiv", str(ANBNCN), "twin.crasp", "--max-length", "12",
@@ -59,7 +60,8 @@ def test_the_same_pair_without_a_limit_is_decided(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["equiv", str(ANBNCN), "twin.crasp", "--max-length", "14",
                                       "--method", "smt", "--timeout", "600", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["reason"] is None
+    verdict = json.loads(result.output)
+    assert verdict["reason"] is None and verdict["timed_out"] is False
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "soon"])
@@ -78,6 +80,7 @@ def test_z3_running_out_of_time_is_undecided_with_the_lengths_it_did_decide():
         bounded.first_violation(question, alphabet, 30, TimeLimit(1.0), relations=False)
     assert 0 <= undecided.value.holds_up_to < 30
     assert "ran out while z3 was deciding" in undecided.value.reason
+    assert undecided.value.timed_out
 
 
 class UnknownAt:
@@ -119,13 +122,14 @@ def test_an_unknown_from_the_solver_is_never_reported_as_a_proof(name, monkeypat
     for at in range(counting.calls):
         UnknownAt(at).install(monkeypatch)
         verdict = decide(question, 6, alphabet, method="smt", unbounded=True)
-        assert verdict.outcome == "unknown", (at, verdict)
+        assert verdict.outcome == "unknown" and not verdict.timed_out, (at, verdict)
         # an undecided shrink of the induction's model leaves the step unproved
         assert "z3 could not decide" in verdict.reason or "k-induction" in verdict.reason
         bounded_only = decide(question, 6, alphabet, method="smt")
         assert bounded_only.outcome in ("unknown", "holds")
         if bounded_only.outcome == "unknown":
             assert "(incomplete), at length" in bounded_only.reason
+            assert not bounded_only.timed_out
 
 
 def test_prove_fails_when_z3_leaves_the_equivalence_unknown(tmp_path, monkeypatch):

@@ -134,7 +134,7 @@ def search(question: Question, alphabet: tuple[str, ...], max_length: int,
             verdict = limit.check(solver, "the question")
         except Undecided as undecided:
             raise Undecided(f"{undecided.reason}, at length {position + 1}",
-                            holds_up_to=position) from None
+                            holds_up_to=position, timed_out=undecided.timed_out) from None
         if verdict == z.sat:
             model = solver.model()
             return Violation(tuple(alphabet[_which(z, model, bits)]

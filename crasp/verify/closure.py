@@ -107,7 +107,7 @@ def decide_closure(domain: syntax.Program, alphabet: tuple[str, ...], max_length
         prefix = rejected_prefix(domain, tokens)
         return Closure("refuted", f"it accepts {shown_string(tokens, alphabet)} but not its "
                                   f"prefix {shown_string(prefix, alphabet)}")
-    if verdict.reason.startswith("the time limit"):   # its own share, not --timeout as such
+    if verdict.timed_out:   # its own share ran out, not --timeout as such
         return Closure("unknown", f"neither proved nor refuted within {seconds:.3g} s: at "
                                   f"most {CLOSURE_SECONDS:g} s go to it, never past --timeout")
     return Closure("unknown", verdict.reason)

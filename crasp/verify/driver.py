@@ -106,6 +106,8 @@ class Verdict:
     closure: Closure | None = None
     """How the domain is known to be prefix-closed (``crasp.verify.closure``); None without
     one."""
+    timed_out: bool = False
+    """The outcome is unknown because the time limit ran out."""
 
 
 def deepest(max_length: int) -> int:
@@ -164,10 +166,11 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
 
     def verdict(outcome: str, counterexample: Counterexample | None = None,
                 shortest: bool = False, induction: InductionResult | None = None,
-                reason: str | None = None, decided_length: int | None = None) -> Verdict:
+                reason: str | None = None, decided_length: int | None = None,
+                timed_out: bool = False) -> Verdict:
         return Verdict(asked, alphabet, foreign, max_length, method, outcome, counterexample,
                        shortest, induction, time.perf_counter() - started, reason,
-                       decided_length, timeout, closure)
+                       decided_length, timeout, closure, timed_out)
 
     held = None   # what the solver's search proved of the relations between counts
     try:
@@ -179,7 +182,8 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
             searched = shrink_question(question, alphabet) if shrink else question
             violation, held = search(searched, alphabet, max_length, limit)
     except Undecided as undecided:
-        return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to)
+        return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to,
+                       timed_out=undecided.timed_out)
     if violation:
         return verdict("counterexample", confirm(question, violation.tokens), shortest=True)
     if not unbounded:
@@ -194,7 +198,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
             induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=f"{undecided.reason}, in the induction",
-                       decided_length=max_length)
+                       decided_length=max_length, timed_out=undecided.timed_out)
     if induction.proved:
         return verdict("proved", induction=induction)
     deeper = deepest(max_length) if deepen is None else deepen
@@ -207,7 +211,8 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
         except Undecided as undecided:
             return verdict("unknown", induction=induction, reason=f"{inconclusive}; "
                            f"the search beyond length {max_length}: {undecided.reason}",
-                           decided_length=max(max_length, undecided.holds_up_to or 0))
+                           decided_length=max(max_length, undecided.holds_up_to or 0),
+                           timed_out=undecided.timed_out)
         if found:   # none has length <= N, so this is a shortest one
             method = "smt"   # whichever searched up to N, z3 found this one
             return verdict("counterexample", confirm(question, found.tokens), shortest=True,

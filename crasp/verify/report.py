@@ -144,4 +144,5 @@ def as_json(verdict: Verdict) -> dict:
         "reason": verdict.reason,
         "decided_length": verdict.decided_length,
         "timeout": verdict.timeout,
+        "timed_out": verdict.timed_out,
     }

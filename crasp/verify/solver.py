@@ -34,11 +34,12 @@ def z3() -> ModuleType:
 
 class Undecided(Exception):
     """A search could not decide the question: ``reason`` says why (for people);
-    ``holds_up_to``, where known, the longest length up to which no string violates it."""
+    ``holds_up_to``, where known, the longest length up to which no string violates it;
+    ``timed_out``, whether the time limit ran out (rather than z3 giving up otherwise)."""
 
-    def __init__(self, reason: str, holds_up_to: int | None = None):
+    def __init__(self, reason: str, holds_up_to: int | None = None, timed_out: bool = False):
         super().__init__(reason)
-        self.reason, self.holds_up_to = reason, holds_up_to
+        self.reason, self.holds_up_to, self.timed_out = reason, holds_up_to, timed_out
 
 
 class TimeLimit:
@@ -56,7 +57,8 @@ class TimeLimit:
         return None if self.deadline is None else self.deadline - time.perf_counter()
 
     def _ran_out(self, doing: str) -> Undecided:
-        return Undecided(f"the time limit (--timeout {self.seconds:g} s) ran out while {doing}")
+        return Undecided(f"the time limit (--timeout {self.seconds:g} s) ran out while {doing}",
+                         timed_out=True)
 
     def share(self, seconds: float) -> float:
         """The time a part of the search may take: ``seconds``, at most what is left (a
