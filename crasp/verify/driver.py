@@ -15,7 +15,8 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
 
 With a domain, ``closure.decide_closure`` first decides whether it is prefix-closed (by its
 form, or with ``unbounded`` by a proof of its own, at most ``CLOSURE_SECONDS`` of the limit):
-only then may the searches assume it at every position (``Question.prefix_closed``). A
+only then may the searches assume it at every position (``Question.prefix_closed``). After a
+yes, ``vacuity.decide_vacuity`` asks whether the domain accepts a nonempty string at all. A
 ``prefix-closed`` question is searched in its ``questions.searched_form``; the verdict keeps
 it as asked.
 
@@ -45,6 +46,7 @@ from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet, searched_form
 from crasp.verify.shrink import shrink_question
 from crasp.verify.solver import TimeLimit, Undecided
+from crasp.verify.vacuity import VACUITY_SECONDS, Vacuity, decide_vacuity
 
 METHODS = ("auto", "smt", "enumerate")
 ENUMERATION_LIMIT = 200_000
@@ -108,6 +110,9 @@ class Verdict:
     one."""
     timed_out: bool = False
     """The outcome is unknown because the time limit ran out."""
+    vacuity: Vacuity | None = None
+    """Whether a yes restricted to a domain is vacuous (``crasp.verify.vacuity``); None for
+    other answers and without a domain."""
 
 
 def deepest(max_length: int) -> int:
@@ -127,9 +132,23 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     (``crasp.verify.shrink``; ``shrink=False`` runs them on the programs as given, the
     baseline of benchmarks/bench_verify_large.py); counterexamples are confirmed on the
     programs as given. ``deepen``: how long the strings of the search after an inconclusive
-    induction are (default ``deepest(max_length)``; at most ``max_length``: no such search)."""
+    induction are (default ``deepest(max_length)``; at most ``max_length``: no such search).
+    A yes restricted to a domain then says whether it is vacuous (``vacuity``)."""
     started = time.perf_counter()
     limit = TimeLimit(timeout)
+    verdict = _answer(question, max_length, alphabet, method, unbounded, timeout, shrink,
+                      deepen, limit, started)
+    if verdict.question.domain is None or verdict.outcome not in ("holds", "proved"):
+        return verdict
+    vacuity = decide_vacuity(verdict.question.domain, verdict.alphabet, max_length, unbounded,
+                             limit.share(VACUITY_SECONDS))
+    return dataclasses.replace(verdict, vacuity=vacuity, seconds=time.perf_counter() - started)
+
+
+def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | None,
+            method: str, unbounded: bool, timeout: float | None, shrink: bool,
+            deepen: int | None, limit: TimeLimit, started: float) -> Verdict:
+    """``decide``'s answer, before the vacuity check: the passes of the module docstring."""
     asked, question = question, searched_form(question)
     if method not in METHODS:
         raise CraspError(f"unknown method {method!r} (expected one of {', '.join(METHODS)})")

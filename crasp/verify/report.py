@@ -67,6 +67,22 @@ def _domain_line(verdict: Verdict) -> list[str]:
             + _CLOSURE[closure.status].format(detail=closure.detail)]
 
 
+_VACUITY = {
+    "vacuous": "warning: the answer is vacuous: {domain} {detail}",
+    "unknown": "warning: the answer may be vacuous: {domain} {detail}",
+}
+
+
+def _vacuity_line(verdict: Verdict) -> list[str]:
+    """A yes whose domain accepts no nonempty string, or may not (``crasp.verify.vacuity``);
+    nothing when the domain has a witness."""
+    vacuity = verdict.vacuity
+    if vacuity is None or vacuity.status not in _VACUITY:
+        return []
+    return [_VACUITY[vacuity.status].format(domain=verdict.question.domain.filename,
+                                            detail=vacuity.detail)]
+
+
 def format_text(verdict: Verdict) -> str:
     names = _names(verdict)
     kind, n, within = verdict.question.kind, verdict.max_length, _within(verdict)
@@ -89,6 +105,7 @@ def format_text(verdict: Verdict) -> str:
         lines += _counterexample_lines(verdict, names)
     lines.append(_alphabet_line(verdict))
     lines += _domain_line(verdict)
+    lines += _vacuity_line(verdict)
     lines.append(f"method: {method}, {verdict.seconds:.2f} s")
     return "\n".join(lines)
 
@@ -131,6 +148,10 @@ def as_json(verdict: Verdict) -> dict:
                    if verdict.question.domain is not None else None),
         "domain_closure": ({"status": verdict.closure.status, "detail": verdict.closure.detail}
                            if verdict.closure is not None else None),
+        "domain_vacuity": ({"status": verdict.vacuity.status, "detail": verdict.vacuity.detail,
+                            "witness": (list(verdict.vacuity.witness)
+                                        if verdict.vacuity.witness is not None else None)}
+                           if verdict.vacuity is not None else None),
         "result": verdict.outcome,
         "max_length": verdict.max_length,
         "alphabet": list(verdict.alphabet),
