@@ -85,6 +85,9 @@ differs from L3's only from length 31 on (``b`` and 30 ``a``, where ``#a_after_b
 #"b" + 8`` first holds), and with N = 16 was unknown. The search is z3's, incremental in the
 length, so it costs about one bounded search of DEEPENING x N tokens (1.0 s for a 3-letter,
 one-line program at 64; under the same ``timeout`` as the rest)."""
+WITHOUT_DOMAIN_SECONDS = 30.0
+"""At most this long (never past --timeout) an inconclusive induction on a domain that is not
+assumed is tried again with the domain left out (``_proved_without_domain``)."""
 MAX_ENUMERATED_STRINGS = 50_000_000
 """--method enumerate refuses more strings than this (it would run for many minutes)."""
 
@@ -110,9 +113,52 @@ class Verdict:
     one."""
     timed_out: bool = False
     """The outcome is unknown because the time limit ran out."""
+    without_domain: bool = False
+    """The proof is of the question on every string, the domain left out (so on the domain's
+    strings too): ``_proved_without_domain``."""
     vacuity: Vacuity | None = None
     """Whether a yes restricted to a domain is vacuous (``crasp.verify.vacuity``); None for
     other answers and without a domain."""
+
+
+def _induction(question: Question, alphabet: tuple[str, ...], depth: int, limit: TimeLimit,
+               held) -> InductionResult:
+    """k-induction up to ``depth``, strengthened by the pairs the bounded search proved, and
+    once more with the second round's lemmas if that is inconclusive (``SECOND_ROUND``)."""
+    from crasp.verify import bounded, induction as induction_pass
+    pairs = bounded.proved_pairs(question, alphabet, depth, limit, held=held)
+    induction = induction_pass.prove(question, alphabet, depth, pairs, limit)
+    if induction.inconclusive and SECOND_ROUND:
+        pairs = bounded.proved_pairs(question, alphabet, depth, limit, second_round=True)
+        induction = induction_pass.prove(question, alphabet, depth, pairs, limit)
+    return induction
+
+
+def _proved_without_domain(question: Question, alphabet: tuple[str, ...], search,
+                           max_length: int, depth: int,
+                           limit: TimeLimit) -> InductionResult | None:
+    """The proof of ``question`` with its domain left out, or None: its domain is not assumed
+    (not shown prefix-closed) and the induction on it was inconclusive.
+
+    Why: no violation on any string implies none on the strings the domain accepts, and
+    without the domain the step is easier, not harder. Filtered only at the position a
+    violation is sought, the domain weakens the step's hypothesis (no violation at the k
+    positions before, *where the domain held*), so a property that holds everywhere can
+    fail to carry: ``#"b" < 3`` is prefix-closed, proved by k = 1, but not on the strings of
+    ``#"b" >= 1 && #"a" >= 2`` (which accepts ``aab`` and not ``a``). The base case is a
+    search of its own, up to ``max_length`` (a violation outside the domain ends the
+    attempt, proving nothing either way), and the whole attempt gets at most
+    ``WITHOUT_DOMAIN_SECONDS`` of the limit."""
+    share = TimeLimit(limit.share(WITHOUT_DOMAIN_SECONDS))
+    everywhere = dataclasses.replace(question, domain=None, prefix_closed=False)
+    try:
+        violation, held = search(everywhere, alphabet, max_length, share)
+        if violation:
+            return None
+        induction = _induction(everywhere, alphabet, depth, share, held)
+    except Undecided:
+        return None
+    return induction if induction.proved else None
 
 
 def deepest(max_length: int) -> int:
@@ -186,10 +232,10 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
     def verdict(outcome: str, counterexample: Counterexample | None = None,
                 shortest: bool = False, induction: InductionResult | None = None,
                 reason: str | None = None, decided_length: int | None = None,
-                timed_out: bool = False) -> Verdict:
+                timed_out: bool = False, without_domain: bool = False) -> Verdict:
         return Verdict(asked, alphabet, foreign, max_length, method, outcome, counterexample,
                        shortest, induction, time.perf_counter() - started, reason,
-                       decided_length, timeout, closure, timed_out)
+                       decided_length, timeout, closure, timed_out, without_domain)
 
     held = None   # what the solver's search proved of the relations between counts
     try:
@@ -207,19 +253,20 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
         return verdict("counterexample", confirm(question, violation.tokens), shortest=True)
     if not unbounded:
         return verdict("holds")
-    from crasp.verify import bounded, induction as induction_pass
+    from crasp.verify import bounded
     depth = min(max_length, MAX_INDUCTION)
     try:
-        pairs = bounded.proved_pairs(searched, alphabet, depth, limit, held=held)
-        induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
-        if induction.inconclusive and SECOND_ROUND:
-            pairs = bounded.proved_pairs(searched, alphabet, depth, limit, second_round=True)
-            induction = induction_pass.prove(searched, alphabet, depth, pairs, limit)
+        induction = _induction(searched, alphabet, depth, limit, held)
     except Undecided as undecided:
         return verdict("unknown", reason=f"{undecided.reason}, in the induction",
                        decided_length=max_length, timed_out=undecided.timed_out)
     if induction.proved:
         return verdict("proved", induction=induction)
+    if induction.inconclusive and searched.domain is not None and not searched.prefix_closed:
+        everywhere = _proved_without_domain(searched, alphabet, search, max_length, depth,
+                                            limit)
+        if everywhere is not None:
+            return verdict("proved", induction=everywhere, without_domain=True)
     deeper = deepest(max_length) if deepen is None else deepen
     if induction.inconclusive:
         inconclusive = (f"k-induction up to k = {induction.tried} proves nothing for longer "

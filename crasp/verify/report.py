@@ -94,8 +94,10 @@ def format_text(verdict: Verdict) -> str:
                      + within)
     elif verdict.outcome == "proved":
         k = verdict.induction.k
+        everywhere = " on every string, the domain left out" if verdict.without_domain else ""
         lines.append("proved: " + _YES[kind].format(**names) + " for every string of every "
-                     f"length{within} (k-induction with k = {k}; base case: lengths ≤ {n})")
+                     f"length{within} (k-induction with k = {k}{everywhere}; base case: "
+                     f"lengths ≤ {n})")
     elif verdict.outcome == "unknown":
         known = verdict.decided_length
         lines.append("unknown: " + (f"{_YES[kind].format(**names)} for every string of length "
@@ -160,7 +162,8 @@ def as_json(verdict: Verdict) -> dict:
         "counterexample": shown,
         "shortest": verdict.shortest if example else None,
         "induction": ({"proved": induction.proved, "k": induction.k, "tried": induction.tried,
-                       "exact": induction.exact} if induction else None),
+                       "exact": induction.exact, "without_domain": verdict.without_domain}
+                      if induction else None),
         "seconds": round(verdict.seconds, 3),
         "reason": verdict.reason,
         "decided_length": verdict.decided_length,
