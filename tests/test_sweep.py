@@ -273,3 +273,21 @@ def test_cli_rejects_bad_grid(tmp_path, monkeypatch):
     result = CliRunner().invoke(sweep_command, [
         "--depths", "1", "--languages", "L3", "-o", str(tmp_path), "--dry-run", "oops"])
     assert isinstance(result.exception, CraspError)
+
+
+@pytest.mark.parametrize("seeds,shown", [("2", "seeds 0, 1"), ("2,", "seeds 2"),
+                                         ("2:3", "seeds 2, 3"), ("0,4", "seeds 0, 4")])
+def test_cli_header_shows_the_axes_as_parsed(tmp_path, monkeypatch, seeds, shown):
+    """``--seeds 2`` is a count: the header says which seeds run, so that reading it as
+    seed 2 (as the sixth lease's driver did) shows at once."""
+    from crasp.train.sweep.cli import sweep_command
+
+    monkeypatch.setattr(sweep, "default_resolver", lambda: (fake_resolve, FakeConfig))
+    monkeypatch.setattr(sweep, "run_sweep",
+                        lambda *args, run=sweep.run_sweep, **kwargs:
+                        run(*args, train_fn=fake_train, **kwargs))
+    result = CliRunner().invoke(sweep_command, [
+        "--depths", "2", "--languages", "L3,L4", "--seeds", seeds, "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    header = result.stderr.splitlines()[0]
+    assert f"(languages L3, L4; depths 2; nope; {shown})" in header, header

@@ -32,6 +32,16 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
     return shlex.join(words)
 
 
+def _axes(spec) -> str:
+    """The axes as parsed, for the header: ``--seeds 2`` is two seeds (0 and 1), not seed 2,
+    and the header shows which (the sixth lease of docs/results/third-edition ran the wrong
+    cell on that reading)."""
+    def listed(values) -> str:
+        return ", ".join(map(str, values))
+    return (f"languages {listed(spec.languages)}; depths {listed(spec.depths)}; "
+            f"{listed(spec.posencs)}; seeds {listed(spec.seeds)}")
+
+
 @click.command("sweep", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("grid_args", nargs=-1, metavar="[KEY=VALUES]...")
 @click.option("--depths", required=True, help="Depths: 1:6 (inclusive), 1,2,4, or a mix.")
@@ -40,7 +50,8 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
 @click.option("--posenc", default="nope", show_default=True,
               help="Positional encodings, comma-separated: nope,rope,alibi.")
 @click.option("--seeds", default="1", show_default=True,
-              help="N (seeds 0..N-1), a range 5:7, or a list 0,4.")
+              help="N (a count: seeds 0..N-1), a range 5:7, a list 0,4, or one seed as "
+                   "5, or 5:5.")
 @click.option("--grid", "grid", multiple=True, metavar="KEY=V1,V2",
               help="Training config field and the values to try (repeatable; bare KEY=VALUES "
                    "arguments after it are grid entries too). The grid is the product.")
@@ -112,7 +123,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
         with SweepLock(out, shard_index, command):
             sweep.record_spec(out, spec, cells, command)
             status = sweep.sweep_status(out, mine)
-            click.echo(f"sweep: {len(cells)} cells, shard {shard_index[0]}/{shard_index[1]}: "
+            click.echo(f"sweep: {len(cells)} cells ({_axes(spec)}), "
+                       f"shard {shard_index[0]}/{shard_index[1]}: "
                        f"{len(mine)}; done {len(status['done'])}, to run "
                        f"{len(status['pending']) + len(status['failed'])}; {jobs} worker(s) "
                        f"-> {out}", err=True)
