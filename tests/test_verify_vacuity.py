@@ -46,6 +46,14 @@ def test_the_witness_is_a_shortest_string_the_interpreter_accepts(domain):
         assert vacuity.status == "witnessed" and len(vacuity.witness) == len(reference)
         tokens = list(vacuity.witness)
         assert crasp.evaluate(domain, [tokens]).output[0, len(tokens) - 1]
+    every_length = decide_vacuity(domain, ALPHABET, CHECKED, unbounded=True, seconds=60)
+    if every_length.status == "vacuous":   # proved: none at any length, so none up to 6
+        assert every_length.detail.startswith("accepts no nonempty string of any length")
+        assert shortest_accepted(domain, CHECKED + 1) is None
+    elif every_length.status == "witnessed":
+        tokens = list(every_length.witness)
+        assert crasp.evaluate(domain, [tokens]).output[0, len(tokens) - 1]
+        assert reference is None or len(tokens) == len(reference)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
