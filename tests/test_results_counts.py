@@ -209,4 +209,25 @@ def test_the_paper_runs_table_is_what_paper_runs_py_computes():
     third = (RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
     block = third.split("$ python docs/results/third-edition/paper_runs.py\n", 1)[1]
     quoted = textwrap.dedent(block.split("```", 1)[0]).rstrip("\n").splitlines()
-    assert quoted == paper_runs.table(every)
+    assert quoted == paper_runs.summary(every)
+
+
+def test_fit_by_epoch_is_the_kaplan_meier_estimate_with_unfinished_runs_censored():
+    """Four runs at k: fit at epochs 1 and 2, cut after 1 and after 3 without fitting. At
+    epoch 1, 1 of 4 at risk fits (S = 3/4); at 2, 1 of the 2 still at risk (S = 3/8); at 3,
+    none of 1; past the longest run nothing is known."""
+    spec = importlib.util.spec_from_file_location(
+        "paper_runs", RESULTS / "third-edition" / "paper_runs.py")
+    paper_runs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(paper_runs)
+    runs = [{"language": "L6", "depth": 6, "seed": 0, "finished": True, "curve": [1.0]},
+            {"language": "L6", "depth": 6, "seed": 1, "finished": True, "curve": [0.2, 1.0]},
+            {"language": "L6", "depth": 6, "seed": 2, "finished": False, "curve": [0.3]},
+            {"language": "L6", "depth": 6, "seed": 3, "finished": False,
+             "curve": [0.1, 0.2, 0.4]}]
+    for depth in (3, 4, 5):   # one run cut at each other depth, so every line has one
+        runs.append({"language": "L6", "depth": depth, "seed": 0, "finished": False,
+                     "curve": [0.5]})
+    lines = paper_runs.fit_by_epoch(runs)
+    assert lines[-1] == "k: 25.0%, 62.5%, 62.5%, -, -, -, -, - (4 runs: 2 fit, 2 censored)"
+    assert lines[1] == "k - 3: 0.0%, -, -, -, -, -, -, - (1 run: 0 fit, 1 censored)"

@@ -1,7 +1,8 @@
 """Every run of the paper's exact grid, finished or stopped: validation exact match per epoch,
 one panel per depth relative to k (k - 3 .. k). Prints per panel how many runs finished and
-within how many epochs they fit, and how many did not finish and how far they had come; writes
-paper-runs.png.
+within how many epochs they fit, and how many did not finish and how far they had come, then
+the share of runs that fit within N epochs with the unfinished ones censored
+(``fit_by_epoch``); writes paper-runs.png.
 
     python docs/results/third-edition/paper_runs.py
 
@@ -77,6 +78,44 @@ def table(every: list[dict]) -> list[str]:
     return lines
 
 
+MARKS = (1, 2, 3, 5, 10, 25, 50, 100)
+"""The epochs at which ``fit_by_epoch`` gives the estimated share of runs that have fit."""
+
+
+def fit_by_epoch(every: list[dict]) -> list[str]:
+    """Per depth, the Kaplan-Meier estimate of the share of runs that fit validation within
+    each of MARKS epochs (over the configurations, in order), every run counted: a run that
+    fit is an event at its last epoch; one cut, paused or finished without fitting is
+    *censored* there (known not to have fit in its epochs, unknown after). The estimate is
+    1 - S(t), S(t) the product over the epochs e <= t at which runs fit of (1 - fits(e) /
+    at_risk(e)), at_risk(e) the runs that ran at least e epochs. It pools the runs of every
+    cell and seed of a depth, second draws included, as if they were independent draws of
+    one run; "-" past the longest run, where nothing is known."""
+    lines = ["fit validation within N epochs (Kaplan-Meier, unfinished runs censored), N = "
+             + ", ".join(map(str, MARKS))]
+    for shift in OFFSETS:
+        here = [(len(run["curve"]), run["finished"] and fits(run))
+                for run in every if offset(run) == shift]
+        longest = max(length for length, _ in here)
+        survival, estimates = 1.0, {}
+        for epoch in range(1, longest + 1):
+            at_risk = sum(1 for length, _ in here if length >= epoch)
+            fit = sum(1 for length, event in here if event and length == epoch)
+            survival *= 1 - fit / at_risk
+            estimates[epoch] = f"{100 * (1 - survival):.1f}%"
+        estimates = [estimates.get(mark, "-") for mark in MARKS]
+        events = sum(1 for _, event in here if event)
+        name = f"k - {-shift}" if shift else "k"
+        lines.append(f"{name}: {', '.join(estimates)} ({len(here)} run"
+                     f"{'s' * (len(here) != 1)}: {events} fit, {len(here) - events} censored)")
+    return lines
+
+
+def summary(every: list[dict]) -> list[str]:
+    """What the script prints: ``table``, then ``fit_by_epoch``."""
+    return table(every) + fit_by_epoch(every)
+
+
 def colour(run: dict) -> str:
     return ("C2" if fits(run) else "C0") if run["finished"] else "C3"
 
@@ -88,7 +127,7 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     every = runs()
-    print("\n".join(table(every)))
+    print("\n".join(summary(every)))
     figure, panels = plt.subplots(1, len(OFFSETS), figsize=(12, 3.8), sharex=True, sharey=True)
     styles = {"L6": "-", "L7": "--", "L8": ":"}
     for panel, shift in zip(panels, OFFSETS):
