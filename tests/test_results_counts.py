@@ -228,6 +228,12 @@ def test_fit_by_epoch_is_the_kaplan_meier_estimate_with_unfinished_runs_censored
     for depth in (3, 4, 5):   # one run cut at each other depth, so every line has one
         runs.append({"language": "L6", "depth": depth, "seed": 0, "finished": False,
                      "curve": [0.5]})
+    at_k = [run for run in runs if run["depth"] == 6]
+    assert paper_runs.share_fit(at_k) == [(0.25, 4), (0.625, 2), (0.625, 1)]
+    # shown only while MIN_AT_RISK runs reached the epoch: four runs are too few
+    assert paper_runs.MIN_AT_RISK == 5
     lines = paper_runs.fit_by_epoch(runs)
-    assert lines[-1] == "k: 25.0%, 62.5%, 62.5%, -, -, -, -, - (4 runs: 2 fit, 2 censored)"
-    assert lines[1] == "k - 3: 0.0%, -, -, -, -, -, -, - (1 run: 0 fit, 1 censored)"
+    assert lines[-1] == "k: -, -, -, -, -, -, -, - (4 runs: 2 fit, 2 censored)"
+    five = at_k + [dict(at_k[2], seed=4)]   # one more cut after an epoch: 1 of 5 fit at 1
+    assert paper_runs.fit_by_epoch(five + runs[4:])[-1] == (
+        "k: 20.0% (5), -, -, -, -, -, -, - (5 runs: 2 fit, 3 censored)")

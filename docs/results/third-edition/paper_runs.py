@@ -80,31 +80,42 @@ def table(every: list[dict]) -> list[str]:
 
 MARKS = (1, 2, 3, 5, 10, 25, 50, 100)
 """The epochs at which ``fit_by_epoch`` gives the estimated share of runs that have fit."""
+MIN_AT_RISK = 5
+"""The estimate is shown only while at least this many runs reached the epoch: with one run
+left, its fitting alone would send the share to 100%."""
+
+
+def share_fit(runs: list[dict]) -> list[tuple[float, int]]:
+    """The Kaplan-Meier estimate of the share of ``runs`` that fit validation within e epochs
+    (over the configurations, in order), for e = 1 .. the longest run: a run that fit is an
+    event at its last epoch; one cut, paused or finished without fitting is *censored* there
+    (known not to have fit in its epochs, unknown after). The share is 1 - S(e), S(e) the
+    product over the epochs up to e of (1 - fit(e) / at_risk(e)), at_risk(e) the runs that ran
+    at least e epochs. It takes every run as an independent draw of one run: second draws of a
+    cell, and the cells and seeds of a depth, pooled. Each share comes with at_risk(e)."""
+    observed = [(len(run["curve"]), run["finished"] and fits(run)) for run in runs]
+    survival, shares = 1.0, []
+    for epoch in range(1, max(length for length, _ in observed) + 1):
+        at_risk = sum(1 for length, _ in observed if length >= epoch)
+        fit = sum(1 for length, event in observed if event and length == epoch)
+        survival *= 1 - fit / at_risk
+        shares.append((1 - survival, at_risk))
+    return shares
 
 
 def fit_by_epoch(every: list[dict]) -> list[str]:
-    """Per depth, the Kaplan-Meier estimate of the share of runs that fit validation within
-    each of MARKS epochs (over the configurations, in order), every run counted: a run that
-    fit is an event at its last epoch; one cut, paused or finished without fitting is
-    *censored* there (known not to have fit in its epochs, unknown after). The estimate is
-    1 - S(t), S(t) the product over the epochs e <= t at which runs fit of (1 - fits(e) /
-    at_risk(e)), at_risk(e) the runs that ran at least e epochs. It pools the runs of every
-    cell and seed of a depth, second draws included, as if they were independent draws of
-    one run; "-" past the longest run, where nothing is known."""
-    lines = ["fit validation within N epochs (Kaplan-Meier, unfinished runs censored), N = "
+    """Per depth, ``share_fit`` at each of MARKS epochs, with the runs that reached it; "-"
+    where fewer than MIN_AT_RISK did."""
+    lines = ["fit validation within N epochs (Kaplan-Meier, unfinished runs censored; in "
+             f"brackets the runs that reached epoch N; - under {MIN_AT_RISK}), N = "
              + ", ".join(map(str, MARKS))]
     for shift in OFFSETS:
-        here = [(len(run["curve"]), run["finished"] and fits(run))
-                for run in every if offset(run) == shift]
-        longest = max(length for length, _ in here)
-        survival, estimates = 1.0, {}
-        for epoch in range(1, longest + 1):
-            at_risk = sum(1 for length, _ in here if length >= epoch)
-            fit = sum(1 for length, event in here if event and length == epoch)
-            survival *= 1 - fit / at_risk
-            estimates[epoch] = f"{100 * (1 - survival):.1f}%"
-        estimates = [estimates.get(mark, "-") for mark in MARKS]
-        events = sum(1 for _, event in here if event)
+        here = [run for run in every if offset(run) == shift]
+        shares = share_fit(here)
+        estimates = [f"{100 * shares[mark - 1][0]:.1f}% ({shares[mark - 1][1]})"
+                     if mark <= len(shares) and shares[mark - 1][1] >= MIN_AT_RISK else "-"
+                     for mark in MARKS]
+        events = sum(1 for run in here if run["finished"] and fits(run))
         name = f"k - {-shift}" if shift else "k"
         lines.append(f"{name}: {', '.join(estimates)} ({len(here)} run"
                      f"{'s' * (len(here) != 1)}: {events} fit, {len(here) - events} censored)")
@@ -157,6 +168,32 @@ def main() -> None:
                     "match per epoch", fontsize=11)
     figure.tight_layout(rect=(0, 0.14, 1, 1))
     figure.savefig(HERE / "paper-runs.png", dpi=130)
+    plot_share_fit(every, plt)
+
+
+def plot_share_fit(every: list[dict], plt) -> None:
+    """paper-fit-by-epoch.png: ``share_fit`` per depth, as steps over the epochs."""
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for colour_index, shift in enumerate(OFFSETS):
+        here = [run for run in every if offset(run) == shift]
+        shares = [share for share, at_risk in share_fit(here) if at_risk >= MIN_AT_RISK]
+        name = f"k - {-shift}" if shift else "k"
+        levels = [100 * share for share in shares]
+        axes.step(range(1, len(shares) + 2), levels + levels[-1:], where="post",
+                  color=f"C{colour_index}", label=f"depth {name} ({len(here)} runs)")
+    axes.axvline(25, color="0.7", lw=0.8)
+    axes.set_xscale("log")
+    axes.set_xticks([1, 2, 5, 10, 25, 50, 100], ["1", "2", "5", "10", "25", "50", "100"])
+    axes.set_ylim(-2, 102)
+    axes.set_xlabel("epochs, over the configurations tried in order (grey: the first's 25 end)")
+    axes.set_ylabel("runs that fit validation (%)")
+    axes.set_title("The paper's exact grid: share of runs that fit validation within N epochs\n"
+                   "(Kaplan-Meier; runs cut or paused count up to the epoch they reached;\n"
+                   f"each line ends where fewer than {MIN_AT_RISK} runs reached the epoch)",
+                   fontsize=10)
+    axes.legend(fontsize=8, loc="upper left")
+    figure.tight_layout()
+    figure.savefig(HERE / "paper-fit-by-epoch.png", dpi=130)
 
 
 if __name__ == "__main__":
