@@ -170,3 +170,25 @@ def test_solving_a_language_over_an_alphabet_without_its_tokens_is_vacuous(tmp_p
                                       "z", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["domain_vacuity"]["status"] == "vacuous"
+
+
+def test_the_alphabet_line_names_the_tokens_an_alphabet_leaves_out(tmp_path, monkeypatch):
+    """Every token some program tells apart (the domain's too) and --alphabet omits is named,
+    in text and JSON; with the default alphabet, none is."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prog.crasp").write_text('x = #"a" > #"b"\n')
+    (tmp_path / "dom.crasp").write_text('x = #"c" == 0 && #"d" == 0\n')
+    runner = CliRunner()
+    for alphabet, left_out in [("a b c d", []), ("a b", ["c", "d"]), ("b d", ["a", "c"]),
+                               ("z", ["a", "b", "c", "d"])]:
+        command = ["check", "prog.crasp", "--empty", "--domain", "dom.crasp", "--alphabet",
+                   alphabet]
+        shown = json.loads(runner.invoke(cli, command + ["--json"]).output)
+        assert shown["left_out_tokens"] == left_out
+        line = next(line for line in runner.invoke(cli, command).output.splitlines()
+                    if line.startswith("alphabet: "))
+        named = " ".join(f'"{token}"' for token in left_out)
+        assert (f"(leaves out {named}, which" in line) == bool(left_out), line
+    default = json.loads(runner.invoke(cli, ["check", "prog.crasp", "--empty", "--domain",
+                                             "dom.crasp", "--json"]).output)
+    assert default["left_out_tokens"] == []

@@ -34,11 +34,24 @@ def _names(verdict: Verdict) -> dict[str, str]:
     return {"A": files[0], "B": files[-1]}
 
 
+def left_out_tokens(verdict: Verdict) -> list[str]:
+    """The tokens the programs (the domain included) tell apart that the strings leave out:
+    only an --alphabet can leave any out, and the answer then says nothing of strings with
+    them."""
+    mentioned = dict.fromkeys(token for program in verdict.question.evaluated
+                              for token in program.alphabet)
+    return [token for token in mentioned if token not in verdict.alphabet]
+
+
 def _alphabet_line(verdict: Verdict) -> str:
     line = "alphabet: " + " ".join(f'"{t}"' for t in verdict.alphabet)
     if verdict.foreign is not None:
         line += (f' ("{verdict.foreign}" stands for every token no program mentions; '
                  "--alphabet chooses the tokens)")
+    left_out = left_out_tokens(verdict)
+    if left_out:
+        line += (" (leaves out " + " ".join(f'"{t}"' for t in left_out) + ", which the "
+                 "programs tell apart: no string here has them)")
     return line
 
 
@@ -157,6 +170,7 @@ def as_json(verdict: Verdict) -> dict:
         "result": verdict.outcome,
         "max_length": verdict.max_length,
         "alphabet": list(verdict.alphabet),
+        "left_out_tokens": left_out_tokens(verdict),
         "foreign_token": verdict.foreign,
         "method": verdict.method,
         "counterexample": shown,
