@@ -11,6 +11,7 @@
 # (the second lease ran this file as of commit 82535da; the third, with WORKERS and PAPER_SEEDS,
 # is in ../device-h200-2/environment.txt). Finished cells are restored from
 # the committed records (one directory per sweep: a sweep directory is locked per shard).
+# docs/results/import_lease.py brings what the calls bring back into the repository.
 set -u
 T0=$(date +%s)
 DEADLINE=${DEADLINE:-520}
