@@ -58,7 +58,7 @@ def test_progress_defaults_to_whether_stderr_is_a_terminal(monkeypatch):
     import io
     import sys
 
-    from crasp.train.progress import wants_progress
+    from crasp.util.progress import wants_progress
 
     class Terminal(io.StringIO):
         def isatty(self):

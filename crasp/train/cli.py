@@ -18,7 +18,7 @@ from crasp.util.tables import format_table
 from crasp.train.config import TrainConfig, config_fields
 from crasp.train.field_text import OPTION_SPELLINGS, parse_field
 from crasp.train.presets import preset_names, resolve_preset
-from crasp.train.progress import progress_option, wants_progress
+from crasp.util.progress import progress_option, wants_progress
 
 # config fields that ``crasp train`` sets through an option of the same name (--d-model sets
 # d_model); ``search`` is set with --set, ``preset`` chooses the starting point

@@ -291,7 +291,7 @@ class _Trainer:
     def _bar(self, trial, config, steps_per_epoch, epoch):
         if not self.progress:
             return None
-        from crasp.train.progress import progress_bar
+        from crasp.util.progress import progress_bar
 
         label = f"trial {trial + 1}/{len(self.trials)} " if len(self.trials) > 1 else ""
         return progress_bar(total=config.epochs * steps_per_epoch,

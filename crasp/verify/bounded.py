@@ -127,6 +127,7 @@ def search(question: Question, alphabet: tuple[str, ...], max_length: int,
     if z.is_true(z.simplify(unrolling.violation_at_bos())):
         return Violation(()), None
     for position in range(max_length):
+        limit.report(f"z3: strings of length ≤ {max_length}", position, max_length)
         try:
             violated = unrolling.advance()
             solver.push()
@@ -176,7 +177,8 @@ def proved_pairs(question: Question, alphabet: tuple[str, ...], length: int,
     nodes = [unrolled_counts(program) for program in question.programs]
     bodies = [] if single else body_pairs(*question.programs, alphabet, length, limit,
                                           question.assumed_domain)
-    for _ in range(length):
+    for position in range(length):
+        limit.report(f"lemmas up to length {length}", position, length)
         unrolling.advance()
         kept = []
         for i, j in bodies:

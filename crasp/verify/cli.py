@@ -18,6 +18,7 @@ import click
 from crasp import parse_program, syntax
 from crasp.errors import CraspError
 from crasp.loading import STDIN_NAME, dialect_option, load_program_argument, split_tokens
+from crasp.util.progress import progress_bar, progress_option, wants_progress
 from crasp.verify.driver import METHODS, decide
 from crasp.verify.questions import Question
 from crasp.verify.report import as_json, exit_status, format_text
@@ -26,8 +27,8 @@ DEFAULT_MAX_LENGTH = 20
 
 
 def question_options(command):
-    """--max-length, --alphabet, --domain, --method, --unbounded, --deepen, --timeout, --json
-    (shared by equiv and check)."""
+    """--max-length, --alphabet, --domain, --method, --unbounded, --deepen, --timeout, --json,
+    --progress (shared by equiv and check)."""
     for option in reversed([
         click.option("--max-length", type=click.IntRange(min=0), default=DEFAULT_MAX_LENGTH,
                      show_default=True, metavar="N",
@@ -62,7 +63,8 @@ def question_options(command):
                           "with the reason."),
         click.option("--json", "as_json_flag", is_flag=True,
                      help='Print the verdict as JSON: {"question", "programs", "result", '
-                          '"counterexample", "method", ...}.')]):
+                          '"counterexample", "method", ...}.'),
+        progress_option]):
         command = option(command)
     return command
 
@@ -78,10 +80,36 @@ def _ask(kind: str, paths: list[str], labels: tuple[str, ...], domain: str | Non
                     programs[-1] if domain is not None else None)
 
 
+class _StageBar:
+    """A progress bar per stage of the searches (``crasp.verify.solver.Progress``: the lengths
+    z3 has searched, the lemmas' positions, the induction's depths, the strings run), on
+    stderr, each removed when the next begins."""
+
+    def __init__(self):
+        self.bar, self.stage = None, None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage != self.stage:
+            self.close()
+            self.bar, self.stage = progress_bar(total=total, desc=stage, leave=False), stage
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self.bar = self.stage = None
+
+
 def _answer(question: Question, max_length, alphabet, method, unbounded, deepen, timeout,
-            as_json_flag):
+            as_json_flag, progress):
     tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
-    verdict = decide(question, max_length, tokens, method, unbounded, timeout, deepen=deepen)
+    bar = _StageBar() if wants_progress(progress) else None
+    try:
+        verdict = decide(question, max_length, tokens, method, unbounded, timeout,
+                         deepen=deepen, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
     sys.exit(exit_status(verdict))
 
@@ -92,7 +120,7 @@ def _answer(question: Question, max_length, alphabet, method, unbounded, deepen,
 @question_options
 @dialect_option
 def equiv_command(first, second, max_length, alphabet, domain, method, unbounded, deepen,
-                  timeout, as_json_flag, dialect):
+                  timeout, as_json_flag, progress, dialect):
     """Decide whether programs A and B give the same answer at every position of every
     string up to length N (and, with --unbounded, of every length).
 
@@ -107,7 +135,8 @@ def equiv_command(first, second, max_length, alphabet, domain, method, unbounded
     error. With --domain, only the strings that the --domain program accepts are compared.
     """
     question = _ask("equivalent", [first, second], ("A", "B"), domain, dialect)
-    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag)
+    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag,
+            progress)
 
 
 @click.command("check")
@@ -130,7 +159,7 @@ def equiv_command(first, second, max_length, alphabet, domain, method, unbounded
 @question_options
 @dialect_option
 def check_command(program_path, kind, other, recognizes, solves, max_length, alphabet, domain,
-                  method, unbounded, deepen, timeout, as_json_flag, dialect):
+                  method, unbounded, deepen, timeout, as_json_flag, progress, dialect):
     """Decide a question about PROG's language (the strings it accepts: its answer at their
     last position) for every string up to length N, with a witness string when the answer
     is no.
@@ -160,7 +189,8 @@ def check_command(program_path, kind, other, recognizes, solves, max_length, alp
         paths = [program_path] + ([other] if other is not None else [])
         question = _ask(kind or "includes", paths, ("PROG", "OTHER")[:len(paths)], domain,
                         dialect)
-    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag)
+    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag,
+            progress)
 
 
 def _language_question(program_path: str, recognizes: str | None, solves: str | None,

@@ -45,7 +45,7 @@ from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet, searched_form
 from crasp.verify.shrink import shrink_question
-from crasp.verify.solver import TimeLimit, Undecided
+from crasp.verify.solver import Progress, TimeLimit, Undecided
 from crasp.verify.vacuity import VACUITY_SECONDS, Vacuity, decide_vacuity
 
 METHODS = ("auto", "smt", "enumerate")
@@ -149,7 +149,7 @@ def _proved_without_domain(question: Question, alphabet: tuple[str, ...], search
     search of its own, up to ``max_length`` (a violation outside the domain ends the
     attempt, proving nothing either way), and the whole attempt gets at most
     ``WITHOUT_DOMAIN_SECONDS`` of the limit."""
-    share = TimeLimit(limit.share(WITHOUT_DOMAIN_SECONDS))
+    share = TimeLimit(limit.share(WITHOUT_DOMAIN_SECONDS), limit.progress)
     everywhere = dataclasses.replace(question, domain=None, prefix_closed=False)
     try:
         violation, held = search(everywhere, alphabet, max_length, share)
@@ -170,7 +170,7 @@ def deepest(max_length: int) -> int:
 def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] | None = None,
            method: str = "auto", unbounded: bool = False,
            timeout: float | None = None, shrink: bool = True,
-           deepen: int | None = None) -> Verdict:
+           deepen: int | None = None, progress: Progress | None = None) -> Verdict:
     """Answer ``question`` for every string of length <= ``max_length`` over ``alphabet``
     (default: the programs' tokens plus one foreign token), and with ``unbounded`` for every
     length, within ``timeout`` seconds (None: no limit; the answer is ``unknown`` if the
@@ -179,9 +179,10 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     baseline of benchmarks/bench_verify_large.py); counterexamples are confirmed on the
     programs as given. ``deepen``: how long the strings of the search after an inconclusive
     induction are (default ``deepest(max_length)``; at most ``max_length``: no such search).
-    A yes restricted to a domain then says whether it is vacuous (``vacuity``)."""
+    A yes restricted to a domain then says whether it is vacuous (``vacuity``). ``progress``
+    is told where the searches are (``solver.Progress``; the CLI's bar)."""
     started = time.perf_counter()
-    limit = TimeLimit(timeout)
+    limit = TimeLimit(timeout, progress)
     verdict = _answer(question, max_length, alphabet, method, unbounded, timeout, shrink,
                       deepen, limit, started)
     if verdict.question.domain is None or verdict.outcome not in ("holds", "proved"):

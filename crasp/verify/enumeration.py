@@ -63,6 +63,7 @@ def first_violation(question: Question, alphabet: tuple[str, ...], max_length: i
     for start in range(0, total, BATCH):
         limit.expire(f"running every string of length {max_length} ({start:,} of {total:,} "
                      "run)")
+        limit.report(f"every string of length {max_length}", start, total)
         stop = min(total, start + BATCH)
         rows = token_rows(start, stop, size, max_length)
         lengths = np.full(stop - start, max_length, dtype=np.int64)

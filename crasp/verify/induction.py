@@ -200,6 +200,7 @@ def _steps(question: Question, alphabet: tuple[str, ...], max_k: int, pairs: lis
     exact = is_exact(question)
     tokens: list[list] = []
     for k in range(max_k + 1):
+        limit.report(f"k-induction up to k = {max_k}", k, max_k + 1)
         bits, exactly_one = one_hot_token(f"w{k}", len(alphabet))
         tokens.append(bits)
         solver.add(exactly_one)

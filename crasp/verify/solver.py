@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from types import ModuleType
+from typing import Callable
 
 from crasp.errors import CraspError
 
@@ -42,16 +43,28 @@ class Undecided(Exception):
         self.reason, self.holds_up_to, self.timed_out = reason, holds_up_to, timed_out
 
 
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: where a search is, for a progress bar."""
+
+
 class TimeLimit:
     """``seconds`` (None: no limit) for a whole search, from now: every solver call gets what
-    is left, and a search that runs no solver (enumeration) asks ``expire`` between batches."""
+    is left, and a search that runs no solver (enumeration) asks ``expire`` between batches.
+    It goes wherever the search goes, so it also carries ``progress`` (None: none shown),
+    which each search's loop tells where it is (``report``)."""
 
-    def __init__(self, seconds: float | None = None):
+    def __init__(self, seconds: float | None = None, progress: Progress | None = None):
         if seconds is not None and not (0 < seconds < math.inf):   # nan fails both
             raise CraspError(f"the time limit must be a positive, finite number of seconds, "
                              f"not {seconds!r}")
         self.seconds = seconds
         self.deadline = None if seconds is None else time.perf_counter() + seconds
+        self.progress = progress
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        """The search is at ``done`` of ``total`` in ``stage`` (for ``progress``)."""
+        if self.progress is not None:
+            self.progress(stage, done, total)
 
     def _left(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.perf_counter()

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from crasp.train.analysis.hessian import DEFAULT_MAX_PARAMS, check_size
-from crasp.train.progress import progress_option, wants_progress
+from crasp.util.progress import progress_option, wants_progress
 
 
 @click.command("analyze")

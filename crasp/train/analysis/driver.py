@@ -9,7 +9,7 @@ from crasp.train.analysis import ablation, depth, hessian, outputs, plots
 from crasp.train.analysis.loading import LoadedRun
 from crasp.train.analysis.paths import PathAblated
 from crasp.train.metrics import evaluate
-from crasp.train.progress import progress_bar
+from crasp.util.progress import progress_bar
 
 
 def path_effects(loaded: LoadedRun, means, baseline: dict) -> list[dict]:

@@ -9,7 +9,7 @@ import click
 from crasp.errors import CraspError
 from crasp.train.config import LARGEST
 from crasp.util.outputs import REPORT, claim_updatable
-from crasp.train.progress import progress_option, wants_progress
+from crasp.util.progress import progress_option, wants_progress
 
 
 @click.command("report", context_settings={"help_option_names": ["-h", "--help"]})

@@ -24,7 +24,7 @@ from crasp.languages import Language, build_task, get_language
 from crasp.languages.datasets import parse_test_bin
 from crasp.syntax import Program
 from crasp.train.config import test_bin_name
-from crasp.train.progress import progress_bar
+from crasp.util.progress import progress_bar
 from crasp.train.report.loading import CellResult
 from crasp.train.report.ordering import language_sort_key
 from crasp.train.sweep import canonical_json, parse_bin, read_json

@@ -12,7 +12,7 @@ from crasp.errors import CraspError
 from crasp.util.outputs import SWEEP, claim_updatable
 from crasp.train.sweep.axes import PAPER_SEARCH
 from crasp.train.sweep.lock import SweepLock
-from crasp.train.progress import progress_option, wants_progress
+from crasp.util.progress import progress_option, wants_progress
 
 
 def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
-from crasp.train.progress import progress_bar
+from crasp.util.progress import progress_bar
 from crasp.train.results import RESULTS_FILE, RunResults
 from crasp.train.signals import SignalGuard
 from crasp.train.sweep.cells import Cell, jsonable, slug
