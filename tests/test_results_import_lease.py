@@ -20,6 +20,7 @@ _spec.loader.exec_module(import_lease)
 FINISHED = "L8-d6-nope-s0-f849700953"
 NEW = "L7-d5-nope-s2-49488dab8b"
 CUT = "L6-d3-nope-s1-9f5bd9d939"
+OTHER = "E3-d1-nope-s0-89af9243bc"
 
 
 def epoch(trial: int, value: float) -> str:
@@ -50,6 +51,7 @@ def lease(tmp_path: Path) -> tuple[Path, Path, Path]:
         archive(out, "logs", {"environment.txt": f"torch 2.11 ({out.name})\n",
                               "times.txt": times + more, "gpu.txt": "0 MiB, 0 %\n"})
         archive(out, "partial", {f"paper-grid.L6/{CUT}/metrics.jsonl": metrics,
+                                 f"search-one-head.L7/{NEW}/metrics.jsonl": epoch(0, 0.1),
                                  f"paper-grid-k2.L8/{FINISHED}/metrics.jsonl": epoch(0, 0.35)})
         archive(out, "records", {
             "paper-grid.L7/sweep.json": json.dumps({"specs": [{"seeds": [2]}]}),
@@ -57,7 +59,12 @@ def lease(tmp_path: Path) -> tuple[Path, Path, Path]:
             f"paper-grid.L7/cells/{NEW}/results.json": "{}",
             f"paper-grid.L7/cells/{NEW}/metrics.jsonl": epoch(0, 1.0),
             "paper-grid.L8/sweep.json": json.dumps({"specs": [{"seeds": [9]}]}),
-            f"paper-grid.L8/cells/{FINISHED}/results.json": "{}"})
+            f"paper-grid.L8/cells/{FINISHED}/results.json": "{}",
+            # another family's records, restored by the driver: not this family's
+            "ek-one-head/sweep.json": json.dumps({"specs": [{"seeds": [5]}]}),
+            f"ek-one-head/cells/{OTHER}/results.json": "{}",
+            "search-one-head.L6/sweep.json": json.dumps({"specs": [{"seeds": [6]}]}),
+            f"search-one-head.L6/cells/{OTHER}/results.json": "{}"})
     return first, second, records
 
 
@@ -78,6 +85,7 @@ def test_a_lease_is_imported_as_by_hand(tmp_path, capsys):
     assert text.count("stopping at 517 s") == 1 and text.endswith("0 MiB, 0 %\n")
     # L7's new cell merged with its sweep's spec and session; L8 finished nothing new
     assert (records / "cells" / NEW / "results.json").is_file()
+    assert sorted(cell.name for cell in (records / "cells").iterdir()) == sorted([FINISHED, NEW])
     assert (records / "sessions" / "lease.json").is_file()
     assert json.loads((records / "sweep.json").read_text())["specs"] == [{"seeds": [0]},
                                                                         {"seeds": [2]}]

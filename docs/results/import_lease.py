@@ -17,9 +17,11 @@ It writes, and nothing else:
   ``rerun-after-finish-L<k>-d<depth>-s<seed>-metrics.jsonl``, a name they do not read, since
   it is no draw before a finished one;
 * the finished cells into the family's committed records (``merge_records.merge``), from the
-  sweep directories that finished a cell the records lack. Every directory of the lease
-  belongs to ``--family`` (the driver names them ``paper-grid.L6``, ``paper-grid-k2.L8``: one
-  per concurrent sweep, as a sweep directory is locked per shard).
+  family's sweep directories that finished a cell the records lack. The family's directories
+  are ``FAMILY`` and ``FAMILY.*`` or ``FAMILY-*.*`` (the driver's ``paper-grid.L6``,
+  ``paper-grid-k2.L8``: one per concurrent sweep, as a sweep directory is locked per shard);
+  the others are every other family's records, which the driver restores so that no sweep
+  reruns a finished cell, and are left alone.
 
 Then add FOLDER to ``paper_runs.RUNS`` and to the ``--runs`` of the quoted ``counts.py draws``,
 and regenerate the report and the quoted blocks (third-edition README, "What is missing").
@@ -80,11 +82,19 @@ def finished_ids(records: Path) -> set[str]:
         if cells.is_dir() else set()
 
 
+def in_family(sweep: str, family: str) -> bool:
+    """Whether the sweep directory named ``sweep`` is one of ``family``'s (the docstring)."""
+    base = sweep.split(".", 1)[0]
+    return base == family or (base.startswith(family + "-") and "." in sweep)
+
+
 def stopped_runs(last: Path, family: str, done: set[str]) -> dict[str, Path]:
     """File name -> metrics.jsonl, for every run in ``last``'s partial/ (the module's names;
     ``done``: the ids of the cells finished before)."""
     runs = {}
     for metrics in sorted((last / "partial").glob("*/*/metrics.jsonl")):
+        if not in_family(metrics.parent.parent.name, family):
+            continue
         cell = metrics.parent.name
         found = CELL_ID.fullmatch(cell)
         if not found:
@@ -131,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
         done = finished_ids(records)
         runs = stopped_runs(calls[-1], args.family, done)
         sweeps = [sweep for sweep in sorted((calls[-1] / "records").glob("*/"))
-                  if any(cell.name not in done and (cell / "results.json").is_file()
+                  if in_family(sweep.name, args.family) and any(cell.name not in done and (cell / "results.json").is_file()
                          for cell in sweep.glob("cells/*/"))]
         args.folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=args.folder.parent, prefix=".import-"))
