@@ -141,8 +141,9 @@ def main(argv: list[str] | None = None) -> None:
         done = finished_ids(records)
         runs = stopped_runs(calls[-1], args.family, done)
         sweeps = [sweep for sweep in sorted((calls[-1] / "records").glob("*/"))
-                  if in_family(sweep.name, args.family) and any(cell.name not in done and (cell / "results.json").is_file()
-                         for cell in sweep.glob("cells/*/"))]
+                  if in_family(sweep.name, args.family) and any(
+                      cell.name not in done and (cell / "results.json").is_file()
+                      for cell in sweep.glob("cells/*/"))]
         args.folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=args.folder.parent, prefix=".import-"))
         (staging / "environment.txt").write_text(environment(calls, args.notes))
