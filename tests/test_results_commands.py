@@ -49,3 +49,28 @@ def test_a_quoted_command_prints_what_the_page_shows(page, command, shown):
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.rstrip("\n").splitlines() == shown, (page, command)
+
+
+def per_configuration(path: Path) -> list[str]:
+    """What the third-edition README's per-configuration command prints for a metrics file:
+    per configuration (trial), its epochs, their seconds and its best validation."""
+    import collections
+    import json
+    trials = collections.defaultdict(list)
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        trials[row["trial"]].append(row)
+    return [f"{trial} {len(rows)} {round(sum(r['epoch_time_s'] for r in rows), 1)} "
+            f"{max(r['val_exact_match'] for r in rows)}" for trial, rows in trials.items()]
+
+
+def test_every_quoted_per_configuration_line_is_that_commands_output_on_a_committed_file():
+    """The README quotes the command's lines inline (`0 25 552.4 0.45`): each must be one it
+    prints for some metrics file committed under third-edition/ (a line quoted before a run
+    went on, and not updated, is not)."""
+    import re
+    third = ROOT / "docs" / "results" / "third-edition"
+    quoted = re.findall(r"`(\d+ \d+ [\d.]+ [\d.]+)`",
+                        (third / "README.md").read_text(encoding="utf-8"))
+    printed = {line for path in third.rglob("*.jsonl") for line in per_configuration(path)}
+    assert len(quoted) >= 20 and [line for line in quoted if line not in printed] == []
