@@ -264,6 +264,8 @@ def test_cli_dry_run_lists_shard(tmp_path, monkeypatch):
     assert [int(line[0]) for line in lines] == list(range(1, 32, 3))
     assert all(line[2] == "todo" for line in lines)
     assert not (tmp_path / "sweep.json").exists()
+    assert result.stderr == ("11 of 32 cells (languages L3, L4; depths 1, 2; nope, rope; "
+                             "seeds 0, 1) in shard 1/3\n")
 
 
 def test_cli_rejects_bad_grid(tmp_path, monkeypatch):

@@ -113,7 +113,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
         for cell in mine:
             state = "done" if sweep.is_done(out, cell) else "todo"
             click.echo(f"{cell.index}\t{cell.id}\t{state}\t{cell.label()}")
-        click.echo(f"{len(mine)} of {len(cells)} cells in shard {shard}", err=True)
+        click.echo(f"{len(mine)} of {len(cells)} cells ({_axes(spec)}) in shard {shard}",
+                   err=True)
         return
     entries = [item for entry in list(grid) + list(grid_args) for item in entry.split()]
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
