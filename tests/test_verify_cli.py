@@ -186,3 +186,22 @@ def test_neither_the_core_nor_the_verify_commands_import_z3_when_loaded():
     code = ("import sys, crasp, crasp.cli, crasp.verify, crasp.verify.cli; "
             "assert 'z3' not in sys.modules, 'z3 imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_json_key_is_documented(files):
+    """docs/verification.md's paragraph on --json names every key a verdict has, the nested
+    ones of ``induction``, ``domain_closure`` and ``domain_vacuity`` too."""
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent.parent / "docs" / "verification.md").read_text(
+        encoding="utf-8")
+    paragraph = text.split("`--json` prints the verdict as one object:", 1)[1].split("\n\n")[0]
+    documented = set(re.findall(r"`([a-z_]+)`", paragraph))
+    (files / "dom.crasp").write_text('x = #"a" <= 3\n')
+    verdict = json.loads(run("check", "true.crasp", "--universal", "--alphabet", "a b",
+                             "--domain", "dom.crasp", "--unbounded", "--json").output)
+    keys = set(verdict) | set(verdict["induction"]) | set(verdict["domain_closure"]) | \
+        set(verdict["domain_vacuity"])
+    refuted = json.loads(run("check", "true.crasp", "--empty", "--json").output)
+    keys |= set(refuted["counterexample"])
+    assert keys - documented == set()
