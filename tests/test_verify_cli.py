@@ -190,7 +190,7 @@ def test_neither_the_core_nor_the_verify_commands_import_z3_when_loaded():
 
 def test_every_json_key_is_documented(files):
     """docs/verification.md's paragraph on --json names every key a verdict has, the nested
-    ones of ``induction``, ``domain_closure`` and ``domain_vacuity`` too."""
+    ones of ``induction``, ``domain_closure`` and ``vacuity`` too."""
     import re
     from pathlib import Path
     text = (Path(__file__).resolve().parent.parent / "docs" / "verification.md").read_text(
@@ -201,7 +201,7 @@ def test_every_json_key_is_documented(files):
     verdict = json.loads(run("check", "true.crasp", "--universal", "--alphabet", "a b",
                              "--domain", "dom.crasp", "--unbounded", "--json").output)
     keys = set(verdict) | set(verdict["induction"]) | set(verdict["domain_closure"]) | \
-        set(verdict["domain_vacuity"])
+        set(verdict["vacuity"])
     refuted = json.loads(run("check", "true.crasp", "--empty", "--json").output)
     keys |= set(refuted["counterexample"])
     assert keys - documented == set()

@@ -94,13 +94,42 @@ QUESTIONS = {
                                         (FALSE, "not even the empty string")])
 def test_every_kind_of_yes_on_a_domain_without_nonempty_strings_is_vacuous(kind, unbounded,
                                                                          text, empty):
-    domain = crasp.parse_program(text)
+    domain = crasp.parse_program(text, "domain.crasp")
     assert accepts_empty_string(domain) == (empty == "only the empty string")
-    verdict = decide(QUESTIONS[kind](domain), 8, ("a", "b"), unbounded=unbounded)
+    question = QUESTIONS[kind](domain)
+    verdict = decide(question, 8, ("a", "b"), unbounded=unbounded)
     assert verdict.outcome == ("proved" if unbounded else "holds"), verdict
     reach = "of any length" if unbounded else "of length ≤ 8"
     assert verdict.vacuity.status == "vacuous"
-    assert verdict.vacuity.detail == f"accepts no nonempty string {reach}, {empty}"
+    if kind in ("includes", "prefix-closed"):   # the program a violation needs, within D
+        program = question.programs[1 if kind == "includes" else 0]
+        both = accepts_empty_string(program) and accepts_empty_string(domain)
+        empty = "only the empty string" if both else "not even the empty string"
+        assert verdict.vacuity.detail == (f"accepts no nonempty string that domain.crasp "
+                                          f"accepts {reach}, {empty}")
+        assert verdict.vacuity.program == program.filename
+    else:
+        assert verdict.vacuity.detail == f"accepts no nonempty string {reach}, {empty}"
+        assert verdict.vacuity.program == "domain.crasp"
+
+
+@pytest.mark.parametrize("unbounded", [False, True])
+def test_an_inclusion_of_an_empty_program_and_an_empty_program_prefix_closed_are_vacuous(
+        unbounded):
+    """Without a domain too: PROG includes OTHER when OTHER accepts nothing, and a program
+    that accepts nothing is prefix-closed; equivalence, emptiness and universality are not
+    checked (nothing makes them hold trivially)."""
+    never, prog = crasp.parse_program(FALSE, "never.crasp"), crasp.parse_program(PROG, "p")
+    for question in (Question("includes", (prog, never), ("PROG", "OTHER")),
+                     Question("prefix-closed", (never,), ("PROG",))):
+        verdict = decide(question, 6, ("a", "b"), unbounded=unbounded)
+        assert verdict.outcome in ("holds", "proved") and verdict.vacuity.status == "vacuous"
+        assert verdict.vacuity.program == "never.crasp"
+    witnessed = decide(Question("includes", (prog, prog), ("PROG", "OTHER")), 6, ("a", "b"))
+    assert witnessed.vacuity.status == "witnessed" and witnessed.vacuity.witness == ("a",)
+    for question in (Question("equivalent", (never, never), ("A", "B")),
+                     Question("empty", (never,), ("PROG",))):
+        assert decide(question, 6, ("a", "b")).vacuity is None
 
 
 @pytest.mark.parametrize("kind", sorted(QUESTIONS))
@@ -110,6 +139,11 @@ def test_a_yes_on_a_domain_with_strings_has_its_shortest_witness(kind):
             continue   # a domain that is not prefix-closed leaves this induction unknown
         verdict = decide(QUESTIONS[kind](crasp.parse_program(text)), 8, ("a", "b"),
                          unbounded=True)
+        if kind == "includes" and shortest == 1:
+            # the antecedent is OTHER within the domain: 2 * #"a" > #true on no string
+            # without a, so the inclusion holds trivially
+            assert verdict.outcome == "proved" and verdict.vacuity.status == "vacuous"
+            continue
         assert verdict.outcome == "proved" and verdict.vacuity.status == "witnessed"
         tokens = verdict.vacuity.witness
         assert len(tokens) == shortest and f"(length {shortest})" in verdict.vacuity.detail
@@ -142,25 +176,29 @@ def test_the_cli_warns_in_text_and_reports_in_json(tmp_path, monkeypatch):
     (tmp_path / "only_a.crasp").write_text(NOWHERE + "\n")
     runner = CliRunner()
     common = ["--domain", "only_a.crasp", "--alphabet", "a b", "--unbounded"]
-    for command in (["equiv", "prog.crasp", "prog.crasp"],
-                    ["check", "prog.crasp", "--includes", "prog.crasp"]):
+    # equiv needs the domain to accept a string; check --includes, OTHER within it (and
+    # prog.crasp, 2 * #"a" > #true, rejects the empty string)
+    for command, program, detail in [
+            (["equiv", "prog.crasp", "prog.crasp"], "only_a.crasp",
+             "accepts no nonempty string of any length, only the empty string"),
+            (["check", "prog.crasp", "--includes", "prog.crasp"], "prog.crasp",
+             "accepts no nonempty string that only_a.crasp accepts of any length, not even "
+             "the empty string")]:
         text = runner.invoke(cli, command + common)
         assert text.exit_code == 0, text.output
-        assert ("warning: the answer is vacuous: only_a.crasp accepts no nonempty string of "
-                "any length, only the empty string") in text.output.splitlines()
+        assert f"warning: the answer is vacuous: {program} {detail}" in text.output.splitlines()
         shown = json.loads(runner.invoke(cli, command + common + ["--json"]).output)
-        assert shown["domain_vacuity"] == {
-            "status": "vacuous", "witness": None,
-            "detail": "accepts no nonempty string of any length, only the empty string"}
+        assert shown["vacuity"] == {"program": program, "status": "vacuous", "witness": None,
+                                    "detail": detail}
     # the default alphabet holds A: the domain accepts it, and nothing is said
     plain = runner.invoke(cli, ["equiv", "prog.crasp", "prog.crasp", "--domain", "only_a.crasp"])
     assert plain.exit_code == 0 and "vacuous" not in plain.output
     shown = json.loads(runner.invoke(cli, ["equiv", "prog.crasp", "prog.crasp", "--domain",
                                            "only_a.crasp", "--json"]).output)
-    assert shown["domain_vacuity"]["status"] == "witnessed"
-    assert shown["domain_vacuity"]["witness"] == ["A"]
+    assert shown["vacuity"]["status"] == "witnessed"
+    assert shown["vacuity"]["witness"] == ["A"]
     differ = json.loads(runner.invoke(cli, ["equiv", "prog.crasp", "other.crasp", "--json"]).output)
-    assert differ["domain_vacuity"] is None
+    assert differ["vacuity"] is None
 
 
 def test_solving_a_language_over_an_alphabet_without_its_tokens_is_vacuous(tmp_path):
@@ -169,7 +207,7 @@ def test_solving_a_language_over_an_alphabet_without_its_tokens_is_vacuous(tmp_p
     result = CliRunner().invoke(cli, ["check", str(program), "--solves", "L4", "--alphabet",
                                       "z", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["domain_vacuity"]["status"] == "vacuous"
+    assert json.loads(result.output)["vacuity"]["status"] == "vacuous"
 
 
 def test_the_alphabet_line_names_the_tokens_an_alphabet_leaves_out(tmp_path, monkeypatch):

@@ -18,8 +18,8 @@ The passes, one module each:
 * ``lemmas``      those candidates proved (or dropped) position by position, for ``bounded``;
 * ``induction``   k-induction over the programs' counts (proof for every length);
 * ``explain``     a violating string re-run by the interpreter, and where the programs part;
-* ``vacuity``     whether a yes on a domain says anything: does the domain accept a nonempty
-                  string;
+* ``vacuity``     whether a yes says anything: does the program its violations need (a
+                  domain, an includes' OTHER) accept a nonempty string;
 * ``driver``      Question -> Verdict; ``report`` Verdict -> text, JSON, exit status;
 * ``cli``         ``crasp equiv``, ``crasp check`` and the ``--prove`` of other commands.
 

@@ -16,7 +16,8 @@ check, and with ``unbounded`` the induction (``crasp.verify.induction``).
 With a domain, ``closure.decide_closure`` first decides whether it is prefix-closed (by its
 form, or with ``unbounded`` by a proof of its own, at most ``CLOSURE_SECONDS`` of the limit):
 only then may the searches assume it at every position (``Question.prefix_closed``). After a
-yes, ``vacuity.decide_vacuity`` asks whether the domain accepts a nonempty string at all. A
+yes, ``vacuity.decide_vacuity`` asks whether its antecedent (the domain, an includes' OTHER)
+accepts a nonempty string at all. A
 ``prefix-closed`` question is searched in its ``questions.searched_form``; the verdict keeps
 it as asked.
 
@@ -46,7 +47,7 @@ from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet, searched_form
 from crasp.verify.shrink import shrink_question
 from crasp.verify.solver import Progress, TimeLimit, Undecided
-from crasp.verify.vacuity import VACUITY_SECONDS, Vacuity, decide_vacuity
+from crasp.verify.vacuity import VACUITY_SECONDS, Vacuity, antecedent, decide_vacuity
 
 METHODS = ("auto", "smt", "enumerate")
 ENUMERATION_LIMIT = 200_000
@@ -117,8 +118,8 @@ class Verdict:
     """The proof is of the question on every string, the domain left out (so on the domain's
     strings too): ``_proved_without_domain``."""
     vacuity: Vacuity | None = None
-    """Whether a yes restricted to a domain is vacuous (``crasp.verify.vacuity``); None for
-    other answers and without a domain."""
+    """Whether a yes is vacuous (``crasp.verify.vacuity``); None for other answers and for
+    questions nothing makes hold trivially."""
 
 
 def _induction(question: Question, alphabet: tuple[str, ...], depth: int, limit: TimeLimit,
@@ -179,16 +180,18 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     baseline of benchmarks/bench_verify_large.py); counterexamples are confirmed on the
     programs as given. ``deepen``: how long the strings of the search after an inconclusive
     induction are (default ``deepest(max_length)``; at most ``max_length``: no such search).
-    A yes restricted to a domain then says whether it is vacuous (``vacuity``). ``progress``
+    A yes then says whether it is vacuous (``vacuity``: a domain, or an includes' OTHER,
+    that accepts no nonempty string). ``progress``
     is told where the searches are (``solver.Progress``; the CLI's bar)."""
     started = time.perf_counter()
     limit = TimeLimit(timeout, progress)
     verdict = _answer(question, max_length, alphabet, method, unbounded, timeout, shrink,
                       deepen, limit, started)
-    if verdict.question.domain is None or verdict.outcome not in ("holds", "proved"):
+    needed = antecedent(verdict.question)
+    if needed is None or verdict.outcome not in ("holds", "proved"):
         return verdict
-    vacuity = decide_vacuity(verdict.question.domain, verdict.alphabet, max_length, unbounded,
-                             limit.share(VACUITY_SECONDS))
+    vacuity = decide_vacuity(needed[0], verdict.alphabet, max_length, unbounded,
+                             limit.share(VACUITY_SECONDS), within=needed[1])
     return dataclasses.replace(verdict, vacuity=vacuity, seconds=time.perf_counter() - started)
 
 

@@ -81,19 +81,18 @@ def _domain_line(verdict: Verdict) -> list[str]:
 
 
 _VACUITY = {
-    "vacuous": "warning: the answer is vacuous: {domain} {detail}",
-    "unknown": "warning: the answer may be vacuous: {domain} {detail}",
+    "vacuous": "warning: the answer is vacuous: {program} {detail}",
+    "unknown": "warning: the answer may be vacuous: {program} {detail}",
 }
 
 
 def _vacuity_line(verdict: Verdict) -> list[str]:
-    """A yes whose domain accepts no nonempty string, or may not (``crasp.verify.vacuity``);
-    nothing when the domain has a witness."""
+    """A yes whose antecedent accepts no nonempty string, or may not (``crasp.verify.vacuity``);
+    nothing when it has a witness."""
     vacuity = verdict.vacuity
     if vacuity is None or vacuity.status not in _VACUITY:
         return []
-    return [_VACUITY[vacuity.status].format(domain=verdict.question.domain.filename,
-                                            detail=vacuity.detail)]
+    return [_VACUITY[vacuity.status].format(program=vacuity.program, detail=vacuity.detail)]
 
 
 def format_text(verdict: Verdict) -> str:
@@ -163,10 +162,11 @@ def as_json(verdict: Verdict) -> dict:
                    if verdict.question.domain is not None else None),
         "domain_closure": ({"status": verdict.closure.status, "detail": verdict.closure.detail}
                            if verdict.closure is not None else None),
-        "domain_vacuity": ({"status": verdict.vacuity.status, "detail": verdict.vacuity.detail,
-                            "witness": (list(verdict.vacuity.witness)
-                                        if verdict.vacuity.witness is not None else None)}
-                           if verdict.vacuity is not None else None),
+        "vacuity": ({"program": verdict.vacuity.program, "status": verdict.vacuity.status,
+                     "detail": verdict.vacuity.detail,
+                     "witness": (list(verdict.vacuity.witness)
+                                 if verdict.vacuity.witness is not None else None)}
+                    if verdict.vacuity is not None else None),
         "result": verdict.outcome,
         "max_length": verdict.max_length,
         "alphabet": list(verdict.alphabet),

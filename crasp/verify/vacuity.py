@@ -1,26 +1,31 @@
-"""Pass: a yes answer restricted to a domain -> whether it says anything (*vacuity*).
+"""Pass: a yes answer -> whether it says anything (*vacuity*).
 
-A question asked of the strings a domain D accepts (``crasp.verify.questions``) holds
-*vacuously* when D accepts no string it could be violated on: every violation counts only
-where D holds, so a D that holds nowhere makes every question hold, and ``--unbounded`` then
-proves it. That is what a D written with a misspelt token, or asked over an ``--alphabet``
-that leaves out the tokens D needs, gives; model checkers warn of the same thing.
+A question holds *vacuously* when the program its violations need accepts no string: its
+*antecedent* (``antecedent``). Asked of the strings a domain D accepts
+(``crasp.verify.questions``), every violation counts only where D holds, so a D that holds
+nowhere makes every question hold, and ``--unbounded`` then proves it; PROG includes OTHER
+whenever OTHER accepts nothing (within D, if any); and PROG is prefix-closed whenever it
+accepts nothing. That is what a program written with a misspelt token, or asked over an
+``--alphabet`` that leaves out the tokens it needs, gives; model checkers warn of the same
+thing.
 
 Which strings count: the nonempty ones. A yes on the empty string alone says nothing of any
 string with a token in it (and a prediction task is specified on nonempty prefixes only,
 so the prefixes programs crasp ships reject the empty string). So the check asks whether
-``D && #true >= 1`` (D at a token position: ``#true`` is i + 1 >= 1 there and 0 at BOS) is
-empty, as the question was asked: up to the question's length N, and with
-``--unbounded`` at every length, within ``VACUITY_SECONDS`` (never past ``--timeout``):
+``A && #true >= 1`` (A the antecedent at a token position: ``#true`` is i + 1 >= 1 there and
+0 at BOS) is empty (within D, for includes and prefix-closed), as the question was asked:
+up to the question's length N, and with ``--unbounded`` at every length, within
+``VACUITY_SECONDS`` (never past ``--timeout``):
 
 * a string it accepts is a *witness*: the yes says something (the shortest such string is
   reported, as every search reports the shortest);
 * none up to N (or, proved, none at all) makes the yes *vacuous*, and the report says so,
-  with whether D accepts the empty string;
+  with whether the antecedent accepts the empty string;
 * otherwise (the time ran out) it is *unknown*.
 
-Only yes answers are checked: a counterexample lies inside D by construction, so it is
-itself a witness.
+Only yes answers are checked: a counterexample is a string the antecedent accepts, so it is
+itself a witness. Equivalence, emptiness and universality without a domain have no
+antecedent: nothing makes them hold trivially.
 """
 
 from __future__ import annotations
@@ -38,14 +43,25 @@ NONEMPTY_NAME = "\0nonempty"
 
 @dataclass(frozen=True)
 class Vacuity:
-    """Whether a yes restricted to a domain is vacuous: ``status`` is ``witnessed`` (the
-    domain accepts ``witness``, a nonempty string), ``vacuous`` or ``unknown``; ``detail``
-    says which strings the domain accepts, or why that is unknown (read after the domain's
-    name: "D accepts ...")."""
+    """Whether a yes is vacuous: ``program`` names the antecedent; ``status`` is ``witnessed``
+    (it accepts ``witness``, a nonempty string), ``vacuous`` or ``unknown``; ``detail`` says
+    which strings it accepts, or why that is unknown (read after its name: "A accepts ...")."""
 
+    program: str
     status: str
     detail: str
     witness: tuple[str, ...] | None = None
+
+
+def antecedent(question) -> tuple[syntax.Program, syntax.Program | None] | None:
+    """(the program a violation of ``question`` needs to accept a string, the domain it is
+    asked within), or None where nothing makes the question hold trivially (the module's
+    derivation)."""
+    if question.kind == "includes":
+        return question.programs[1], question.domain
+    if question.kind == "prefix-closed":
+        return question.programs[0], question.domain
+    return (question.domain, None) if question.domain is not None else None
 
 
 def nonempty_domain(domain: syntax.Program) -> syntax.Program:
@@ -63,30 +79,37 @@ def accepts_empty_string(program: syntax.Program) -> bool:
     return bool(interpret.evaluate(program, [[]]).columns[program.answer.name][0, 0])
 
 
-def decide_vacuity(domain: syntax.Program, alphabet: tuple[str, ...], max_length: int,
-                   unbounded: bool, seconds: float) -> Vacuity:
-    """Whether ``domain`` accepts a nonempty string over ``alphabet`` (of length <=
-    ``max_length``, or with ``unbounded`` of any length), within ``seconds`` (the module's
-    derivation)."""
+def decide_vacuity(program: syntax.Program, alphabet: tuple[str, ...], max_length: int,
+                   unbounded: bool, seconds: float,
+                   within: syntax.Program | None = None) -> Vacuity:
+    """Whether ``program`` accepts a nonempty string over ``alphabet`` (that ``within``
+    accepts, if given; of length <= ``max_length``, or with ``unbounded`` of any length),
+    within ``seconds`` (the module's derivation)."""
     from crasp.verify.driver import decide
-    from crasp.verify.questions import DOMAIN_LABEL, Question, shown_string
-    verdict = decide(Question("empty", (nonempty_domain(domain),), (DOMAIN_LABEL,)),
+    from crasp.verify.questions import Question, shown_string
+    verdict = decide(Question("empty", (nonempty_domain(program),), ("PROG",), within),
                      max_length, alphabet, unbounded=unbounded, timeout=seconds, deepen=0)
+
+    def vacuity(status: str, detail: str, witness: tuple[str, ...] | None = None) -> Vacuity:
+        return Vacuity(program.filename, status, detail, witness)
+
+    where = f" that {within.filename} accepts" if within is not None else ""
     if verdict.outcome == "counterexample":
         tokens = verdict.counterexample.tokens
-        return Vacuity("witnessed", f"accepts {shown_string(tokens, alphabet)} (length "
-                                    f"{len(tokens)}), the shortest such string", tokens)
-    empty = ("only the empty string" if accepts_empty_string(domain)
+        return vacuity("witnessed", f"accepts {shown_string(tokens, alphabet)} (length "
+                                    f"{len(tokens)}){where}, the shortest such string", tokens)
+    both = [program] + ([within] if within is not None else [])
+    empty = ("only the empty string" if all(map(accepts_empty_string, both))
              else "not even the empty string")   # of length <= N, or of any length
     if verdict.outcome == "proved":
-        return Vacuity("vacuous", f"accepts no nonempty string of any length, {empty}")
+        return vacuity("vacuous", f"accepts no nonempty string{where} of any length, {empty}")
     if verdict.outcome == "holds":
-        return Vacuity("vacuous", f"accepts no nonempty string of length ≤ {max_length}, "
-                                  f"{empty}")
+        return vacuity("vacuous", f"accepts no nonempty string{where} of length ≤ "
+                                  f"{max_length}, {empty}")
     why = (f"not decided within {seconds:.3g} s (at most {VACUITY_SECONDS:g} s go to it, never "
            "past --timeout)" if verdict.timed_out else verdict.reason)
     known = verdict.decided_length
     if known is not None and known >= max_length:
-        return Vacuity("unknown", f"accepts no nonempty string of length ≤ {known}, "
+        return vacuity("unknown", f"accepts no nonempty string{where} of length ≤ {known}, "
                                   f"{empty}; longer ones: {why}")
-    return Vacuity("unknown", f"accepts a nonempty string or not: {why}")
+    return vacuity("unknown", f"accepts a nonempty string{where} or not: {why}")
