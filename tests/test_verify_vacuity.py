@@ -16,7 +16,7 @@ import crasp
 from crasp.cli import cli
 from crasp.verify import Question, decide
 from crasp.verify import driver
-from crasp.verify.vacuity import accepts_empty_string, decide_vacuity, nonempty_domain
+from crasp.verify.vacuity import accepts_empty_string, decide_vacuity, nonempty_form
 from strategies import program_asts
 
 ALPHABET = ("a", "b", "?")
@@ -58,9 +58,9 @@ def test_the_witness_is_a_shortest_string_the_interpreter_accepts(domain):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program_asts(max_depth=2, max_definitions=3, positional=True))
-def test_the_nonempty_domain_holds_exactly_at_token_positions_where_the_domain_does(domain):
+def test_the_nonempty_form_holds_exactly_at_token_positions_where_the_domain_does(domain):
     strings = [list(s) for n in range(0, 5) for s in itertools.product(ALPHABET, repeat=n)]
-    nonempty = crasp.evaluate(nonempty_domain(domain), strings)
+    nonempty = crasp.evaluate(nonempty_form(domain), strings)
     plain = crasp.evaluate(domain, strings)
     name, answer = "\0nonempty", domain.answer.name
     for row, tokens in enumerate(strings):

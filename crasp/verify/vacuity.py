@@ -38,7 +38,7 @@ VACUITY_SECONDS = 10.0
 """At most this long (and never beyond the question's own --timeout) the verifier looks for a
 nonempty string the domain accepts, after a yes."""
 NONEMPTY_NAME = "\0nonempty"
-"""The name of the nonempty-domain program's answer (no program's name can hold a NUL)."""
+"""The name of the nonempty form's answer (no program's name can hold a NUL)."""
 
 
 @dataclass(frozen=True)
@@ -64,14 +64,14 @@ def antecedent(question) -> tuple[syntax.Program, syntax.Program | None] | None:
     return (question.domain, None) if question.domain is not None else None
 
 
-def nonempty_domain(domain: syntax.Program) -> syntax.Program:
-    """``domain`` answering ``D && #true >= 1``: D holds at a token position (it accepts a
-    nonempty string). Empty iff ``domain`` accepts no nonempty string."""
-    answer = syntax.Ref(domain.answer.name)
+def nonempty_form(program: syntax.Program) -> syntax.Program:
+    """``program`` answering ``A && #true >= 1`` (A its answer): it holds at a token position
+    (accepts a nonempty string). Empty iff ``program`` accepts no nonempty string."""
+    answer = syntax.Ref(program.answer.name)
     at_a_token = syntax.Compare(">=", syntax.Count(syntax.BoolConst(True)), syntax.IntConst(1))
-    return syntax.Program(domain.definitions + (
+    return syntax.Program(program.definitions + (
         syntax.Definition(NONEMPTY_NAME, syntax.And(answer, at_a_token), syntax.BOOL),),
-        domain.alphabet, declared_alphabet=True, filename=f"{domain.filename} (nonempty)")
+        program.alphabet, declared_alphabet=True, filename=f"{program.filename} (nonempty)")
 
 
 def accepts_empty_string(program: syntax.Program) -> bool:
@@ -87,7 +87,7 @@ def decide_vacuity(program: syntax.Program, alphabet: tuple[str, ...], max_lengt
     within ``seconds`` (the module's derivation)."""
     from crasp.verify.driver import decide
     from crasp.verify.questions import Question, shown_string
-    verdict = decide(Question("empty", (nonempty_domain(program),), ("PROG",), within),
+    verdict = decide(Question("empty", (nonempty_form(program),), ("PROG",), within),
                      max_length, alphabet, unbounded=unbounded, timeout=seconds, deepen=0)
 
     def vacuity(status: str, detail: str, witness: tuple[str, ...] | None = None) -> Vacuity:
