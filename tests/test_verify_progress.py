@@ -67,3 +67,20 @@ def test_the_cli_bar_goes_to_stderr_only_when_asked(tmp_path, monkeypatch, comma
     assert shown.exit_code == quiet.exit_code == 0, shown.output
     assert "z3: strings of length ≤ 14" in shown.stderr and quiet.stderr == ""
     assert json.loads(shown.stdout)["result"] == json.loads(quiet.stdout)["result"] == "holds"
+
+
+def test_prove_shows_the_bar_where_stderr_is_a_terminal(tmp_path, monkeypatch):
+    """compile, decompile and fmt --prove run the same searches: their bar follows the
+    terminal rule (no option of their own)."""
+    import crasp.verify.cli as verify_cli
+    (tmp_path / "m.crasp").write_text(MAJORITY + "\n")
+    runner = CliRunner()
+    monkeypatch.setattr(verify_cli, "wants_progress", lambda flag: True)
+    shown = runner.invoke(cli, ["fmt", str(tmp_path / "m.crasp"), "--prove", "14"])
+    monkeypatch.setattr(verify_cli, "wants_progress", lambda flag: False)
+    quiet = runner.invoke(cli, ["fmt", str(tmp_path / "m.crasp"), "--prove", "14"])
+    assert shown.exit_code == quiet.exit_code == 0, shown.output
+    assert shown.stdout == quiet.stdout
+    # three tokens and 14 positions: z3 searches (3^14 strings are too many to run)
+    assert "z3: strings of length ≤ 14" in shown.stderr
+    assert "z3: strings of length ≤ 14" not in quiet.stderr

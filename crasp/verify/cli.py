@@ -100,16 +100,23 @@ class _StageBar:
         self.bar = self.stage = None
 
 
-def _answer(question: Question, max_length, alphabet, method, unbounded, deepen, timeout,
-            as_json_flag, progress):
-    tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
+def _decide_with_bar(question: Question, max_length: int, alphabet, progress: bool | None,
+                     **options):
+    """``decide``, with a ``_StageBar`` on stderr where ``progress`` (--progress; None: when
+    stderr is a terminal) asks for one."""
     bar = _StageBar() if wants_progress(progress) else None
     try:
-        verdict = decide(question, max_length, tokens, method, unbounded, timeout,
-                         deepen=deepen, progress=bar)
+        return decide(question, max_length, alphabet, progress=bar, **options)
     finally:
         if bar is not None:
             bar.close()
+
+
+def _answer(question: Question, max_length, alphabet, method, unbounded, deepen, timeout,
+            as_json_flag, progress):
+    tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
+    verdict = _decide_with_bar(question, max_length, tokens, progress, method=method,
+                               unbounded=unbounded, timeout=timeout, deepen=deepen)
     click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
     sys.exit(exit_status(verdict))
 
@@ -238,9 +245,10 @@ def prove_equivalence(original: syntax.Program, result: syntax.Program,
     """Run equiv between ``original`` and ``result`` (over ``alphabet``; default: their tokens
     and a foreign one); print the verdict on stderr, each line prefixed with ``what`` (for
     example "compile --prove"). True when they are equivalent for every string of length ≤
-    ``max_length`` (not when z3 leaves that ``unknown``)."""
-    verdict = decide(Question("equivalent", (original, result), ("input", "output")),
-                     max_length, alphabet)
+    ``max_length`` (not when z3 leaves that ``unknown``). A progress bar shows on stderr when
+    it is a terminal."""
+    verdict = _decide_with_bar(Question("equivalent", (original, result), ("input", "output")),
+                               max_length, alphabet, None)
     for line in format_text(verdict).splitlines():
         click.echo(f"{what}: {line}", err=True)
     return verdict.outcome == "holds"
