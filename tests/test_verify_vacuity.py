@@ -230,3 +230,28 @@ def test_the_alphabet_line_names_the_tokens_an_alphabet_leaves_out(tmp_path, mon
     default = json.loads(runner.invoke(cli, ["check", "prog.crasp", "--empty", "--domain",
                                              "dom.crasp", "--json"]).output)
     assert default["left_out_tokens"] == []
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program_asts(max_depth=2, max_definitions=2, positional=True),
+       program_asts(max_depth=1, max_definitions=2, positional=True))
+def test_within_a_domain_the_witness_is_accepted_by_both(program, domain):
+    """The includes' antecedent: OTHER's nonempty strings that the domain accepts too, against
+    the interpreter on every string of up to 5 tokens."""
+    vacuity = decide_vacuity(program, ALPHABET, CHECKED, unbounded=False, seconds=60,
+                             within=domain)
+    reference = None
+    for length in range(1, CHECKED + 1):
+        strings = [list(s) for s in itertools.product(ALPHABET, repeat=length)]
+        both = (np.asarray(crasp.evaluate(program, strings).output[:, length - 1], dtype=bool)
+                & np.asarray(crasp.evaluate(domain, strings).output[:, length - 1], dtype=bool))
+        if both.any():
+            reference = strings[int(np.argmax(both))]
+            break
+    if reference is None:
+        assert vacuity.status == "vacuous"
+    else:
+        assert vacuity.status == "witnessed" and len(vacuity.witness) == len(reference)
+        tokens = list(vacuity.witness)
+        assert crasp.evaluate(program, [tokens]).output[0, -1]
+        assert crasp.evaluate(domain, [tokens]).output[0, -1]
