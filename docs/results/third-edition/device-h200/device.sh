@@ -82,16 +82,17 @@ next_plan() {
 # The fourth lease (2026-11-27): the paper's exact grid at the depths not yet run, one sweep per
 # language with k - 1 and k first (cells that fit in a few epochs finish within the lease) and
 # k - 3 last (a cell that never fits needs 4 x 25 epochs, more than a lease), WORKERS="L6 L7 L8";
-# and the k - 2 seeds in PAPER_K2="L7:2 L8:3" (this CPU resumes L7 d5 s1 and L8 d6 s2 from its
-# checkpoints), one directory per language and one worker per seed: "L8:2,3" runs seeds 2 and 3
-# in one sweep (two sweeps may not share a directory, which is locked per shard).
+# and the k - 2 seeds in PAPER_K2 (the fourth lease's "L7:2 L8:3"; the one left since the
+# fifth, and the default, "L8:2"), one directory per language and one worker per seed: "L8:2,3"
+# runs seeds 2 and 3 in one sweep (two sweeps may not share a directory, which is locked per
+# shard).
 paper_plan() {
     local k i=0 w=(${WORKERS:-4 5 5}) cell seeds commas
     for k in 6 7 8; do
         [ "${w[$i]}" = 0 ] || timed "paper-grid-L$k" search "${w[$i]}" "paper-grid.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 1)):$k,$((k - 3))" --seeds 0:4 --search paper &
         i=$((i + 1))
     done
-    for cell in ${PAPER_K2-L7:2 L8:3}; do
+    for cell in ${PAPER_K2-L8:2}; do
         k=${cell%%:*}; k=${k#L}; seeds=${cell#*:}
         # a bare number is a count to --seeds ("2": seeds 0 and 1); "2," is seed 2 alone (the
         # sixth lease passed "L8:2" and reran L8 d6 s0, finished long before)
