@@ -12,6 +12,8 @@
 # is in ../device-h200-2/environment.txt). Finished cells are restored from
 # the committed records (one directory per sweep: a sweep directory is locked per shard).
 # docs/results/import_lease.py brings what the calls bring back into the repository.
+# DRY_RUN=1 prints each sweep the plan would start (name, then its arguments) and exits: no
+# install, no records restored, nothing run (tests/test_results_device_driver.py reads it).
 set -u
 T0=$(date +%s)
 DEADLINE=${DEADLINE:-520}
@@ -20,12 +22,12 @@ OUT=${OUT:-/tmp/out}
 B=${B:-/tmp}
 W=$B/w
 mkdir -p "$W" "$OUT" $B/logs
-if [ -z "${SKIP_INSTALL:-}" ]; then
+if [ -z "${SKIP_INSTALL:-}${DRY_RUN:-}" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .dev/whl/*.whl || exit 1
 fi
 PY=${PY:-python3}
 PLAN=${PLAN:-first}
-{
+[ -n "${DRY_RUN:-}" ] || {
     date -u +%Y-%m-%dT%H:%M:%SZ; nproc; grep -m1 'model name' /proc/cpuinfo
     nvidia-smi -L 2>&1 | head -2
     $PY -c 'import torch, platform; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "python", platform.python_version())'
@@ -36,12 +38,12 @@ PLAN=${PLAN:-first}
     echo "plan: $PLAN"
     echo "fingerprints: search $(PYTHONPATH=$ROOT/.dev/frozen-search:/tmp/site $PY -P -m crasp --version) / frozen $(PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp --version)"
 } > $B/logs/environment.txt 2>&1
-cat $B/logs/environment.txt
+[ -n "${DRY_RUN:-}" ] || cat $B/logs/environment.txt
 
 R=docs/results/third-edition/records
 # $1 a sweep directory's name, family first (search-one-head.L6): the family's finished cells
 restore() { local family=${1%%.*}; [ -d "$R/$family" ] || return 0; mkdir -p "$W/$1"; cp -r "$R/$family/." "$W/$1/"; }
-for family in ek-one-head alibi-one-head search-one-head search-four-head paper-grid; do restore "$family"; done
+[ -n "${DRY_RUN:-}" ] || for family in ek-one-head alibi-one-head search-one-head search-four-head paper-grid; do restore "$family"; done
 
 BINS='251:300+301:350+351:400+351:400@skewed+351:400@extreme'
 SEARCH='d_model=64,256 lr=1e-3,3e-4,1e-4 epochs=25'
@@ -49,7 +51,7 @@ main()   { PYTHONPATH=$ROOT/.dev/frozen-search:/tmp/site $PY -P -m crasp "$@"; }
 frozen() { PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp "$@"; }
 ek()     { frozen sweep --grid epochs=20 "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
 search() { [ -d "$W/$2" ] || restore "$2"; main sweep --grid "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
-timed()  { local name=$1 s rc; shift; [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] || return 0; s=$(date +%s); "$@" >> "$B/logs/$name.log" 2>&1; rc=$?; echo "$name: $(( $(date +%s) - s )) s, exit $rc" >> "$B/logs/times.txt"; }
+timed()  { if [ -n "${DRY_RUN:-}" ]; then echo "$*"; return 0; fi; local name=$1 s rc; shift; [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] || return 0; s=$(date +%s); "$@" >> "$B/logs/$name.log" 2>&1; rc=$?; echo "$name: $(( $(date +%s) - s )) s, exit $rc" >> "$B/logs/times.txt"; }
 
 # The next lease: per language, one sweep of one head and one of four heads, each with depths
 # k - 2, k - 1, k, then k - 3 (cells run in the order of --depths, so no worker waits for a depth
@@ -133,6 +135,7 @@ case $PLAN in
     paper) paper_plan ;;
     *)     echo "unknown PLAN $PLAN" >&2; exit 2 ;;
 esac
+if [ -n "${DRY_RUN:-}" ]; then wait; exit 0; fi
 
 while [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] && [ -n "$(jobs -r)" ]; do sleep 5; done
 echo "stopping at $(( $(date +%s) - T0 )) s" >> $B/logs/times.txt
