@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from crasp import interpret, syntax
+from crasp.verify.questions import DOMAIN_LABEL, Question, answer_and, shown_string
 
 _CLOSING_BELOW = {"<", "<="}     # S op c
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
@@ -95,7 +96,6 @@ def decide_closure(domain: syntax.Program, alphabet: tuple[str, ...], max_length
     if not prove:
         return Closure("unchecked")
     from crasp.verify.driver import MAX_INDUCTION, decide
-    from crasp.verify.questions import DOMAIN_LABEL, Question, shown_string
     verdict = decide(Question("prefix-closed", (domain,), (DOMAIN_LABEL,)),
                      min(max_length, MAX_INDUCTION), alphabet, unbounded=True, timeout=seconds,
                      deepen=0)
@@ -124,12 +124,9 @@ def rejected_prefix(program: syntax.Program, tokens: tuple[str, ...]) -> tuple[s
 def closure_violation(domain: syntax.Program) -> syntax.Program:
     """``domain`` answering ``D && #(!D) >= 1`` (D its answer): D holds at a token position
     after one where it failed. Empty iff ``domain`` is prefix-closed."""
-    answer = syntax.Ref(domain.answer.name)
-    violation = syntax.And(answer, syntax.Compare(">=", syntax.Count(syntax.Not(answer)),
-                                                  syntax.IntConst(1)))
-    return syntax.Program(domain.definitions + (
-        syntax.Definition(CLOSURE_NAME, violation, syntax.BOOL),), domain.alphabet,
-        declared_alphabet=True, filename=f"{domain.filename} (closure)")
+    failed = syntax.Not(syntax.Ref(domain.answer.name))
+    failed_before = syntax.Compare(">=", syntax.Count(failed), syntax.IntConst(1))
+    return answer_and(domain, failed_before, CLOSURE_NAME, "closure")
 
 
 def is_prefix_closed(program: syntax.Program) -> bool:

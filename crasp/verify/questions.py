@@ -99,10 +99,28 @@ def searched_form(question: Question) -> Question:
                     question.domain)
 
 
+def answer_and(program: syntax.Program, condition: syntax.Expr, name: str,
+               label: str) -> syntax.Program:
+    """``program`` answering ``A && condition`` (A its answer, which ``condition`` may read):
+    one more definition, ``name`` (a NUL in it keeps it apart from every program's names),
+    the alphabet kept, the file shown as ``FILE (label)``. The searches ask questions of such
+    derived programs (``closure.closure_violation``, ``vacuity.nonempty_form``)."""
+    conjunction = syntax.And(syntax.Ref(program.answer.name), condition)
+    return syntax.Program(program.definitions + (
+        syntax.Definition(name, conjunction, syntax.BOOL),), program.alphabet,
+        declared_alphabet=True, filename=f"{program.filename} ({label})")
+
+
+def mentioned_tokens(programs: tuple[syntax.Program, ...]) -> tuple[str, ...]:
+    """The union of the programs' alphabets (the tokens they tell apart), in order of first
+    appearance."""
+    return tuple(dict.fromkeys(token for program in programs for token in program.alphabet))
+
+
 def default_alphabet(programs: tuple[syntax.Program, ...]) -> tuple[tuple[str, ...], str]:
-    """The union of the programs' alphabets, in order of first appearance, plus one foreign
-    token (returned second): the first of ``FOREIGN_CANDIDATES`` that none of them uses."""
-    tokens = dict.fromkeys(token for program in programs for token in program.alphabet)
+    """``mentioned_tokens`` plus one foreign token (returned second): the first of
+    ``FOREIGN_CANDIDATES`` that none of them uses."""
+    tokens = mentioned_tokens(programs)
     foreign = next((c for c in FOREIGN_CANDIDATES if c not in tokens), None)
     suffix = 2
     while foreign is None:

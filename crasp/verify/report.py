@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from crasp.verify.closure import rejected_prefix
 from crasp.verify.driver import Verdict
-from crasp.verify.questions import shown_string
+from crasp.verify.questions import mentioned_tokens, shown_string
 
 EXIT_STATUS = {"holds": 0, "proved": 0, "counterexample": 1, "unknown": 3}
 
@@ -38,9 +38,8 @@ def left_out_tokens(verdict: Verdict) -> list[str]:
     """The tokens the programs (the domain included) tell apart that the strings leave out:
     only an --alphabet can leave any out, and the answer then says nothing of strings with
     them."""
-    mentioned = dict.fromkeys(token for program in verdict.question.evaluated
-                              for token in program.alphabet)
-    return [token for token in mentioned if token not in verdict.alphabet]
+    return [token for token in mentioned_tokens(verdict.question.evaluated)
+            if token not in verdict.alphabet]
 
 
 def _alphabet_line(verdict: Verdict) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crasp import interpret, syntax
+from crasp.verify.questions import Question, answer_and, shown_string
 
 VACUITY_SECONDS = 10.0
 """At most this long (and never beyond the question's own --timeout) the verifier looks for a
@@ -67,11 +68,8 @@ def antecedent(question) -> tuple[syntax.Program, syntax.Program | None] | None:
 def nonempty_form(program: syntax.Program) -> syntax.Program:
     """``program`` answering ``A && #true >= 1`` (A its answer): it holds at a token position
     (accepts a nonempty string). Empty iff ``program`` accepts no nonempty string."""
-    answer = syntax.Ref(program.answer.name)
     at_a_token = syntax.Compare(">=", syntax.Count(syntax.BoolConst(True)), syntax.IntConst(1))
-    return syntax.Program(program.definitions + (
-        syntax.Definition(NONEMPTY_NAME, syntax.And(answer, at_a_token), syntax.BOOL),),
-        program.alphabet, declared_alphabet=True, filename=f"{program.filename} (nonempty)")
+    return answer_and(program, at_a_token, NONEMPTY_NAME, "nonempty")
 
 
 def accepts_empty_string(program: syntax.Program) -> bool:
@@ -86,7 +84,6 @@ def decide_vacuity(program: syntax.Program, alphabet: tuple[str, ...], max_lengt
     accepts, if given; of length <= ``max_length``, or with ``unbounded`` of any length),
     within ``seconds`` (the module's derivation)."""
     from crasp.verify.driver import decide
-    from crasp.verify.questions import Question, shown_string
     verdict = decide(Question("empty", (nonempty_form(program),), ("PROG",), within),
                      max_length, alphabet, unbounded=unbounded, timeout=seconds, deepen=0)
 
