@@ -18,9 +18,16 @@ RESULTS = ROOT / "docs" / "results"
 SECOND = RESULTS / "second-edition"
 FAMILIES = ["one-head", "four-head", "ek-nope", "pe"]
 
-spec = importlib.util.spec_from_file_location("counts", RESULTS / "counts.py")
-counts = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(counts)
+def script(relative: str):
+    """The results script at RESULTS / ``relative``, imported as a module."""
+    path = RESULTS / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+counts = script("counts.py")
 
 README = (RESULTS / "README.md").read_text(encoding="utf-8")
 SECOND_README = (SECOND / "README.md").read_text(encoding="utf-8")
@@ -108,9 +115,7 @@ def test_the_settings_tables_are_the_scripts_output_on_the_committed_cells():
 
 
 def test_the_first_trial_claim_is_what_first_trial_py_finds():
-    spec = importlib.util.spec_from_file_location("first_trial", RESULTS / "first_trial.py")
-    first_trial = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(first_trial)
+    first_trial = script("first_trial.py")
     rows = first_trial.comparisons([RESULTS / "third-edition" / "records" / family
                                     for family in first_trial.FAMILIES])
     on_cpu = [row for row in rows if row["devices"] == ("cpu", "cpu")]
@@ -124,10 +129,7 @@ def test_the_first_trial_claim_is_what_first_trial_py_finds():
 
 
 def test_the_boundary_table_is_what_boundary_py_computes():
-    spec = importlib.util.spec_from_file_location(
-        "boundary", RESULTS / "third-edition" / "boundary.py")
-    boundary = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(boundary)
+    boundary = script("third-edition/boundary.py")
     third = (RESULTS / "third-edition" / "README.md").read_text(encoding="utf-8")
     prompt = "$ python docs/results/third-edition/boundary.py\n"
     quoted = third.split(prompt, 1)[1].split("```", 1)[0].rstrip("\n").splitlines()
@@ -193,10 +195,7 @@ def test_the_quoted_draws_are_the_scripts_output_on_the_committed_runs():
 
 
 def test_the_paper_runs_table_is_what_paper_runs_py_computes():
-    spec = importlib.util.spec_from_file_location(
-        "paper_runs", RESULTS / "third-edition" / "paper_runs.py")
-    paper_runs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(paper_runs)
+    paper_runs = script("third-edition/paper_runs.py")
     every = paper_runs.runs()
     finished = [run for run in every if run["finished"]]
     records = RESULTS / "third-edition" / "records" / "paper-grid" / "cells"
@@ -216,10 +215,7 @@ def test_fit_by_epoch_is_the_kaplan_meier_estimate_with_unfinished_runs_censored
     """Four runs at k: fit at epochs 1 and 2, cut after 1 and after 3 without fitting. At
     epoch 1, 1 of 4 at risk fits (S = 3/4); at 2, 1 of the 2 still at risk (S = 3/8); at 3,
     none of 1; past the longest run nothing is known."""
-    spec = importlib.util.spec_from_file_location(
-        "paper_runs", RESULTS / "third-edition" / "paper_runs.py")
-    paper_runs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(paper_runs)
+    paper_runs = script("third-edition/paper_runs.py")
     runs = [{"language": "L6", "depth": 6, "seed": 0, "finished": True, "curve": [1.0]},
             {"language": "L6", "depth": 6, "seed": 1, "finished": True, "curve": [0.2, 1.0]},
             {"language": "L6", "depth": 6, "seed": 2, "finished": False, "curve": [0.3]},

@@ -23,12 +23,15 @@ ALPHABET = ("a", "b", "?")
 CHECKED = 5
 
 
-def shortest_accepted(domain: crasp.Program, max_length: int) -> tuple[str, ...] | None:
+def shortest_accepted(max_length: int, *programs: crasp.Program) -> tuple[str, ...] | None:
     """The reference: the first nonempty string over ALPHABET, shortest first, that the
-    interpreter accepts (its answer at the last token); None if none up to ``max_length``."""
+    interpreter finds every one of ``programs`` accepts (its answer at the last token); None
+    if none up to ``max_length``."""
     for length in range(1, max_length + 1):
         strings = [list(s) for s in itertools.product(ALPHABET, repeat=length)]
-        accepted = np.asarray(crasp.evaluate(domain, strings).output[:, length - 1], dtype=bool)
+        accepted = np.logical_and.reduce([
+            np.asarray(crasp.evaluate(program, strings).output[:, length - 1], dtype=bool)
+            for program in programs])
         if accepted.any():
             return tuple(strings[int(np.argmax(accepted))])
     return None
@@ -38,7 +41,7 @@ def shortest_accepted(domain: crasp.Program, max_length: int) -> tuple[str, ...]
 @given(program_asts(max_depth=2, max_definitions=3, positional=True))
 def test_the_witness_is_a_shortest_string_the_interpreter_accepts(domain):
     vacuity = decide_vacuity(domain, ALPHABET, CHECKED, unbounded=False, seconds=60)
-    reference = shortest_accepted(domain, CHECKED)
+    reference = shortest_accepted(CHECKED, domain)
     if reference is None:
         assert vacuity.status == "vacuous" and vacuity.witness is None
         assert f"no nonempty string of length ≤ {CHECKED}" in vacuity.detail
@@ -49,7 +52,7 @@ def test_the_witness_is_a_shortest_string_the_interpreter_accepts(domain):
     every_length = decide_vacuity(domain, ALPHABET, CHECKED, unbounded=True, seconds=60)
     if every_length.status == "vacuous":   # proved: none at any length, so none up to 6
         assert every_length.detail.startswith("accepts no nonempty string of any length")
-        assert shortest_accepted(domain, CHECKED + 1) is None
+        assert shortest_accepted(CHECKED + 1, domain) is None
     elif every_length.status == "witnessed":
         tokens = list(every_length.witness)
         assert crasp.evaluate(domain, [tokens]).output[0, len(tokens) - 1]
@@ -240,14 +243,7 @@ def test_within_a_domain_the_witness_is_accepted_by_both(program, domain):
     the interpreter on every string of up to 5 tokens."""
     vacuity = decide_vacuity(program, ALPHABET, CHECKED, unbounded=False, seconds=60,
                              within=domain)
-    reference = None
-    for length in range(1, CHECKED + 1):
-        strings = [list(s) for s in itertools.product(ALPHABET, repeat=length)]
-        both = (np.asarray(crasp.evaluate(program, strings).output[:, length - 1], dtype=bool)
-                & np.asarray(crasp.evaluate(domain, strings).output[:, length - 1], dtype=bool))
-        if both.any():
-            reference = strings[int(np.argmax(both))]
-            break
+    reference = shortest_accepted(CHECKED, program, domain)
     if reference is None:
         assert vacuity.status == "vacuous"
     else:
