@@ -17,9 +17,8 @@ With a domain, ``closure.decide_closure`` first decides whether it is prefix-clo
 form, or with ``unbounded`` by a proof of its own, at most ``CLOSURE_SECONDS`` of the limit):
 only then may the searches assume it at every position (``Question.prefix_closed``). After a
 yes, ``vacuity.decide_vacuity`` asks whether its antecedent (the domain, an includes' OTHER)
-accepts a nonempty string at all. A
-``prefix-closed`` question is searched in its ``questions.searched_form``; the verdict keeps
-it as asked.
+accepts a nonempty string at all. A ``prefix-closed`` question is searched in its
+``questions.searched_form``; the verdict keeps it as asked.
 
 Every search runs on the programs shrunk for the alphabet (``shrink``: same answers on every
 string over it, with equal definitions merged and unread ones dropped), and every string it
@@ -181,8 +180,8 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     programs as given. ``deepen``: how long the strings of the search after an inconclusive
     induction are (default ``deepest(max_length)``; at most ``max_length``: no such search).
     A yes then says whether it is vacuous (``vacuity``: a domain, or an includes' OTHER,
-    that accepts no nonempty string). ``progress``
-    is told where the searches are (``solver.Progress``; the CLI's bar)."""
+    that accepts no nonempty string). ``progress`` is told where the searches are
+    (``solver.Progress``; the CLI's bar)."""
     started = time.perf_counter()
     limit = TimeLimit(timeout, progress)
     verdict = _answer(question, max_length, alphabet, method, unbounded, timeout, shrink,
