@@ -98,7 +98,7 @@ def decide_closure(domain: syntax.Program, alphabet: tuple[str, ...], max_length
     from crasp.verify.driver import MAX_INDUCTION, decide
     verdict = decide(Question("prefix-closed", (domain,), (DOMAIN_LABEL,)),
                      min(max_length, MAX_INDUCTION), alphabet, unbounded=True, timeout=seconds,
-                     deepen=0)
+                     deepen=0, check_vacuity=False)
     if verdict.outcome == "proved":
         return Closure("proved", f"k-induction with k = {verdict.induction.k}, "
                                  f"{verdict.seconds:.2f} s")

@@ -170,7 +170,8 @@ def deepest(max_length: int) -> int:
 def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] | None = None,
            method: str = "auto", unbounded: bool = False,
            timeout: float | None = None, shrink: bool = True,
-           deepen: int | None = None, progress: Progress | None = None) -> Verdict:
+           deepen: int | None = None, progress: Progress | None = None,
+           check_vacuity: bool = True) -> Verdict:
     """Answer ``question`` for every string of length <= ``max_length`` over ``alphabet``
     (default: the programs' tokens plus one foreign token), and with ``unbounded`` for every
     length, within ``timeout`` seconds (None: no limit; the answer is ``unknown`` if the
@@ -180,14 +181,15 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     programs as given. ``deepen``: how long the strings of the search after an inconclusive
     induction are (default ``deepest(max_length)``; at most ``max_length``: no such search).
     A yes then says whether it is vacuous (``vacuity``: a domain, or an includes' OTHER,
-    that accepts no nonempty string). ``progress`` is told where the searches are
-    (``solver.Progress``; the CLI's bar)."""
+    that accepts no nonempty string; ``check_vacuity=False`` leaves that out, for the
+    verifier's own side questions, whose answers are read, not reported). ``progress`` is told
+    where the searches are (``solver.Progress``; the CLI's bar)."""
     started = time.perf_counter()
     limit = TimeLimit(timeout, progress)
-    verdict = _answer(question, max_length, alphabet, method, unbounded, timeout, shrink,
-                      deepen, limit, started)
+    verdict = _answer(question, max_length, alphabet, method, unbounded, shrink, deepen, limit,
+                      started)
     needed = antecedent(verdict.question)
-    if needed is None or verdict.outcome not in ("holds", "proved"):
+    if not check_vacuity or needed is None or verdict.outcome not in ("holds", "proved"):
         return verdict
     vacuity = decide_vacuity(needed[0], verdict.alphabet, max_length, unbounded,
                              limit.share(VACUITY_SECONDS), within=needed[1])
@@ -195,8 +197,8 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
 
 
 def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | None,
-            method: str, unbounded: bool, timeout: float | None, shrink: bool,
-            deepen: int | None, limit: TimeLimit, started: float) -> Verdict:
+            method: str, unbounded: bool, shrink: bool, deepen: int | None,
+            limit: TimeLimit, started: float) -> Verdict:
     """``decide``'s answer, before the vacuity check: the passes of the module docstring."""
     asked, question = question, searched_form(question)
     if method not in METHODS:
@@ -238,7 +240,7 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
                 timed_out: bool = False, without_domain: bool = False) -> Verdict:
         return Verdict(asked, alphabet, foreign, max_length, method, outcome, counterexample,
                        shortest, induction, time.perf_counter() - started, reason,
-                       decided_length, timeout, closure, timed_out, without_domain)
+                       decided_length, limit.seconds, closure, timed_out, without_domain)
 
     held = None   # what the solver's search proved of the relations between counts
     try:
