@@ -52,14 +52,23 @@ def fits(run: dict) -> bool:
     return max(run["curve"]) >= 1.0
 
 
+def fitted(run: dict) -> bool:
+    """A finished run that fit validation (not one that tried every configuration)."""
+    return run["finished"] and fits(run)
+
+
+def depth_name(shift: int) -> str:
+    return f"k - {-shift}" if shift else "k"
+
+
 def table(every: list[dict]) -> list[str]:
     lines = []
     for shift in OFFSETS:
         here = [run for run in every if offset(run) == shift]
-        done = [len(run["curve"]) for run in here if run["finished"] and fits(run)]
+        done = [len(run["curve"]) for run in here if fitted(run)]
         searched = [run for run in here if run["finished"] and not fits(run)]
         cut = [run for run in here if not run["finished"]]
-        name = f"k - {-shift}" if shift else "k"
+        name = depth_name(shift)
         text = f"{name}: {len(done)} finished"
         if done:
             text += f" (fit in {min(done)} to {max(done)} epochs)"
@@ -93,7 +102,7 @@ def share_fit(runs: list[dict]) -> list[tuple[float, int]]:
     product over the epochs up to e of (1 - fit(e) / at_risk(e)), at_risk(e) the runs that ran
     at least e epochs. It takes every run as an independent draw of one run: second draws of a
     cell, and the cells and seeds of a depth, pooled. Each share comes with at_risk(e)."""
-    observed = [(len(run["curve"]), run["finished"] and fits(run)) for run in runs]
+    observed = [(len(run["curve"]), fitted(run)) for run in runs]
     survival, shares = 1.0, []
     for epoch in range(1, max(length for length, _ in observed) + 1):
         at_risk = sum(1 for length, _ in observed if length >= epoch)
@@ -115,8 +124,8 @@ def fit_by_epoch(every: list[dict]) -> list[str]:
         estimates = [f"{100 * shares[mark - 1][0]:.1f}% ({shares[mark - 1][1]})"
                      if mark <= len(shares) and shares[mark - 1][1] >= MIN_AT_RISK else "-"
                      for mark in MARKS]
-        events = sum(1 for run in here if run["finished"] and fits(run))
-        name = f"k - {-shift}" if shift else "k"
+        events = sum(1 for run in here if fitted(run))
+        name = depth_name(shift)
         lines.append(f"{name}: {', '.join(estimates)} ({len(here)} run"
                      f"{'s' * (len(here) != 1)}: {events} fit, {len(here) - events} censored)")
     return lines
@@ -148,7 +157,7 @@ def main() -> None:
                        styles[run["language"]], color=colour(run),
                        alpha=0.8, lw=1.2, marker="o" if len(run["curve"]) == 1 else None, ms=3)
         panel.axvline(25.5, color="0.7", lw=0.8)   # the first configuration's 25 epochs end
-        panel.set_title(f"depth k - {-shift}" if shift else "depth k", fontsize=10)
+        panel.set_title(f"depth {depth_name(shift)}", fontsize=10)
         panel.set_xscale("log")
         panel.set_xticks([1, 2, 5, 10, 25, 50, 100], ["1", "2", "5", "10", "25", "50", "100"])
         panel.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
@@ -177,7 +186,7 @@ def plot_share_fit(every: list[dict], plt) -> None:
     for colour_index, shift in enumerate(OFFSETS):
         here = [run for run in every if offset(run) == shift]
         shares = [share for share, at_risk in share_fit(here) if at_risk >= MIN_AT_RISK]
-        name = f"k - {-shift}" if shift else "k"
+        name = depth_name(shift)
         levels = [100 * share for share in shares]
         axes.step(range(1, len(shares) + 2), levels + levels[-1:], where="post",
                   color=f"C{colour_index}", label=f"depth {name} ({len(here)} runs)")
