@@ -3,6 +3,9 @@ it: the numbers beside such a command come from it (run on the committed files).
 
 from __future__ import annotations
 
+import collections
+import json
+import re
 import shlex
 import subprocess
 import sys
@@ -54,8 +57,6 @@ def test_a_quoted_command_prints_what_the_page_shows(page, command, shown):
 def per_configuration(path: Path) -> list[str]:
     """What the third-edition README's per-configuration command prints for a metrics file:
     per configuration (trial), its epochs, their seconds and its best validation."""
-    import collections
-    import json
     trials = collections.defaultdict(list)
     for line in path.read_text().splitlines():
         row = json.loads(line)
@@ -68,7 +69,6 @@ def test_every_quoted_per_configuration_line_is_that_commands_output_on_a_commit
     """The README quotes the command's lines inline (`0 25 552.4 0.45`): each must be one it
     prints for some metrics file committed under third-edition/ (a line quoted before a run
     went on, and not updated, is not)."""
-    import re
     third = ROOT / "docs" / "results" / "third-edition"
     quoted = re.findall(r"`(\d+ \d+ [\d.]+ [\d.]+)`",
                         (third / "README.md").read_text(encoding="utf-8"))
