@@ -30,7 +30,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crasp.train import resolve_preset  # noqa: E402
-from crasp.train.loop import make_optimizer  # noqa: E402
+from crasp.train.optimization import make_optimizer  # noqa: E402
 from crasp.train.model import build_model  # noqa: E402
 
 LENGTH = 226

@@ -37,6 +37,7 @@ from crasp.train.fixed_precision import remove_format_model, write_format_model
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
+from crasp.train.optimization import make_optimizer, make_scheduler, rng_state, set_rng_state
 from crasp.train.results import BinScore, RunResults
 from crasp.train.signals import SignalGuard
 
@@ -91,47 +92,6 @@ def build_splits(config: TrainConfig, language) -> tuple[tuple[str, ...], dict[s
     return vocab, data, train_split, val_split, tests
 
 
-def make_optimizer(model: torch.nn.Module, config: TrainConfig):
-    decay, no_decay = [], []
-    for name, parameter in model.named_parameters():
-        (decay if parameter.ndim >= 2 and "embed" not in name and ".pos." not in name
-         and not name.startswith("pos.") else no_decay).append(parameter)
-    groups = [{"params": decay, "weight_decay": config.weight_decay},
-              {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=config.lr, betas=(config.adam_beta1, config.adam_beta2))
-
-
-def lr_factor(step: int, warmup: int, total: int, schedule: str) -> float:
-    """Multiplier of the base lr before optimizer step ``step + 1`` (LambdaLR convention)."""
-    if warmup and step < warmup:
-        return (step + 1) / warmup
-    if schedule == "constant" or total <= warmup:
-        return 1.0
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    if schedule == "linear":
-        return max(0.0, 1.0 - progress)
-    return 0.5 * (1.0 + math.cos(math.pi * progress))
-
-
-def make_scheduler(optimizer, config: TrainConfig, steps_per_epoch: int):
-    total = config.epochs * steps_per_epoch
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: lr_factor(step, config.warmup_steps, total, config.lr_schedule))
-
-
-def _rng_state(device: torch.device) -> dict[str, Any]:
-    state = {"cpu": torch.get_rng_state()}
-    if device.type == "cuda":
-        state["cuda"] = torch.cuda.get_rng_state(device)
-    return state
-
-
-def _set_rng_state(state: dict[str, Any], device: torch.device) -> None:
-    torch.set_rng_state(state["cpu"])
-    if device.type == "cuda" and "cuda" in state:
-        torch.cuda.set_rng_state(state["cuda"], device)
-
-
 def _overrides(config: TrainConfig, trial: int) -> dict[str, Any]:
     return dict(config.search[trial]) if config.search else {}
 
@@ -139,7 +99,8 @@ def _overrides(config: TrainConfig, trial: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- train
 
 def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resume: bool = True,
-          max_epochs_this_session: int | None = None) -> dict[str, Any] | None:
+          max_epochs_this_session: int | None = None,
+          only_trial: int | None = None) -> dict[str, Any] | None:
     """Train ``config`` in ``run_dir`` and return the dict written to ``results.json``.
 
     ``resume=True`` continues an interrupted run found in ``run_dir`` (its ``config.json``
@@ -149,9 +110,17 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     last epoch's checkpoint on disk (one after the last step lets the run finish and reaches
     an enclosing guard). ``max_epochs_this_session`` stops (returning ``None``) after that
     many epochs have finished in this call, leaving a resumable checkpoint.
+
+    ``only_trial=i`` runs trial ``i`` of the search alone, exactly as the whole search would run
+    it (fresh weights from the seed, batch order from ``(seed, i, epoch)``), and records it as
+    ``search_trial``: the trials of a search are independent, so ``crasp.train.search_parts``
+    can run them apart (in parallel, or in separate sessions) and assemble the search's result.
     """
     config = config.normalized().validate()
     language = check_config(config)
+    if only_trial is not None and not 0 <= only_trial < len(config.search or ()):
+        raise CraspError(f"only_trial={only_trial}: the config searches "
+                         f"{len(config.search or ())} configurations")
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     config_path = run_dir / files.CONFIG_FILE
@@ -166,9 +135,12 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
             raise CraspError(f"{run_dir} holds a run with a different config (differs in: "
                              f"{', '.join(changed)}); use another run directory")
         if (run_dir / files.RESULTS_FILE).is_file():
-            return RunResults.read(run_dir).to_json()
+            stored_results = RunResults.read(run_dir)
+            _check_same_trial(run_dir, stored_results.search_trial, only_trial)
+            return stored_results.to_json()
         if os.path.lexists(run_dir / files.STATE_FILE):  # a FIFO or symlink: refused, not skipped
             state = files.load_state(run_dir / files.STATE_FILE)
+            _check_same_trial(run_dir, state.get("only_trial"), only_trial)
     else:
         for name in files.RUN_FILES:
             (run_dir / name).unlink(missing_ok=True)
@@ -180,10 +152,20 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         torch.set_num_threads(config.threads)
     vocab, data, train_split, val_split, tests = build_splits(config, language)
     trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, tests, progress)
+    trainer.only_trial = only_trial
     with SignalGuard() as guard:
         if not trainer.run(state, guard, max_epochs_this_session):
             return None
         return trainer.finish(language, data)
+
+
+def _check_same_trial(run_dir: Path, stored: int | None, wanted: int | None) -> None:
+    def name(trial):
+        return "the whole search" if trial is None else f"trial {trial} of the search alone"
+
+    if stored != wanted:
+        raise CraspError(f"{run_dir} holds a run of {name(stored)}, not of {name(wanted)}; "
+                         f"use another run directory")
 
 
 class _Trainer:
@@ -199,12 +181,14 @@ class _Trainer:
         self.tests = tests
         self.progress = progress
         self.trials = config.trials()
+        self.only_trial: int | None = None
 
     # ------------------------------------------------------------------ state
     def _fresh_state(self) -> dict[str, Any]:
-        return {"version": 1, "trial": 0, "epoch": 0, "step": 0, "history": [],
-                "trial_summaries": [], "best": None, "trial_best": None,
-                "since_improvement": 0, "elapsed": 0.0, "done": False, "improvements": []}
+        return {"version": 1, "trial": self.only_trial or 0, "epoch": 0, "step": 0,
+                "history": [], "trial_summaries": [], "best": None, "trial_best": None,
+                "since_improvement": 0, "elapsed": 0.0, "done": False, "improvements": [],
+                "only_trial": self.only_trial}
 
     def _new_trial(self, trial: int):
         config = self.trials[trial]
@@ -223,7 +207,7 @@ class _Trainer:
         state["model"] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
         state["optimizer"] = optimizer.state_dict()
         state["scheduler"] = scheduler.state_dict()
-        state["rng"] = _rng_state(self.device)
+        state["rng"] = rng_state(self.device)
         files.save_state(self.run_dir / files.STATE_FILE, state)
 
     # ------------------------------------------------------------------ loop
@@ -246,7 +230,7 @@ class _Trainer:
                     model.load_state_dict(state["model"])
                     optimizer.load_state_dict(state["optimizer"])
                     scheduler.load_state_dict(state["scheduler"])
-                    _set_rng_state(state["rng"], self.device)
+                    set_rng_state(state["rng"], self.device)
                 except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
                     raise CraspError(f"{self.run_dir / files.STATE_FILE} does not fit this "
                                      f"run's model: {str(error).splitlines()[0][:200]}; start "
@@ -397,7 +381,7 @@ class _Trainer:
             "val_exact_match": best.get("val_exact_match"),
             "val_token_accuracy": best.get("val_token_accuracy"),
             "success": reason == "success", "stopped": reason})
-        if reason == "success" or trial + 1 >= len(self.trials):
+        if reason == "success" or trial + 1 >= len(self.trials) or self.only_trial is not None:
             state["done"] = True
         else:
             state.update(trial=trial + 1, epoch=0, step=0, trial_best=None, since_improvement=0)
@@ -415,7 +399,7 @@ class _Trainer:
         val = evaluate(model, self.val_split, self.device, config.eval_batch_tokens)
         bins = self._test_bins(model, config)
         eval_time = time.perf_counter() - start
-        summary = state["trial_summaries"][trial]
+        summary = next(s for s in state["trial_summaries"] if s["trial"] == trial)
         results = RunResults(
             bins={name: BinScore(**scores) for name, scores in bins.items()},
             val_exact_match=val.exact_match,
@@ -429,6 +413,7 @@ class _Trainer:
             best_trial=trial,
             selected=_overrides(self.config, trial),
             trials=state["trial_summaries"],
+            search_trial=self.only_trial,
             improvements=state.get("improvements", []),
             wall_time_s=state["elapsed"] + eval_time,
             train_time_s=state["elapsed"],

@@ -63,6 +63,8 @@ class RunResults:
     best_trial: int | None = None
     selected: dict | None = None     # the selected trial's overrides of the config
     trials: list | None = None       # one summary per trial
+    search_trial: int | None = None  # a run of one trial of a search alone: that trial
+    assembled_from: list | None = None  # a search assembled from one-trial runs: their folders
     improvements: list | None = None  # crasp.train.budget's records
     wall_time_s: float | None = None
     train_time_s: float | None = None

@@ -22,15 +22,15 @@ import json
 import re
 import warnings
 from pathlib import Path
-from typing import Any
-
-import torch
-from safetensors.torch import load, save
+from typing import TYPE_CHECKING, Any
 
 from crasp import PROGRAM_SUFFIXES
 from crasp.train.config import TrainConfig
 from crasp.train.results import RESULTS_FILE
 from crasp.util.atomic import write_bytes_atomic, write_text_atomic
+
+if TYPE_CHECKING:
+    import torch
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -76,6 +76,8 @@ def read_json(path: Path) -> Any:
 
 def save_weights(path: Path, model: torch.nn.Module, metadata: dict[str, Any]) -> None:
     """Write the model's weights (cloned, contiguous, CPU) as safetensors, atomically."""
+    from safetensors.torch import save
+
     tensors = {name: value.detach().to("cpu", copy=True).contiguous()
                for name, value in model.state_dict().items()}
     write_bytes_atomic(path, save(tensors,
@@ -91,6 +93,7 @@ def load_weights(path: Path, model: torch.nn.Module) -> None:
     architecture is a ``CraspError`` naming it."""
     from crasp.errors import CraspError
     from crasp.util.safe_read import read_bytes_file
+    from safetensors.torch import load
 
     data = read_bytes_file(path, MAX_WEIGHTS_BYTES)
     try:
@@ -105,6 +108,8 @@ def check_finite(weights: dict[str, torch.Tensor], where: str) -> None:
     """Every reader of a model's weights calls this: a NaN or an infinity would run (and
     export) without a word, answering from garbage. Raises ``CraspError`` naming the tensor
     (the fixed-precision format refuses the same, ``crasp.compiler.model_format.validate``)."""
+    import torch
+
     from crasp.errors import CraspError
 
     for name, tensor in weights.items():
@@ -114,6 +119,8 @@ def check_finite(weights: dict[str, torch.Tensor], where: str) -> None:
 
 
 def save_state(path: Path, state: dict[str, Any]) -> None:
+    import torch
+
     buffer = io.BytesIO()
     torch.save(state, buffer)
     write_bytes_atomic(path, buffer.getvalue())
@@ -131,6 +138,8 @@ def load_state(path: Path) -> dict[str, Any]:
     """The resume state in ``path``: a regular file within the size limit, loaded with
     ``weights_only=True`` (no code runs), holding every key of ``STATE_SCHEMA`` with exactly
     that type; anything else is a ``CraspError`` naming the file."""
+    import torch
+
     from crasp.errors import CraspError
     from crasp.util.safe_read import read_bytes_file
 

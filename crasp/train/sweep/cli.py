@@ -16,7 +16,7 @@ from crasp.util.progress import progress_option, wants_progress
 
 
 def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, out_dir,
-                  shard, search_text=None) -> str:
+                  shard, search_text=None, split_trials=False, trials=None) -> str:
     """The sweep as one normalized ``crasp sweep`` command (recorded in sweep.json)."""
     words = ["crasp", "sweep", "--depths", depths, "--languages", languages, "--posenc", posenc,
              "--seeds", seeds]
@@ -26,6 +26,10 @@ def _command_line(depths, languages, posenc, seeds, grid_entries, preset, jobs, 
         words += ["--preset", preset]
     if search_text:
         words += ["--search", search_text]
+    if split_trials:
+        words += ["--split-trials"]
+    if trials:
+        words += ["--trials", trials]
     words += ["--jobs", str(jobs), "-o", str(out_dir)]
     if shard != "0/1":
         words += ["--shard", shard]
@@ -63,6 +67,16 @@ def _axes(spec) -> str:
                    "first key outermost), stops at the first that reaches 100% validation exact "
                    "match, else keeps the best on validation. 'paper' is the paper's: "
                    f"{PAPER_SEARCH}.")
+@click.option("--split-trials", is_flag=True,
+              help="Run each configuration of a --search cell as a part of its own (in "
+                   "DIR/cells/<id>/trials/<i>/), so one cell's configurations train side by "
+                   "side and each finished one is kept; the parts are assembled into exactly "
+                   "the result the whole search gives (the same selected configuration, scores "
+                   "and weights).")
+@click.option("--trials", "trial_text", metavar="I,J|I:J",
+              help="With --split-trials: run only these configurations of each search now "
+                   "(0-based, in --search order; e.g. the small ones on a CPU, the large ones "
+                   "later on a GPU). A cell is done once the trials its search needs are.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes (one thread each).")
 @click.option("--out", "-o", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -71,8 +85,8 @@ def _axes(spec) -> str:
               help="Run only cells with index % n == i (0-based i/n), e.g. a Slurm array task.")
 @click.option("--dry-run", is_flag=True, help="List the cells (index, id, done?) and exit.")
 @progress_option
-def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, search, jobs, out_dir,
-                  shard, dry_run, progress):
+def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, search,
+                  split_trials, trial_text, jobs, out_dir, shard, dry_run, progress):
     """Train every cell of a grid (depth x language x encoding x seed x --grid), resumably.
 
     \b
@@ -92,6 +106,19 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
     grid_values = sweep.parse_grid(list(grid) + list(grid_args), config_cls)
     searched = sweep.parse_search(search, config_cls)
     configurations, search_text = searched if searched else (None, None)
+    if split_trials and not configurations:
+        raise CraspError("--split-trials splits a --search into its configurations: give "
+                         "--search too")
+    trials = None
+    if trial_text is not None:
+        if not split_trials:
+            raise CraspError("--trials picks configurations of a split search: give "
+                             "--split-trials too")
+        trials = sweep.parse_int_range(trial_text, "--trials")
+        outside = [t for t in trials if not 0 <= t < len(configurations)]
+        if outside:
+            raise CraspError(f"--trials: the search has configurations 0 to "
+                             f"{len(configurations) - 1}, not {', '.join(map(str, outside))}")
     both = sorted(set(grid_values) & {key for entry in configurations or [] for key in entry})
     if both:
         raise CraspError(f"--grid and --search both set {', '.join(both)}: give each field in "
@@ -118,7 +145,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
         return
     entries = [item for entry in list(grid) + list(grid_args) for item in entry.split()]
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,
-                            shard, search_text)
+                            shard, search_text, split_trials, trial_text)
     claim_updatable(out, SWEEP)
     try:
         with SweepLock(out, shard_index, command):
@@ -131,7 +158,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
                        f"-> {out}", err=True)
             outcome = sweep.run_sweep(mine, out, jobs=jobs, progress=wants_progress(progress),
                                       command=command, shard=shard_index,
-                                      echo=lambda m: click.echo(m, err=True))
+                                      echo=lambda m: click.echo(m, err=True),
+                                      split_trials=split_trials, trials=trials)
     except KeyboardInterrupt:
         click.echo("interrupted: finished cells are kept and cells in flight resume from their "
                    "last checkpoint; run the same command again to continue", err=True)

@@ -22,6 +22,8 @@ from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.util.progress import progress_bar
 from crasp.train.results import RESULTS_FILE, RunResults
+from crasp.train.config import TrainConfig
+from crasp.train.search_parts import assemble, trial_dir, trial_needed, trials_to_run
 from crasp.train.signals import SignalGuard
 from crasp.train.sweep.cells import Cell, jsonable, slug
 from crasp.train.sweep.directory import (
@@ -48,17 +50,27 @@ def _init_worker(parent_pid: int) -> None:
         pass
 
 
-def run_cell(train_fn: TrainFn | None, config: Any, run_dir: str) -> tuple[str, Any]:
-    """Train one cell (in a worker or inline). Returns ("ok", results) or ("error", traceback)."""
-    run_path = Path(run_dir)
+def run_cell(train_fn: TrainFn | None, config: Any, run_dir: str,
+             trial: int | None = None) -> tuple[str, Any]:
+    """Train one cell (in a worker or inline), or with ``trial`` that trial of its search alone
+    in its ``trials/<i>`` folder (``crasp.train.search_parts``). Returns ("ok", results),
+    ("error", traceback), or ("skipped", None) for a trial after one that succeeded."""
+    cell_path = Path(run_dir)
+    run_path = cell_path if trial is None else trial_dir(cell_path, trial)
     try:
+        if trial is not None and not trial_needed(cell_path, trial):
+            return "skipped", None
         if train_fn is None:
             from crasp.train.loop import train as train_fn
-        results = train_fn(config, run_path, progress=False, resume=True)
+        part = {} if trial is None else {"only_trial": trial}
+        results = train_fn(config, run_path, progress=False, resume=True, **part)
     except Exception:  # one broken cell must not stop the sweep; it is retried next time
-        text = traceback.format_exc()
-        write_text_atomic(run_path / ERROR_FILE, text)
+        text = traceback.format_exc() if trial is None else \
+            f"trial {trial} of the search ({run_path}):\n{traceback.format_exc()}"
+        write_text_atomic(cell_path / ERROR_FILE, text)
         return "error", text
+    if trial is not None:
+        return "ok", None   # the cell is done when its parts are assembled (the caller's job)
     (run_path / ERROR_FILE).unlink(missing_ok=True)
     if not isinstance(results, Mapping):
         results = RunResults.read(run_path).to_json() if (run_path / RESULTS_FILE).is_file() else {}
@@ -112,7 +124,9 @@ def _terminate(executor: concurrent.futures.ProcessPoolExecutor) -> None:
 def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
               train_fn: TrainFn | None = None, progress: bool = True,
               command: str | None = None, shard: tuple[int, int] = (0, 1),
-              echo: Callable[[str], None] | None = None) -> SweepOutcome:
+              echo: Callable[[str], None] | None = None,
+              split_trials: bool = False,
+              trials: Sequence[int] | None = None) -> SweepOutcome:
     """Run every cell of ``cells`` that is not done yet, ``jobs`` at a time.
 
     ``cells`` is normally one shard of ``enumerate_cells``. ``train_fn`` defaults to the
@@ -120,6 +134,13 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
     With ``jobs == 1`` cells run in this process, in order. A ``KeyboardInterrupt`` (or SIGTERM)
     stops the workers and is re-raised after the session file is written. ``crasp sweep``
     holds the directory's lock (``crasp.train.sweep.lock``) around this call.
+
+    ``split_trials`` runs each trial of a search cell as a part of its own (in its
+    ``trials/<i>`` folder; ``crasp.train.search_parts``), so the trials of one cell train side
+    by side and each finished trial is kept; the cell is done when its parts are assembled.
+    Parts are submitted in order; one that starts after an earlier trial of its cell succeeded
+    is skipped, one already running finishes and is left out of the assembly. ``trials``
+    limits the parts run now to those trials (a cell whose search needs others stays pending).
     """
     out = Path(out_dir)
     started = time.time()
@@ -166,20 +187,44 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
                                 f"last={last['text']}", refresh=False)
             bar.update(1)
 
+    reported: set[str] = set()
+
+    def unit_finished(cell: Cell, trial: int | None, status: str, payload: Any) -> None:
+        if cell.id in reported:
+            return
+        if trial is not None and status != "error":
+            results = assemble(cell_dir(out, cell), _train_config(cell))
+            if results is None:
+                return
+            (cell_dir(out, cell) / ERROR_FILE).unlink(missing_ok=True)
+            status, payload = "ok", results.to_json()
+        reported.add(cell.id)
+        finished(cell, status, payload)
+
+    units = []
+    for cell in pending:
+        todo = _trials_to_run(out, cell) if split_trials else None
+        if todo == []:  # every part finished in an earlier session: assemble them now
+            unit_finished(cell, 0, "ok", None)
+        units += [(cell, None)] if todo is None else [
+            (cell, trial) for trial in todo if trials is None or trial in trials]
     try:
         with SignalGuard(interrupt=True):
-            if jobs <= 1 or len(pending) <= 1:
-                for cell in pending:
+            if jobs <= 1 or len(units) <= 1:
+                for cell, trial in units:
+                    if cell.id in reported:
+                        continue
                     try:
                         status, payload = run_cell(train_fn, _config_for(cell),
-                                                   str(cell_dir(out, cell)))
+                                                   str(cell_dir(out, cell)), trial)
                     except KeyboardInterrupt:
-                        if is_done(out, cell):  # the stop came as the cell wrote its results
-                            finished(cell, "ok", RunResults.read(cell_dir(out, cell)).to_json())
+                        if trial is None and is_done(out, cell):  # the stop came as the cell
+                            finished(cell, "ok",                 # wrote its results
+                                     RunResults.read(cell_dir(out, cell)).to_json())
                         raise
-                    finished(cell, status, payload)
+                    unit_finished(cell, trial, status, payload)
             else:
-                _run_pool(pending, out, jobs, train_fn, finished)
+                _run_pool(units, out, jobs, train_fn, unit_finished)
     except KeyboardInterrupt:
         outcome.interrupted = True
         raise
@@ -197,22 +242,36 @@ def _config_for(cell: Cell) -> Any:
     return cell.config_object if cell.config_object is not None else cell.config
 
 
-def _run_pool(pending: Sequence[Cell], out: Path, jobs: int, train_fn: TrainFn | None,
-              finished: Callable[[Cell, str, Any], None]) -> None:
+def _train_config(cell: Cell) -> TrainConfig:
+    config = _config_for(cell)
+    return config if isinstance(config, TrainConfig) else TrainConfig.from_dict(dict(config))
+
+
+def _trials_to_run(out: Path, cell: Cell) -> list[int] | None:
+    """The parts of a search cell still to run; None for a cell that is not a search of
+    several configurations (it runs whole)."""
+    count = len(cell.config.get("search") or ())
+    return trials_to_run(cell_dir(out, cell), count) if count > 1 else None
+
+
+def _run_pool(units: Sequence[tuple[Cell, int | None]], out: Path, jobs: int,
+              train_fn: TrainFn | None,
+              finished: Callable[[Cell, int | None, str, Any], None]) -> None:
     context = multiprocessing.get_context("spawn")
     with _OneThreadEnvironment():  # workers are spawned on submit and inherit os.environ
         executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(jobs, len(pending)), mp_context=context, initializer=_init_worker,
+            max_workers=min(jobs, len(units)), mp_context=context, initializer=_init_worker,
             initargs=(os.getpid(),))
         try:
             futures = {executor.submit(run_cell, train_fn, _config_for(cell),
-                                       str(cell_dir(out, cell))): cell for cell in pending}
+                                       str(cell_dir(out, cell)), trial): (cell, trial)
+                       for cell, trial in units}
         except BaseException:
             _terminate(executor)
             raise
     try:
         for future in concurrent.futures.as_completed(futures):
-            cell = futures[future]
+            cell, trial = futures[future]
             try:
                 status, payload = future.result()
             except concurrent.futures.process.BrokenProcessPool:
@@ -221,7 +280,7 @@ def _run_pool(pending: Sequence[Cell], out: Path, jobs: int, train_fn: TrainFn |
             except Exception:  # e.g. unpicklable results
                 status, payload = "error", traceback.format_exc()
                 write_text_atomic(cell_dir(out, cell) / ERROR_FILE, payload)
-            finished(cell, status, payload)
+            finished(cell, trial, status, payload)
     except BaseException:
         _terminate(executor)
         raise
