@@ -67,6 +67,12 @@ NOT_RUN = {
         "through the CLI",
     "crasp sweep --depths 4 --languages L7 --preset knee-deep --search paper -o runs/paper":
         "the paper's grid, a day of CPU; its cells are listed in tests/test_sweep_search.py",
+    "crasp sweep --depths 3 --languages L6 --preset knee-deep --search paper --seeds 1:4 "
+    "--split-trials --trials 0,1 --jobs 2 -o runs/paper":
+        "the paper's grid in parts, hours of CPU; tests/test_search_parts.py runs tiny split "
+        "sweeps with --trials through the CLI",
+    "crasp sweep --depths 3 --languages L6 --preset knee-deep --search paper --seeds 1:4 "
+    "--split-trials --jobs 8 -o runs/paper": "the rest of those parts (above)",
     "crasp report runs/knee-deep": "reports the Slurm sweep the sbatch lines above it make; "
                                    "crasp report runs/sweep runs here",
     "crasp equiv nest20.crasp nest20.crasp --unbounded --method smt":

@@ -54,3 +54,25 @@ def test_every_plan_passes_seeds_the_sweep_reads(tmp_path, plan):
         seeds = parse_seeds(option(words, "--seeds"))
         assert seeds and all(seed >= 0 for seed in seeds)
     assert not (tmp_path / "b" / "w").exists() or not any((tmp_path / "b" / "w").iterdir())
+
+
+def test_the_split_plan_runs_every_cell_of_the_papers_grid_not_yet_recorded(tmp_path):
+    """PLAN=split: the cells its sweeps name that the committed records have not finished are
+    exactly the paper's grid (L6..L8, depths k - 3..k, seeds 0..4) less the finished cells."""
+    from crasp.train.sweep.axes import parse_int_range
+
+    records = ROOT / "docs" / "results" / "third-edition" / "records" / "paper-grid" / "cells"
+    finished = {(cell.name.split("-")[0], int(cell.name.split("-")[1][1:]),
+                 int(cell.name.split("-")[3][1:]))
+                for cell in records.glob("*/") if (cell / "results.json").is_file()}
+    grid = {(f"L{k}", depth, seed) for k in (6, 7, 8) for depth in range(k - 3, k + 1)
+            for seed in range(5)}
+    assert finished <= grid
+    planned_cells = set()
+    for words in planned(tmp_path, PLAN="split"):
+        assert words[1] == "split" and "--split-trials" in words
+        assert option(words, "--search") == "paper" and option(words, "--preset") == "knee-deep"
+        planned_cells |= {(option(words, "--languages"), depth, seed)
+                          for depth in parse_int_range(option(words, "--depths"))
+                          for seed in parse_seeds(option(words, "--seeds"))}
+    assert planned_cells - finished == grid - finished

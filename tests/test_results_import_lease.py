@@ -92,7 +92,37 @@ def test_a_lease_is_imported_as_by_hand(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "paper-grid-L6-d3-s1-metrics.jsonl: 2 epochs, configuration(s) 1, 2, best " \
            "validation 40.0%" in printed
-    assert "paper-grid.L7: 1 new cells merged" in printed and "paper-grid.L8:" not in printed
+    assert "paper-grid.L7: 1 new cells and 0 trial parts merged" in printed
+    assert "paper-grid.L8:" not in printed
+
+
+def test_finished_parts_are_merged_and_unfinished_ones_kept_as_metrics(tmp_path, capsys):
+    """PLAN=split: the cut cell's part 0 finished (records), part 1 did not (partial)."""
+    records = tmp_path / "records" / "paper-grid"
+    (records / "cells").mkdir(parents=True)
+    (records / "sweep.json").write_text(json.dumps({"specs": []}))
+    out = tmp_path / "out1"
+    archive(out, "logs", {"times.txt": "stopping at 517 s\n"})
+    archive(out, "partial", {
+        f"paper-grid.L6/{CUT}/cell.json": "{}",
+        f"paper-grid.L6/{CUT}/trials_0_metrics.jsonl": epoch(0, 0.5),
+        f"paper-grid.L6/{CUT}/trials_1_metrics.jsonl": epoch(1, 0.25)})
+    archive(out, "records", {
+        "paper-grid.L6/sweep.json": json.dumps({"specs": [{"seeds": [1]}]}),
+        f"paper-grid.L6/cells/{CUT}/cell.json": '{"id": "cut"}',
+        f"paper-grid.L6/cells/{CUT}/trials/0/results.json": '{"search_trial": 0}',
+        f"paper-grid.L6/cells/{CUT}/trials/0/metrics.jsonl": epoch(0, 0.5)})
+    folder = tmp_path / "device-h200-9"
+    import_lease.main([str(folder), str(out), "--records", str(records)])
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "environment.txt", "paper-grid-trial1-L6-d3-s1-metrics.jsonl"]
+    cell = records / "cells" / CUT
+    assert sorted(str(path.relative_to(cell)) for path in cell.rglob("*") if path.is_file()) \
+        == ["cell.json", "trials/0/metrics.jsonl", "trials/0/results.json"]
+    assert "paper-grid.L6: 0 new cells and 1 trial parts merged" in capsys.readouterr().out
+    # a second import of the same lease finds nothing new to merge
+    import_lease.main([str(tmp_path / "again"), str(out), "--records", str(records)])
+    assert "trial parts merged" not in capsys.readouterr().out
 
 
 def test_an_existing_folder_with_files_is_refused_and_kept(tmp_path):

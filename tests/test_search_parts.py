@@ -212,7 +212,8 @@ def test_parts_finished_in_an_earlier_session_are_assembled_without_training(tmp
     parts = [(trial_dir(out / "cells" / cell, t) / "metrics.jsonl").read_text() for t in (0, 1)]
     result = CliRunner().invoke(cli, sweep_args(out, "--split-trials"))
     assert result.exit_code == 0, result.output + repr(result.exception)
-    assert "ran 2 cell(s)" in result.output   # the other L3 cell trained; this one did not
+    # the other L3 cell trained its two parts (its trial 1 succeeds); this one trained none
+    assert "ran 2 cell(s) and 2 trial part(s)" in result.output
     assert json.loads((out / "cells" / cell / "results.json").read_text())[
         "assembled_from"] == ["trials/0", "trials/1"]
     assert not (out / "cells" / cell / "trials" / "2").exists()
@@ -233,7 +234,8 @@ def test_trials_runs_some_configurations_now_and_the_rest_later(tmp_path):
     first = CliRunner().invoke(cli, sweep_args(split, "--split-trials", "--trials", "0,1",
                                                languages="L4"))
     assert first.exit_code == 0, first.output + repr(first.exception)
-    assert "0/2 done" in first.output   # no L4 trial succeeds: each search needs all four
+    assert "ran 0 cell(s) and 4 trial part(s)" in first.output and "0/2 done" in first.output
+    # (no L4 trial succeeds: each search needs all four)
     for cell in split.glob("cells/*/"):
         assert sorted(path.name for path in (cell / "trials").iterdir()) == ["0", "1"]
         assert not (cell / "results.json").exists()
@@ -241,7 +243,8 @@ def test_trials_runs_some_configurations_now_and_the_rest_later(tmp_path):
     assert "--split-trials --trials 0,1 --jobs" in command
     rest = CliRunner().invoke(cli, sweep_args(split, "--split-trials", "--trials", "2:3",
                                               languages="L4"))
-    assert rest.exit_code == 0 and "2/2 done" in rest.output
+    assert rest.exit_code == 0 and "ran 2 cell(s) and 4 trial part(s)" in rest.output
+    assert "2/2 done" in rest.output
     parted = cell_results(split)
     for results in parted.values():
         assert results.pop("assembled_from") == [f"trials/{t}" for t in range(4)]

@@ -15,9 +15,12 @@ It writes, and nothing else:
   names ``counts.py draws`` and ``paper_runs.py`` read; a run of a cell that had finished
   before the lease (a driver's mistake: the sixth lease's ``PAPER_K2="L8:2"``) is kept as
   ``rerun-after-finish-L<k>-d<depth>-s<seed>-metrics.jsonl``, a name they do not read, since
-  it is no draw before a finished one;
-* the finished cells into the family's committed records (``merge_records.merge``), from the
-  family's sweep directories that finished a cell the records lack. The family's directories
+  it is no draw before a finished one; an unfinished part of a ``--split-trials`` search
+  (PLAN=split) is ``<family>-trial<i>-L<k>-d<depth>-s<seed>-metrics.jsonl``, which they do
+  not read either;
+* the finished cells and finished trial parts into the family's committed records
+  (``merge_records.merge``), from the family's sweep directories that finished a cell or a part
+  the records lack. The family's directories
   are ``FAMILY`` and ``FAMILY.*`` or ``FAMILY-*.*`` (the driver's ``paper-grid.L6``,
   ``paper-grid-k2.L8``: one per concurrent sweep, as a sweep directory is locked per shard);
   the others are every other family's records, which the driver restores so that no sweep
@@ -88,20 +91,31 @@ def in_family(sweep: str, family: str) -> bool:
     return base == family or (base.startswith(family + "-") and "." in sweep)
 
 
+PART_METRICS = re.compile(r"trials_(\d+)_metrics\.jsonl")
+
+
 def stopped_runs(last: Path, family: str, done: set[str]) -> dict[str, Path]:
     """File name -> metrics.jsonl, for every run in ``last``'s partial/ (the module's names;
-    ``done``: the ids of the cells finished before)."""
+    ``done``: the ids of the cells finished before). A ``--split-trials`` part that did not
+    finish (the driver's ``trials_<i>_metrics.jsonl``) is ``<family>-trial<i>-L<k>-d<depth>-
+    s<seed>-metrics.jsonl``, a name ``counts.py`` does not read (its runs are whole searches); a
+    finished part's metrics are in its records."""
     runs = {}
-    for metrics in sorted((last / "partial").glob("*/*/metrics.jsonl")):
-        if not in_family(metrics.parent.parent.name, family):
+    for metrics in sorted((last / "partial").glob("*/*/*metrics.jsonl")):
+        sweep, cell = metrics.parent.parent.name, metrics.parent.name
+        part = PART_METRICS.fullmatch(metrics.name)
+        if not in_family(sweep, family) or (metrics.name != "metrics.jsonl" and not part):
             continue
-        cell = metrics.parent.name
+        if part and (last / "records" / sweep / "cells" / cell / "trials" / part[1] /
+                     "results.json").is_file():
+            continue
         found = CELL_ID.fullmatch(cell)
         if not found:
             raise SystemExit(f"{metrics}: not a cell id like L8-d6-nope-s2-0bb2b4f28a")
         language, depth, seed = found.groups()
         stem = f"{language}-d{depth}-s{seed}-metrics.jsonl"
-        name = f"rerun-after-finish-{stem}" if cell in done else f"{family}-{stem}"
+        name = f"rerun-after-finish-{stem}" if cell in done else \
+            f"{family}-trial{part[1]}-{stem}" if part else f"{family}-{stem}"
         if name in runs:
             raise SystemExit(f"two runs of {cell} in {last / 'partial'}")
         runs[name] = metrics
@@ -141,9 +155,11 @@ def main(argv: list[str] | None = None) -> None:
         done = finished_ids(records)
         runs = stopped_runs(calls[-1], args.family, done)
         sweeps = [sweep for sweep in sorted((calls[-1] / "records").glob("*/"))
-                  if in_family(sweep.name, args.family) and any(
+                  if in_family(sweep.name, args.family) and (any(
                       cell.name not in done and (cell / "results.json").is_file()
-                      for cell in sweep.glob("cells/*/"))]
+                      for cell in sweep.glob("cells/*/")) or any(
+                      not (records / part.relative_to(sweep) / "results.json").is_file()
+                      for part in sweep.glob("cells/*/trials/*/")))]
         args.folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=args.folder.parent, prefix=".import-"))
         (staging / "environment.txt").write_text(environment(calls, args.notes))
@@ -153,8 +169,9 @@ def main(argv: list[str] | None = None) -> None:
             args.folder.rmdir()
         staging.rename(args.folder)
         for sweep in sweeps:
-            new, _ = merge_records.merge(sweep, records)
-            print(f"{sweep.name}: {new} new cells merged into {records}")
+            new, _, parts = merge_records.merge(sweep, records)
+            print(f"{sweep.name}: {new} new cells and {parts} trial parts merged into "
+                  f"{records}")
     for name in runs:
         print(f"{name}: {summary(args.folder / name)}")
     print(f"{args.folder}: environment.txt and {len(runs)} metrics files")

@@ -8,7 +8,10 @@ keeps them. Concurrent sweeps need directories of their own (a sweep directory i
 shard), so a lent machine runs one directory per language (``search-one-head.L6``, ...) and this
 script folds each into the family: finished cells and session files are copied unless the
 family already has one of that name (a cell is written once, so nothing of either side is lost),
-and the sweep specs are the union of both sweep.json files, in order, each spec once.
+and the sweep specs are the union of both sweep.json files, in order, each spec once. The
+finished trial parts of a ``--split-trials`` search (``cells/<id>/trials/<i>/``, the same small
+files) are copied too, those of unfinished cells included (with the cell's cell.json): a later
+session or lent machine restores them and runs only the parts left.
 """
 
 import json
@@ -27,22 +30,33 @@ def merge_specs(ours: dict, theirs: dict) -> dict:
     return {**ours, "specs": specs} if ours else theirs
 
 
-def merge(source: Path, target: Path) -> tuple[int, int]:
-    """Copies ``source``'s finished cells and sessions into ``target``; returns (new, kept)."""
+def copy_new(source: Path, destination: Path, names=CELL_FILES) -> None:
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if (source / name).is_file() and not (destination / name).exists():
+            shutil.copy2(source / name, destination / name)
+
+
+def merge(source: Path, target: Path) -> tuple[int, int, int]:
+    """Copies ``source``'s finished cells, finished trial parts and sessions into ``target``;
+    returns (new cells, cells already there, new parts)."""
     (target / "cells").mkdir(parents=True, exist_ok=True)
     (target / "sessions").mkdir(exist_ok=True)
-    new = kept = 0
+    new = kept = parts = 0
     for cell in sorted((source / "cells").glob("*/")):
+        destination = target / "cells" / cell.name
+        for part in sorted((cell / "trials").glob("*/")):
+            if (part / "results.json").is_file() and \
+                    not (destination / "trials" / part.name / "results.json").exists():
+                copy_new(part, destination / "trials" / part.name)
+                copy_new(cell, destination, ["cell.json"])
+                parts += 1
         if not (cell / "results.json").is_file():
             continue
-        destination = target / "cells" / cell.name
-        if destination.exists():
+        if (destination / "results.json").exists():
             kept += 1
             continue
-        destination.mkdir()
-        for name in CELL_FILES:
-            if (cell / name).is_file():
-                shutil.copy2(cell / name, destination / name)
+        copy_new(cell, destination)
         new += 1
     for session in sorted((source / "sessions").glob("*.json")):
         if not (target / "sessions" / session.name).exists():
@@ -53,11 +67,12 @@ def merge(source: Path, target: Path) -> tuple[int, int]:
     temporary = sweep_file.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(merge_specs(ours, theirs), indent=2) + "\n")
     temporary.replace(sweep_file)
-    return new, kept
+    return new, kept, parts
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[2].strip())
-    added, already = merge(Path(sys.argv[1]), Path(sys.argv[2]))
-    print(f"{sys.argv[1]} -> {sys.argv[2]}: {added} new cells, {already} already there")
+    added, already, parts = merge(Path(sys.argv[1]), Path(sys.argv[2]))
+    print(f"{sys.argv[1]} -> {sys.argv[2]}: {added} new cells, {already} already there, "
+          f"{parts} new trial parts")

@@ -6,6 +6,8 @@ A sweep directory looks like this::
     DIR/cells/<id>/cell.json       what the cell is: index, overrides, resolved config; atomic
     DIR/cells/<id>/results.json    written by the trainer when the run ends: the cell is done
     DIR/cells/<id>/error.txt       the traceback of a cell that raised (retried on the next run)
+    DIR/cells/<id>/trials/<i>/     --split-trials: configuration i of the cell's search, run
+                                   alone; the parts are assembled into the cell (search_parts)
     DIR/sessions/<stamp>.json      one file per ``crasp sweep`` invocation: command, wall time
 
 Cells are enumerated in a fixed order (encoding, language, depth, grid point, seed; each in

@@ -164,7 +164,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
         click.echo("interrupted: finished cells are kept and cells in flight resume from their "
                    "last checkpoint; run the same command again to continue", err=True)
         sys.exit(130)
-    click.echo(f"sweep: ran {outcome.ran} cell(s) in {outcome.elapsed_s:.0f}s; "
+    parts = f" and {outcome.parts} trial part(s)" if split_trials else ""
+    click.echo(f"sweep: ran {outcome.ran} cell(s){parts} in {outcome.elapsed_s:.0f}s; "
                f"{outcome.already_done + outcome.ran}/{outcome.total} done, "
                f"{outcome.successes} successful, {len(outcome.failed)} failed", err=True)
     if outcome.failed:

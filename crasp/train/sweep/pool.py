@@ -86,6 +86,7 @@ class SweepOutcome:
     interrupted: bool = False
     elapsed_s: float = 0.0
     successes: int = 0  # done cells whose results say "success"
+    parts: int = 0      # --split-trials: trial parts finished by this invocation
 
 
 class _OneThreadEnvironment:
@@ -190,6 +191,7 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
     reported: set[str] = set()
 
     def unit_finished(cell: Cell, trial: int | None, status: str, payload: Any) -> None:
+        outcome.parts += trial is not None and status == "ok"
         if cell.id in reported:
             return
         if trial is not None and status != "error":
@@ -205,7 +207,7 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
     for cell in pending:
         todo = _trials_to_run(out, cell) if split_trials else None
         if todo == []:  # every part finished in an earlier session: assemble them now
-            unit_finished(cell, 0, "ok", None)
+            unit_finished(cell, 0, "skipped", None)
         units += [(cell, None)] if todo is None else [
             (cell, trial) for trial in todo if trials is None or trial in trials]
     try:

@@ -8,6 +8,8 @@
 # PLAN=first (default) is what the first lease ran (README.md); PLAN=next the searches that
 # are left at L6..L8, one head and four heads, with the paper's exact grid at k - 2 (seed 0);
 # PLAN=paper the paper's exact grid at k - 1, k and k - 3 with the k - 2 seeds left (fourth lease)
+# PLAN=split the paper's grid left after the sixth lease in parts (--split-trials, code of the
+# commit in .dev/frozen-split: `git archive <commit> crasp | tar -x -C .dev/frozen-split`)
 # (the second lease ran this file as of commit 82535da; the third, with WORKERS and PAPER_SEEDS,
 # is in ../device-h200-2/environment.txt). Finished cells are restored from
 # the committed records (one directory per sweep: a sweep directory is locked per shard).
@@ -37,6 +39,7 @@ PLAN=${PLAN:-first}
     echo "frozen: cad8b96"
     echo "plan: $PLAN"
     echo "fingerprints: search $(PYTHONPATH=$ROOT/.dev/frozen-search:/tmp/site $PY -P -m crasp --version) / frozen $(PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp --version)"
+    [ "$PLAN" != split ] || echo "fingerprint: split $(PYTHONPATH=$ROOT/.dev/frozen-split:/tmp/site $PY -P -m crasp --version)"
 } > $B/logs/environment.txt 2>&1
 [ -n "${DRY_RUN:-}" ] || cat $B/logs/environment.txt
 
@@ -51,6 +54,7 @@ main()   { PYTHONPATH=$ROOT/.dev/frozen-search:/tmp/site $PY -P -m crasp "$@"; }
 frozen() { PYTHONPATH=$ROOT/.dev/frozen:/tmp/site $PY -P -m crasp "$@"; }
 ek()     { frozen sweep --grid epochs=20 "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
 search() { [ -d "$W/$2" ] || restore "$2"; main sweep --grid "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
+split()  { [ -d "$W/$2" ] || restore "$2"; PYTHONPATH=$ROOT/.dev/frozen-split:/tmp/site $PY -P -m crasp sweep --grid "test_bins=$BINS" --jobs "$1" -o "$W/$2" "${@:3}"; }
 timed()  { if [ -n "${DRY_RUN:-}" ]; then echo "$*"; return 0; fi; local name=$1 s rc; shift; [ $(( $(date +%s) - T0 )) -lt "$DEADLINE" ] || return 0; s=$(date +%s); "$@" >> "$B/logs/$name.log" 2>&1; rc=$?; echo "$name: $(( $(date +%s) - s )) s, exit $rc" >> "$B/logs/times.txt"; }
 
 # The next lease: per language, one sweep of one head and one of four heads, each with depths
@@ -103,6 +107,19 @@ paper_plan() {
         timed "paper-grid-k2-L$k" search $(( ${#commas} + 1 )) "paper-grid-k2.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$((k - 2)):$((k - 2))" --seeds "$seeds" --search paper &
     done
 }
+# The paper's grid left after the sixth lease (k - 3 at L6..L8 but L6 d3 s0; L8 d6 s2 at k - 2),
+# each cell's four configurations as parts (--split-trials): a k - 3 cell needs 4 x 25 epochs, more
+# than a lease, but one configuration fits, and every finished part is brought back and kept.
+# One sweep per language, WORKERS="L6 L7 L8" (default "4 4 6"): four workers take the four parts
+# of one cell; L8 runs d6 s2 first. Parts already in the records are restored and skipped.
+split_plan() {
+    local k i=0 w=(${WORKERS:-4 4 6}) depths
+    for k in 6 7 8; do
+        depths=$((k - 3)); [ "$k" = 8 ] && depths="6,5"
+        [ "${w[$i]}" = 0 ] || timed "paper-split-L$k" split "${w[$i]}" "paper-grid.L$k" --preset knee-deep --posenc nope --languages "L$k" --depths "$depths" --seeds 0:4 --search paper --split-trials &
+        i=$((i + 1))
+    done
+}
 first_plan() {
     # E_k with one head (frozen code): seeds 0..2, then the edge seeds, ALiBi, and seed 0 again on
     # this device into its own directory (the CPU/GPU cross-check of seed 0).
@@ -133,6 +150,7 @@ case $PLAN in
     first) first_plan ;;
     next)  next_plan ;;
     paper) paper_plan ;;
+    split) split_plan ;;
     *)     echo "unknown PLAN $PLAN" >&2; exit 2 ;;
 esac
 if [ -n "${DRY_RUN:-}" ]; then wait; exit 0; fi
@@ -152,6 +170,12 @@ for dir in "$W"/*/; do
     cp "$dir"/sessions/*.json "$B/records/$family/sessions/" 2>/dev/null
     for cell in "$dir"/cells/*/; do
         name=$(basename "$cell")
+        for part in "$cell"/trials/*/; do   # finished parts of --split-trials, kept either way
+            [ -f "$part/results.json" ] || continue
+            mkdir -p "$B/records/$family/cells/$name/trials/$(basename "$part")"
+            cp "$cell/cell.json" "$B/records/$family/cells/$name/" 2>/dev/null
+            for f in config.json results.json metrics.jsonl; do [ -f "$part/$f" ] && cp "$part/$f" "$B/records/$family/cells/$name/trials/$(basename "$part")/"; done
+        done
         if [ -f "$cell/results.json" ]; then
             mkdir -p "$B/records/$family/cells/$name"
             for f in cell.json config.json results.json metrics.jsonl; do [ -f "$cell/$f" ] && cp "$cell/$f" "$B/records/$family/cells/$name/"; done
