@@ -241,6 +241,10 @@ def test_trials_runs_some_configurations_now_and_the_rest_later(tmp_path):
         assert not (cell / "results.json").exists()
     command = json.loads((split / "sweep.json").read_text())["specs"][0]["commands"][0]
     assert "--split-trials --trials 0,1 --jobs" in command
+    listed = CliRunner().invoke(cli, [*sweep_args(split, "--split-trials", languages="L4"),
+                                      "--dry-run"])
+    assert [line.split("\t")[2] for line in listed.stdout.splitlines()] == \
+        ["todo (parts 0, 1 of 4 done)"] * 2
     rest = CliRunner().invoke(cli, sweep_args(split, "--split-trials", "--trials", "2:3",
                                               languages="L4"))
     assert rest.exit_code == 0 and "ran 2 cell(s) and 4 trial part(s)" in rest.output

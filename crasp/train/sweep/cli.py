@@ -46,6 +46,17 @@ def _axes(spec) -> str:
             f"{listed(spec.posencs)}; seeds {listed(spec.seeds)}")
 
 
+def _parts_done(out: Path, cell) -> str:
+    """`` (parts 0, 1 of 4 done)`` for a split search cell with finished parts, else ``""``."""
+    from crasp.train.search_parts import TRIALS_DIR
+
+    count = len(cell.config.get("search") or ())
+    done = sorted(int(path.parent.name) for path in
+                  (out / "cells" / cell.id / TRIALS_DIR).glob("*/results.json")
+                  if path.parent.name.isdigit())
+    return f" (parts {', '.join(map(str, done))} of {count} done)" if done else ""
+
+
 @click.command("sweep", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("grid_args", nargs=-1, metavar="[KEY=VALUES]...")
 @click.option("--depths", required=True, help="Depths: 1:6 (inclusive), 1,2,4, or a mix.")
@@ -139,6 +150,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
     if dry_run:
         for cell in mine:
             state = "done" if sweep.is_done(out, cell) else "todo"
+            if split_trials and state == "todo":
+                state += _parts_done(out, cell)
             click.echo(f"{cell.index}\t{cell.id}\t{state}\t{cell.label()}")
         click.echo(f"{len(mine)} of {len(cells)} cells ({_axes(spec)}) in shard {shard}",
                    err=True)
