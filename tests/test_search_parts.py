@@ -5,6 +5,7 @@ on the CPU, whatever order the parts ran in and whether or not parts past a succ
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 
@@ -198,6 +199,19 @@ def test_a_split_sweep_gives_the_whole_sweeps_results(tmp_path, jobs):
     assert command.endswith(f"--split-trials --jobs {jobs} -o {split}")
     again = CliRunner().invoke(cli, sweep_args(split, "--jobs", jobs, "--split-trials"))
     assert again.exit_code == 0 and "done 4, to run 0" in again.output
+    # the report reads the assembled cells as it reads whole ones
+    rows = report_rows(whole, tmp_path / "whole-report")
+    assert len(rows) == 4 and rows == report_rows(split, tmp_path / "split-report")
+
+
+def report_rows(sweep_dir, report_dir) -> list[dict]:
+    """cells.csv of ``crasp report``, less the columns that differ between two directories of
+    the same cells (times, the directory)."""
+    result = CliRunner().invoke(cli, ["report", str(sweep_dir), "-o", str(report_dir)])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    with open(report_dir / "cells.csv", newline="") as file:
+        return [{key: value for key, value in row.items()
+                 if "time" not in key and key != "sweep_dir"} for row in csv.DictReader(file)]
 
 
 def test_parts_finished_in_an_earlier_session_are_assembled_without_training(tmp_path):
