@@ -155,6 +155,20 @@ def test_a_part_is_refused_where_another_trial_or_the_whole_search_ran(tmp_path)
         train(plain, tmp_path / "plain", only_trial=0)
 
 
+def test_parts_without_weights_assemble_as_records_do(outcomes, tmp_path):
+    """Committed records keep a part's config, results and metrics only."""
+    config, _, whole_results, parted, assembled = outcomes[CASES[-1]]
+    for part in (parted / "trials").iterdir():
+        for name in ("config.json", "results.json", "metrics.jsonl"):
+            (tmp_path / "trials" / part.name).mkdir(parents=True, exist_ok=True)
+            (tmp_path / "trials" / part.name / name).write_bytes((part / name).read_bytes())
+    results = assemble(tmp_path, config)
+    assert results.to_json() == assembled.to_json()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "config.json", "metrics.jsonl", "results.json", "trials"]
+    assert metric_lines(tmp_path) == metric_lines(parted)
+
+
 def test_a_part_of_another_config_is_refused(tmp_path):
     config = search_config("L3", SEARCHES[0], 0)
     other = search_config("L3", SEARCHES[0], 1)

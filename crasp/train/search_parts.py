@@ -31,7 +31,9 @@ Layout: ``RUN/trials/<i>/`` is trial ``i``'s run directory. ``assemble`` writes 
 what a whole-search run leaves there: ``config.json``, ``metrics.jsonl`` (*ran*'s epochs, each
 part's ``elapsed_s`` counted from its own start), ``best.safetensors`` and ``last.safetensors``,
 the fixed-precision model directory where the selected part has one, and ``results.json`` last,
-with ``assembled_from`` naming the parts.
+with ``assembled_from`` naming the parts. Parts restored from committed records (which keep
+only the small files: config, results, metrics) assemble into a cell with no weights, like the
+records' other cells; their results are the same.
 """
 
 from __future__ import annotations
@@ -125,9 +127,9 @@ def assemble(run_dir: str | Path, search: TrainConfig) -> RunResults | None:
     chosen = select(ran)
     chosen_dir = trial_dir(run_dir, chosen.search_trial)
     files.write_json(run_dir / files.CONFIG_FILE, config)
+    metrics = [trial_dir(run_dir, part.search_trial) / files.METRICS_FILE for part in ran]
     write_text_atomic(run_dir / files.METRICS_FILE, "".join(
-        (trial_dir(run_dir, part.search_trial) / files.METRICS_FILE).read_text(encoding="utf-8")
-        for part in ran))
+        path.read_text(encoding="utf-8") for path in metrics if path.is_file()))
     _copy(chosen_dir / files.BEST_FILE, run_dir / files.BEST_FILE)
     _copy(trial_dir(run_dir, ran[-1].search_trial) / files.LAST_FILE, run_dir / files.LAST_FILE)
     _copy_format_model(chosen_dir, run_dir)
