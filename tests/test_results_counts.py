@@ -199,7 +199,9 @@ def test_the_paper_runs_table_is_what_paper_runs_py_computes():
     every = paper_runs.runs()
     finished = [run for run in every if run["finished"]]
     records = RESULTS / "third-edition" / "records" / "paper-grid" / "cells"
-    assert len(finished) == len(list(records.iterdir()))
+    # (a cell with finished parts of a split search only, and no results.json, is not done)
+    assert len(finished) == len([cell for cell in records.iterdir()
+                                 if (cell / "results.json").is_file()])
     # a paused run's file is the start of its finished run, not a draw of its own
     assert not any(run["curve"] == other["curve"][:len(run["curve"])]
                    for run in every if not run["finished"] for other in finished
