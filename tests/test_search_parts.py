@@ -169,6 +169,18 @@ def test_parts_without_weights_assemble_as_records_do(outcomes, tmp_path):
     assert metric_lines(tmp_path) == metric_lines(parted)
 
 
+def test_a_folder_named_like_the_format_model_that_crasp_did_not_write_is_kept(tmp_path):
+    from crasp.train.search_parts import _copy_format_model
+
+    (tmp_path / "part" / "model").mkdir(parents=True)
+    (tmp_path / "part" / "model" / "config.json").write_text("{}")
+    (tmp_path / "cell" / "model").mkdir(parents=True)
+    (tmp_path / "cell" / "model" / "notes.txt").write_text("mine")
+    with pytest.raises(CraspError, match="holds files crasp did not write"):
+        _copy_format_model(tmp_path / "part", tmp_path / "cell")
+    assert (tmp_path / "cell" / "model" / "notes.txt").read_text() == "mine"
+
+
 def test_a_part_of_another_config_is_refused(tmp_path):
     config = search_config("L3", SEARCHES[0], 0)
     other = search_config("L3", SEARCHES[0], 1)

@@ -159,12 +159,20 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def _copy_format_model(source_run: Path, target_run: Path) -> None:
+    """The selected part's fixed-precision model into ``target_run``, replacing only a format
+    model crasp wrote there (``remove_format_model``); a folder of that name holding anything
+    else is refused and kept."""
     source = source_run / files.FORMAT_MODEL_DIR
     if not source.is_dir():
         return
+    from crasp.train.fixed_precision import remove_format_model
+
     target = target_run / files.FORMAT_MODEL_DIR
+    remove_format_model(target_run)
+    if target.exists():
+        raise CraspError(f"{target} holds files crasp did not write; move them away to "
+                         f"assemble the search in {target_run}")
     staging = target_run / f".{files.FORMAT_MODEL_DIR}.assembling"
-    shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)   # this function's own, from an interrupted copy
     shutil.copytree(source, staging)
-    shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
