@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -34,10 +35,10 @@ CASES = [(language, search, seed) for language in ("L3", "L4") for search in SEA
 METRIC_TIMES = ("epoch_time_s", "train_time_s", "elapsed_s", "tokens_per_s", "strings_per_s")
 
 
-def search_config(language: str, search: str, seed: int) -> TrainConfig:
+def search_config(language: str, search: str, seed: int, grid=GRID) -> TrainConfig:
     configurations, _ = sweep.parse_search([search], TrainConfig)
     return enumerate_cells(SweepSpec(depths=[1], languages=[language], seeds=[seed],
-                                     grid=sweep.parse_grid(GRID, TrainConfig),
+                                     grid=sweep.parse_grid(grid, TrainConfig),
                                      search=configurations, search_text=search))[0].config_object
 
 
@@ -179,6 +180,34 @@ def test_a_folder_named_like_the_format_model_that_crasp_did_not_write_is_kept(t
     with pytest.raises(CraspError, match="holds files crasp did not write"):
         _copy_format_model(tmp_path / "part", tmp_path / "cell")
     assert (tmp_path / "cell" / "model" / "notes.txt").read_text() == "mine"
+
+
+def same_folder(folder, other) -> bool:
+    """The same files, equal byte for byte, weights tensor for tensor (``same_weights``)."""
+    names = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    if names != sorted(str(path.relative_to(other)) for path in other.rglob("*")
+                       if path.is_file()):
+        return False
+    return all(same_weights(folder / name, other / name) if name.endswith(".safetensors")
+               else (folder / name).read_bytes() == (other / name).read_bytes()
+               for name in names)
+
+
+def test_a_precision_search_assembles_the_selected_parts_format_model(tmp_path):
+    """The cell's fixed-precision model is the selected trial's, as the whole search writes
+    it, and replaces a format model crasp wrote there before (here another trial's)."""
+    config = search_config("L3", SEARCHES[1], 0, grid=[*GRID, "precision=8.4"])
+    whole = train(config, tmp_path / "whole")
+    parted = tmp_path / "parted"
+    run_parts(config, parted, range(len(config.search)))
+    selected = whole["best_trial"]
+    other = next(trial for trial in range(len(config.search)) if trial != selected)
+    model = files.FORMAT_MODEL_DIR
+    shutil.copytree(trial_dir(parted, other) / model, parted / model)
+    assert not same_folder(parted / model, tmp_path / "whole" / model)
+    assemble(parted, config)
+    assert same_folder(parted / model, tmp_path / "whole" / model)
+    assert same_folder(parted / model, trial_dir(parted, selected) / model)
 
 
 def test_a_part_of_another_config_is_refused(tmp_path):
