@@ -136,11 +136,17 @@ def test_the_boundary_table_is_what_boundary_py_computes():
     assert quoted == boundary.table(boundary.curves())
 
 
-def write_metrics(path: Path, losses: list[float]) -> None:
+def write_metrics(path: Path, losses: list[float], trial: int = 0) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps({"trial": 0, "epoch": epoch, "loss": loss,
+    path.write_text("".join(json.dumps({"trial": trial, "epoch": epoch, "loss": loss,
                                         "val_exact_match": 0.25}) + "\n"
                             for epoch, loss in enumerate(losses, 1)), encoding="utf-8")
+
+
+def write_part(cell: Path, trial: int, losses: list[float], finished: bool = True) -> None:
+    write_metrics(cell / "trials" / str(trial) / "metrics.jsonl", losses, trial)
+    if finished:
+        (cell / "trials" / str(trial) / "results.json").write_text("{}", encoding="utf-8")
 
 
 def test_draws_counts_a_cell_whose_first_run_was_cut_apart_from_first_runs(tmp_path):
@@ -175,6 +181,44 @@ def test_draws_counts_a_cell_whose_first_run_was_cut_apart_from_first_runs(tmp_p
                         depths="k:k", summary=True) == [lines[0], lines[-1]]
     assert lines[-1] == ("k: 3 finished (2 >= 99%); first runs: 2 finished (2 >= 99%), "
                          "3 stopped or not run")
+
+
+def test_a_run_seen_more_than_once_and_an_unfinished_cells_parts_count_as_one_run(tmp_path):
+    """L2 d2 s0: a lease's run, a CPU run and the same CPU run started again from scratch
+    (the same epochs), then the cell run in parts: finished parts 0 and 1, whose epochs the
+    CPU files begin, part 2 unfinished and part 3 finished (not yet the run's, since part 2
+    is missing). s1: finished parts only. s2: a finished cell with parts (its metrics.jsonl
+    is the run)."""
+    sweep = tmp_path / "records" / "grid"
+    lease, cpu, again = tmp_path / "lease", tmp_path / "cpu", tmp_path / "cpu-again"
+    with open(tmp_path / "cells.csv", "w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(["cell_id", "sweep_dir", "language", "depth", "posenc", "seed",
+                         "val_exact_match", "epochs_run", "exact_match_351_400"])
+        writer.writerow(["L2-d2-nope-s2-cc", sweep, "L2", 2, "nope", 2, 1.0, 2, 0.995])
+    finished = sweep / "cells" / "L2-d2-nope-s2-cc"
+    write_metrics(finished / "metrics.jsonl", [0.3, 0.1])
+    (finished / "results.json").write_text("{}", encoding="utf-8")
+    write_part(finished, 0, [0.3, 0.1])
+    write_metrics(lease / "grid-L2-d2-s0-metrics.jsonl", [0.5])
+    for folder in (cpu, again):
+        write_metrics(folder / "grid-L2-d2-s0-metrics.jsonl", [0.3, 0.2])
+    parted = sweep / "cells" / "L2-d2-nope-s0-aa"
+    write_part(parted, 0, [0.3, 0.2])
+    write_part(parted, 1, [0.1, 0.05])
+    write_part(parted, 2, [0.4], finished=False)
+    write_part(parted, 3, [0.9])
+    write_part(sweep / "cells" / "L2-d2-nope-s1-bb", 0, [0.7])
+    lines = counts.draws(str(tmp_path / "cells.csv"), [str(lease), str(cpu), str(again)],
+                         "351:400", seeds="0:2", depths="k:k")
+    assert lines[1] == ("  L2 d2 s0: lease stopped after 1 epoch in configuration 1, best "
+                        "validation 25.0%; cpu + cpu-again + parts stopped after 4 epochs in "
+                        "configurations 1-2, best validation 25.0%; not finished")
+    assert lines[2] == ("  L2 d2 s1: parts stopped after 1 epoch in configuration 1, best "
+                        "validation 25.0%; not finished")
+    assert lines[3] == "  L2 d2 s2: finished: 100.0% validation after 2 epochs, 351:400 99.5%"
+    assert lines[-1] == ("k: 1 finished (1 >= 99%); first runs: 1 finished (1 >= 99%), "
+                         "2 stopped or not run")
 
 
 DRAWS_PROMPT = "$ python docs/results/counts.py draws "

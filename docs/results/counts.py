@@ -198,10 +198,38 @@ def finished_metrics(row: dict) -> list[Epoch]:
     return metrics_rows(REPOSITORY / row["sweep_dir"] / "cells" / row["cell_id"] / "metrics.jsonl")
 
 
-def stopped_runs(finished: dict, family: str, folders: list[str]
+def part_runs(records: Path) -> dict[tuple[str, int, int], list[Epoch]]:
+    """Per NoPE cell of a records directory that is not done (no results.json) but has parts
+    of a split search (``cells/<id>/trials/<i>/``, ``crasp sweep --split-trials``), the epochs
+    of its finished parts from the first configuration on, in order. They are the run the
+    whole search makes up to there: a part computes what its configuration computes inside the
+    search (crasp.train.search_parts), and the search's metrics are its trials' in order. A
+    finished part after one not finished is not yet part of that run."""
+    found = {}
+    for cell in sorted(records.glob("cells/*/trials")):
+        cell = cell.parent
+        name = re.fullmatch(r"(L\d+)-d(\d+)-nope-s(\d+)-[0-9a-f]+", cell.name)
+        if name is None or (cell / "results.json").is_file():
+            continue
+        epochs, trial = [], 0
+        while (cell / "trials" / str(trial) / "results.json").is_file():
+            epochs += metrics_rows(cell / "trials" / str(trial) / "metrics.jsonl")
+            trial += 1
+        if epochs:
+            language, depth, seed = name.groups()
+            found[(language, int(depth), int(seed))] = epochs
+    return found
+
+
+def stopped_runs(finished: dict, family: str, folders: list[str], records: Path | None = None
                  ) -> dict[tuple[str, int, int], list[tuple[str, list[Epoch]]]]:
-    """Per cell, (folder name, epochs) of each run in ``folders`` that is not its finished run
-    (a file whose epochs begin the finished run's is that run, paused), in the folders' order."""
+    """Per cell, (name, epochs) of each run that is not its finished run, in the order they
+    ran: the files in ``folders`` (a file whose epochs begin the finished run's is that run,
+    paused), then the finished parts of an unfinished cell in ``records`` (``part_runs``,
+    named ``parts``). Runs of one cell whose epochs agree as far as both go are one run seen
+    more than once, kept once under the names joined by `` + `` with the longer epochs: on
+    one CPU the code computes the same numbers, so a run started again from scratch after its
+    machine was lost, or as parts, repeats the lost one; it is no second draw."""
     stopped: dict[tuple, list[tuple[str, list[Epoch]]]] = {}
     for folder in folders:
         for file in sorted(Path(folder).glob(f"{family}-L*-d*-s*-metrics.jsonl")):
@@ -210,8 +238,18 @@ def stopped_runs(finished: dict, family: str, folders: list[str]
             key = (language, int(depth), int(seed))
             epochs, row = metrics_rows(file), finished.get(key)
             if epochs and not (row and finished_metrics(row)[:len(epochs)] == epochs):
-                stopped.setdefault(key, []).append((Path(folder).name, epochs))
+                _add_run(stopped.setdefault(key, []), Path(folder).name, epochs)
+    for key, epochs in (part_runs(records) if records else {}).items():
+        _add_run(stopped.setdefault(key, []), "parts", epochs)
     return stopped
+
+
+def _add_run(runs: list[tuple[str, list[Epoch]]], name: str, epochs: list[Epoch]) -> None:
+    for index, (other_name, other) in enumerate(runs):
+        if other[:len(epochs)] == epochs[:len(other)]:
+            runs[index] = (f"{other_name} + {name}", max(other, epochs, key=len))
+            return
+    runs.append((name, epochs))
 
 
 def stopped_run_text(folder: str, epochs: list[Epoch]) -> str:
@@ -232,8 +270,8 @@ def draws(path: str, folders: list[str], bin_name: str, seeds: str = "0:4",
           depths: str = "k-3:k", summary: bool = False) -> list[str]:
     column = "exact_match_" + bin_name.replace(":", "_")
     finished = finished_cells(path)
-    stopped = stopped_runs(finished, Path(next(iter(finished.values()))["sweep_dir"]).name,
-                           folders)
+    sweep_dir = next(iter(finished.values()))["sweep_dir"]
+    stopped = stopped_runs(finished, Path(sweep_dir).name, folders, REPOSITORY / sweep_dir)
     languages = sorted({key[0] for key in (*finished, *stopped)}, key=k_of)
     lines, totals = [], {}
     for language in languages:

@@ -10,7 +10,9 @@ Why: a lease's end cuts the runs still in flight and their cells are later start
 scratch (docs/results/counts.py ``draws``, whose ``stopped_runs`` reads the same files), so
 the finished cells alone hide the runs that stalled. The stopped runs are the metrics files of
 RUNS, in the order the leases ran; a file whose rows begin a finished run's metrics.jsonl is
-that run paused and resumed, drawn once.
+that run paused and resumed, drawn once. An unfinished cell's finished parts (a search run one
+configuration at a time) are its run so far, one with a stopped file whose rows begin theirs
+(``counts.part_runs``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def runs() -> list[dict]:
     """One dict per run: language, depth, seed, finished, validation per epoch (the cells of
     cells.csv and the stopped runs ``counts.stopped_runs`` finds in RUNS)."""
     finished = counts.finished_cells(str(CELLS))
-    stopped = counts.stopped_runs(finished, "paper-grid", [str(HERE / folder) for folder in RUNS])
+    stopped = counts.stopped_runs(finished, "paper-grid", [str(HERE / folder) for folder in RUNS],
+                                  HERE / "records" / "paper-grid")
     every = [(key, True, counts.finished_metrics(row)) for key, row in finished.items()]
     every += [(key, False, epochs) for key, folders in stopped.items() for _, epochs in folders]
     return [{"language": language, "depth": depth, "seed": seed, "finished": done,
@@ -169,7 +172,7 @@ def main() -> None:
                plt.Line2D([], [], color="C0", label="finished without fitting: every "
                           "configuration tried"),
                plt.Line2D([], [], color="C3",
-                          label="not finished: cut at a lease's end, or paused"),
+                          label="not finished: cut at a lease's end, paused, or parts so far"),
                *(plt.Line2D([], [], color="0.3", ls=style, label=language)
                  for language, style in styles.items())]
     figure.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
