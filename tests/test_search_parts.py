@@ -177,7 +177,7 @@ def test_a_folder_named_like_the_format_model_that_crasp_did_not_write_is_kept(t
     (tmp_path / "part" / "model" / "config.json").write_text("{}")
     (tmp_path / "cell" / "model").mkdir(parents=True)
     (tmp_path / "cell" / "model" / "notes.txt").write_text("mine")
-    with pytest.raises(CraspError, match="holds files crasp did not write"):
+    with pytest.raises(CraspError, match="which crasp does not replace"):
         _copy_format_model(tmp_path / "part", tmp_path / "cell")
     assert (tmp_path / "cell" / "model" / "notes.txt").read_text() == "mine"
 

@@ -159,20 +159,14 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def _copy_format_model(source_run: Path, target_run: Path) -> None:
-    """The selected part's fixed-precision model into ``target_run``, replacing only a format
-    model crasp wrote there (``remove_format_model``); a folder of that name holding anything
-    else is refused and kept."""
+    """The selected part's fixed-precision model into ``target_run``, written as the trainer
+    writes one (``replace_directory`` with ``force``: atomically, replacing only a format model
+    crasp wrote there; a folder of that name holding anything else is refused and kept)."""
     source = source_run / files.FORMAT_MODEL_DIR
     if not source.is_dir():
         return
-    from crasp.train.fixed_precision import remove_format_model
+    from crasp.util.outputs import COMPILED_MODEL, replace_directory
 
-    target = target_run / files.FORMAT_MODEL_DIR
-    remove_format_model(target_run)
-    if target.exists():
-        raise CraspError(f"{target} holds files crasp did not write; move them away to "
-                         f"assemble the search in {target_run}")
-    staging = target_run / f".{files.FORMAT_MODEL_DIR}.assembling"
-    shutil.rmtree(staging, ignore_errors=True)   # this function's own, from an interrupted copy
-    shutil.copytree(source, staging)
-    staging.rename(target)
+    replace_directory(target_run / files.FORMAT_MODEL_DIR, COMPILED_MODEL, force=True,
+                      write=lambda staging: shutil.copytree(source, staging,
+                                                            dirs_exist_ok=True))
