@@ -10,7 +10,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from crasp.cli import cli
-from test_docs_commands import CHECKOUT, FILE_WRITE, scratch  # noqa: F401 (a fixture)
+import test_docs_commands
+from test_docs_commands import CHECKOUT, FILE_WRITE
+
+scratch = test_docs_commands.scratch   # the fixture, shared with the docs test
 
 DOCUMENT = CHECKOUT / "docs" / "verification.md"
 TIMING = re.compile(r"\d+\.\d+ s\b")
@@ -35,7 +38,7 @@ def shown_commands(text: str) -> list[tuple[str, list[str]]]:
     return found
 
 
-def test_the_verification_document_shows_what_the_commands_print(scratch):  # noqa: F811
+def test_the_verification_document_shows_what_the_commands_print(scratch):
     runner = CliRunner()
     compared = 0
     for command, shown in shown_commands(DOCUMENT.read_text(encoding="utf-8")):
