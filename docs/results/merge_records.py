@@ -7,8 +7,9 @@ cells/<id>/{cell,config,results}.json, metrics.jsonl), as docs/results/stage_lib
 keeps them. Concurrent sweeps need directories of their own (a sweep directory is locked per
 shard), so a lent machine runs one directory per language (``search-one-head.L6``, ...) and this
 script folds each into the family: finished cells and session files are copied unless the
-family already has one of that name (a cell is written once, so nothing of either side is lost),
-and the sweep specs are the union of both sweep.json files, in order, each spec once. The
+family already has one of that name (a cell is written once, so nothing of either side is lost;
+a session file is written when its sweep starts and again when it ends, so one that an earlier
+merge copied while its sweep still ran is replaced by the ended one), and the sweep specs are the union of both sweep.json files, in order, each spec once. The
 finished trial parts of a ``--split-trials`` search (``cells/<id>/trials/<i>/``, the same small
 files) are copied too, those of unfinished cells included (with the cell's cell.json): a later
 session or lent machine restores them and runs only the parts left.
@@ -37,6 +38,15 @@ def copy_new(source: Path, destination: Path, names=CELL_FILES) -> None:
             shutil.copy2(source / name, destination / name)
 
 
+def session_is_newer(source: Path, destination: Path) -> bool:
+    """Whether ``source`` should be copied over ``destination``: absent there, or there from a
+    sweep that had not ended (``finished`` null) and ended here."""
+    if not destination.exists():
+        return True
+    return json.loads(destination.read_text()).get("finished") is None and \
+        json.loads(source.read_text()).get("finished") is not None
+
+
 def merge(source: Path, target: Path) -> tuple[int, int, int]:
     """Copies ``source``'s finished cells, finished trial parts and sessions into ``target``;
     returns (new cells, cells already there, new parts)."""
@@ -59,8 +69,10 @@ def merge(source: Path, target: Path) -> tuple[int, int, int]:
         copy_new(cell, destination)
         new += 1
     for session in sorted((source / "sessions").glob("*.json")):
-        if not (target / "sessions" / session.name).exists():
-            shutil.copy2(session, target / "sessions" / session.name)
+        destination = target / "sessions" / session.name
+        if session_is_newer(session, destination):
+            shutil.copy2(session, destination.with_suffix(".json.tmp"))
+            destination.with_suffix(".json.tmp").replace(destination)
     sweep_file = target / "sweep.json"
     ours = json.loads(sweep_file.read_text()) if sweep_file.is_file() else {}
     theirs = json.loads((source / "sweep.json").read_text())
