@@ -9,7 +9,8 @@ shard), so a lent machine runs one directory per language (``search-one-head.L6`
 script folds each into the family: finished cells and session files are copied unless the
 family already has one of that name (a cell is written once, so nothing of either side is lost;
 a session file is written when its sweep starts and again when it ends, so one that an earlier
-merge copied while its sweep still ran is replaced by the ended one), and the sweep specs are the union of both sweep.json files, in order, each spec once. The
+merge copied while its sweep still ran is replaced by the ended one), and the sweep specs
+are the union of both sweep.json files, in order, each spec once. The
 finished trial parts of a ``--split-trials`` search (``cells/<id>/trials/<i>/``, the same small
 files) are copied too, those of unfinished cells included (with the cell's cell.json): a later
 session or lent machine restores them and runs only the parts left.
