@@ -39,6 +39,12 @@ def copy_new(source: Path, destination: Path, names=CELL_FILES) -> None:
             shutil.copy2(source / name, destination / name)
 
 
+def write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(path)
+
+
 def session_is_newer(source: Path, destination: Path) -> bool:
     """Whether ``source`` should be copied over ``destination``: absent there, or there from a
     sweep that had not ended (``finished`` null) and ended here."""
@@ -72,14 +78,11 @@ def merge(source: Path, target: Path) -> tuple[int, int, int]:
     for session in sorted((source / "sessions").glob("*.json")):
         destination = target / "sessions" / session.name
         if session_is_newer(session, destination):
-            shutil.copy2(session, destination.with_suffix(".json.tmp"))
-            destination.with_suffix(".json.tmp").replace(destination)
+            write_atomically(destination, session.read_text())
     sweep_file = target / "sweep.json"
     ours = json.loads(sweep_file.read_text()) if sweep_file.is_file() else {}
     theirs = json.loads((source / "sweep.json").read_text())
-    temporary = sweep_file.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(merge_specs(ours, theirs), indent=2) + "\n")
-    temporary.replace(sweep_file)
+    write_atomically(sweep_file, json.dumps(merge_specs(ours, theirs), indent=2) + "\n")
     return new, kept, parts
 
 
