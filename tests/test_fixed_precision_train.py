@@ -161,3 +161,41 @@ def test_a_trained_run_of_the_class_decompiles_to_a_program_that_agrees_everywhe
     assert np.array_equal(expected.output, got.output)
     assert np.array_equal(expected.accept, got.accept)
     assert crasp.depth_of(program) <= 1
+
+
+@pytest.mark.parametrize("only_trial", [None, 1], ids=["whole run", "search part"])
+def test_a_run_killed_while_writing_its_format_model_is_not_finished_and_resumes(
+        tmp_path, monkeypatch, only_trial):
+    """``results.json`` marks a run finished, so it is written last: a run stopped while
+    writing its format model (a lent machine taken back) has none, and resuming writes both;
+    the old order left a finished run without its model, which a resume never wrote."""
+    import crasp.train.loop as loop
+    from crasp.models import load_model
+    from crasp.train import run as files
+    from crasp.train.results import RunResults
+
+    config = _config(epochs=1, n_train=40, n_test=12,
+                     search=None if only_trial is None else [{"lr": 1e-3}, {"lr": 3e-2}])
+    write = loop.write_format_model
+
+    def killed(*args):
+        raise KeyboardInterrupt("the machine was taken back")
+
+    monkeypatch.setattr(loop, "write_format_model", killed)
+    with pytest.raises(KeyboardInterrupt):
+        loop.train(config, tmp_path, only_trial=only_trial)
+    assert not (tmp_path / files.RESULTS_FILE).exists()
+    assert (tmp_path / files.STATE_FILE).is_file()
+    monkeypatch.setattr(loop, "write_format_model", write)
+    results = loop.train(config, tmp_path, only_trial=only_trial)
+    assert results == RunResults.read(tmp_path).to_json()
+    assert results.get("search_trial") == only_trial and results["total_epochs"] == 1
+    assert not (tmp_path / files.STATE_FILE).exists()
+    # the written model is the best weights' (of the part's configuration)
+    trained = config.normalized().trials()[only_trial or 0]
+    module = build_model(trained, len(VOCAB))
+    files.load_weights(tmp_path / files.BEST_FILE, module)
+    saved = load_model(tmp_path / files.FORMAT_MODEL_DIR, "decompile").executable
+    inputs = _random_inputs(3, 200, 20)
+    expected = execute(format_model(module, VOCAB, trained), inputs).scores
+    assert np.array_equal(execute(saved, inputs).scores, expected)

@@ -429,7 +429,10 @@ class _Trainer:
                          "torch": torch.__version__, "python": platform.python_version()},
             config=self.config.to_dict(),
         )
-        results.write(self.run_dir)
+        # results.json marks the run finished (resume returns it, a sweep counts the cell
+        # done, an assembly takes the part), so it is written after every other file: a run
+        # killed before it finishes its last step again on resume
         write_format_model(model, self.vocab, config, self.run_dir)  # --precision runs
+        results.write(self.run_dir)
         (self.run_dir / files.STATE_FILE).unlink(missing_ok=True)
         return results.to_json()
