@@ -64,3 +64,37 @@ def test_an_ended_session_and_written_cells_are_never_replaced(tmp_path):
         {"cell": "ours"}
     assert json.loads((records / "sweep.json").read_text()) == \
         {"specs": [{"seeds": [0]}, {"seeds": [1]}]}
+
+
+def test_a_merge_stopped_midway_leaves_no_cell_or_part_finished_without_its_files(tmp_path):
+    """results.json is copied last: a merge stopped by an unreadable file (an I/O error) leaves
+    the cell and the part unfinished in the records, and the next merge copies them whole."""
+    source = sweep_dir(tmp_path / "sweep", ENDED, part_done=True)
+    records = tmp_path / "records"
+    finished = [source / "cells" / "done", source / "cells" / "open" / "trials" / "2"]
+    for run in finished:
+        write(run / "config.json", {"run": run.name})
+    for broken in finished:
+        metrics = broken / "metrics.jsonl"
+        metrics.unlink(missing_ok=True)
+        metrics.symlink_to("/proc/self/mem")   # a regular file whose first read fails: EIO
+        try:
+            merge_records.merge(source, records)
+        except OSError:
+            pass
+        else:
+            raise AssertionError(f"{metrics} was read")
+        metrics.unlink()
+        write(metrics, f'{{"epoch": "{broken.name}"}}\n')
+        stopped_in = records / broken.relative_to(source)
+        assert not (stopped_in / "results.json").exists()
+        assert not (stopped_in / "metrics.jsonl").exists()
+        assert not list(records.rglob("*.tmp"))
+    merge_records.merge(source, records)
+    for run in finished:
+        copied = records / run.relative_to(source)
+        assert sorted(path.name for path in copied.iterdir() if path.is_file()) == \
+            sorted(path.name for path in run.iterdir() if path.is_file())
+        for path in run.iterdir():
+            if path.is_file():
+                assert (copied / path.name).read_bytes() == path.read_bytes()

@@ -17,7 +17,6 @@ session or lent machine restores them and runs only the parts left.
 """
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -33,15 +32,18 @@ def merge_specs(ours: dict, theirs: dict) -> dict:
 
 
 def copy_new(source: Path, destination: Path, names=CELL_FILES) -> None:
+    """Copies each of ``names`` that ``destination`` lacks, each atomically and results.json
+    last: it marks a cell or part finished, and a merge skips a finished one, so a merge that
+    stops midway (an I/O error, a kill) must not leave one without the files beside it."""
     destination.mkdir(parents=True, exist_ok=True)
-    for name in names:
+    for name in sorted(names, key=lambda name: name == "results.json"):
         if (source / name).is_file() and not (destination / name).exists():
-            shutil.copy2(source / name, destination / name)
+            write_atomically(destination / name, (source / name).read_bytes())
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
     temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(text)
+    temporary.write_bytes(data)
     temporary.replace(path)
 
 
@@ -78,11 +80,12 @@ def merge(source: Path, target: Path) -> tuple[int, int, int]:
     for session in sorted((source / "sessions").glob("*.json")):
         destination = target / "sessions" / session.name
         if session_is_newer(session, destination):
-            write_atomically(destination, session.read_text())
+            write_atomically(destination, session.read_bytes())
     sweep_file = target / "sweep.json"
     ours = json.loads(sweep_file.read_text()) if sweep_file.is_file() else {}
     theirs = json.loads((source / "sweep.json").read_text())
-    write_atomically(sweep_file, json.dumps(merge_specs(ours, theirs), indent=2) + "\n")
+    merged = json.dumps(merge_specs(ours, theirs), indent=2) + "\n"
+    write_atomically(sweep_file, merged.encode())
     return new, kept, parts
 
 
