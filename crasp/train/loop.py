@@ -431,7 +431,7 @@ class _Trainer:
         )
         # results.json marks the run finished (resume returns it, a sweep counts the cell
         # done, an assembly takes the part), so it is written after every other file: a run
-        # killed before it finishes its last step again on resume
+        # killed before it is written is not finished, and a resume finishes it
         write_format_model(model, self.vocab, config, self.run_dir)  # --precision runs
         results.write(self.run_dir)
         (self.run_dir / files.STATE_FILE).unlink(missing_ok=True)
