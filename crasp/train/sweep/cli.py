@@ -46,17 +46,6 @@ def _axes(spec) -> str:
             f"{listed(spec.posencs)}; seeds {listed(spec.seeds)}")
 
 
-def _parts_done(out: Path, cell) -> str:
-    """`` (parts 0, 1 of 4 done)`` for a split search cell with finished parts, else ``""``."""
-    from crasp.train.search_parts import TRIALS_DIR
-
-    count = len(cell.config.get("search") or ())
-    done = sorted(int(path.parent.name) for path in
-                  (out / "cells" / cell.id / TRIALS_DIR).glob("*/results.json")
-                  if path.parent.name.isdigit())
-    return f" (parts {', '.join(map(str, done))} of {count} done)" if done else ""
-
-
 @click.command("sweep", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("grid_args", nargs=-1, metavar="[KEY=VALUES]...")
 @click.option("--depths", required=True, help="Depths: 1:6 (inclusive), 1,2,4, or a mix.")
@@ -94,7 +83,9 @@ def _parts_done(out: Path, cell) -> str:
               help="Sweep directory (created; re-using it resumes).")
 @click.option("--shard", default="0/1", show_default=True,
               help="Run only cells with index % n == i (0-based i/n), e.g. a Slurm array task.")
-@click.option("--dry-run", is_flag=True, help="List the cells (index, id, done?) and exit.")
+@click.option("--dry-run", is_flag=True,
+              help="List the cells (index, id, done or how far it got, description) and "
+                   "exit, writing nothing.")
 @progress_option
 def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, search,
                   split_trials, trial_text, jobs, out_dir, shard, dry_run, progress):
@@ -149,9 +140,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
     out = Path(out_dir)
     if dry_run:
         for cell in mine:
-            state = "done" if sweep.is_done(out, cell) else "todo"
-            if split_trials and state == "todo":
-                state += _parts_done(out, cell)
+            state = "done" if sweep.is_done(out, cell) else \
+                "todo" + sweep.unfinished_note(out, cell, split_trials)
             click.echo(f"{cell.index}\t{cell.id}\t{state}\t{cell.label()}")
         click.echo(f"{len(mine)} of {len(cells)} cells ({_axes(spec)}) in shard {shard}",
                    err=True)

@@ -13,6 +13,8 @@ from typing import Any, Sequence
 from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.train.results import RESULTS_FILE
+from crasp.train.run import METRICS_FILE
+from crasp.train.search_parts import TRIALS_DIR, trial_dir
 from crasp.train.sweep.cells import Cell, SweepSpec, canonical_json, jsonable
 
 SWEEP_FILE = "sweep.json"
@@ -92,3 +94,61 @@ def sweep_status(out_dir: str | Path, cells: Sequence[Cell]) -> dict[str, list[C
         else:
             status["pending"].append(cell)
     return status
+
+
+def unfinished_note(out_dir: str | Path, cell: Cell, split_trials: bool = False) -> str:
+    """What ``crasp sweep --dry-run`` says of a cell that is not done, in parentheses after
+    ``todo``, or ``""`` when nothing of it has run: with ``split_trials`` its finished parts
+    (``parts 0, 1 of 4 done``) and how far each started part got (``part 3 at epoch 16 of
+    25, best validation 78.5%``); without, how far a whole run got (with its trial in a
+    search); and a failed last attempt with its traceback's file. How far comes from the
+    run's ``metrics.jsonl``, one line per finished epoch (``epoch`` counts from 1 within its
+    trial); a line being written while this reads it is left out."""
+    directory = cell_dir(out_dir, cell)
+    search = cell.config.get("search") or []
+    notes = []
+    if split_trials:
+        started = sorted(int(path.name) for path in (directory / TRIALS_DIR).glob("*")
+                         if path.name.isdigit() and int(path.name) < len(search))
+        done = [trial for trial in started
+                if (trial_dir(directory, trial) / RESULTS_FILE).is_file()]
+        if done:
+            notes.append(f"parts {', '.join(map(str, done))} of {len(search)} done")
+        notes += [f"part {trial} {progress}" for trial in started if trial not in done
+                  if (progress := _epochs_reached(trial_dir(directory, trial), cell))]
+    if progress := _epochs_reached(directory, cell, name_trial=len(search) > 1):
+        notes.append(progress)
+    if (directory / ERROR_FILE).is_file():
+        notes.append(f"the last attempt failed: {directory / ERROR_FILE}")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+def _epochs_reached(run_dir: Path, cell: Cell, name_trial: bool = False) -> str:
+    """``at epoch 16 of 25, best validation 78.5%`` from ``run_dir``'s metrics, or ``""``
+    before an epoch; the epochs are those of the trial of the last line, which ``name_trial``
+    names (``trial 1 at epoch ...``: a search run whole), and the best is the run's so far."""
+    try:
+        text = (run_dir / METRICS_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):  # unreadable: the dry run lists the cell as todo
+        return ""
+    lines = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("epoch"), int):
+            lines.append(record)
+    if not lines:
+        return ""
+    last = lines[-1]
+    search = cell.config.get("search") or []
+    trial = last.get("trial") if isinstance(last.get("trial"), int) else 0
+    overrides = search[trial] if 0 <= trial < len(search) else {}
+    epochs = overrides.get("epochs", cell.config.get("epochs"))
+    scores = [record["val_exact_match"] for record in lines
+              if isinstance(record.get("val_exact_match"), (int, float))]
+    note = f"at epoch {last['epoch']}" + (f" of {epochs}" if isinstance(epochs, int) else "")
+    if scores:
+        note += f", best validation {100 * max(scores):.1f}%"
+    return f"trial {trial} {note}" if name_trial else note
