@@ -55,7 +55,8 @@ def trial_dir(run_dir: str | Path, trial: int) -> Path:
     return Path(run_dir) / TRIALS_DIR / str(trial)
 
 
-def _part(run_dir: Path, trial: int) -> RunResults | None:
+def finished_part(run_dir: Path, trial: int) -> RunResults | None:
+    """Trial ``trial``'s results when that part finished in ``run_dir``, else None."""
     path = trial_dir(run_dir, trial)
     if not (path / RESULTS_FILE).is_file():
         return None
@@ -71,7 +72,7 @@ def trials_to_run(run_dir: str | Path, n_trials: int) -> list[int]:
     the search: none after a finished trial that succeeded."""
     todo = []
     for trial in range(n_trials):
-        part = _part(Path(run_dir), trial)
+        part = finished_part(Path(run_dir), trial)
         if part is None:
             todo.append(trial)
         elif part.success:
@@ -81,7 +82,7 @@ def trials_to_run(run_dir: str | Path, n_trials: int) -> list[int]:
 
 def trial_needed(run_dir: str | Path, trial: int) -> bool:
     """False once a trial before ``trial`` finished with success (the search stopped there)."""
-    return all(not (part := _part(Path(run_dir), earlier)) or not part.success
+    return all(not (part := finished_part(Path(run_dir), earlier)) or not part.success
                for earlier in range(trial))
 
 
@@ -117,7 +118,7 @@ def assemble(run_dir: str | Path, search: TrainConfig) -> RunResults | None:
     n_trials = len(config.get("search") or ())
     if n_trials < 1:
         raise CraspError(f"{run_dir}: the config has no search to assemble")
-    ran = ran_trials([_part(run_dir, trial) for trial in range(n_trials)])
+    ran = ran_trials([finished_part(run_dir, trial) for trial in range(n_trials)])
     if ran is None:
         return None
     for part in ran:

@@ -25,6 +25,8 @@ merged: cells are keyed by id, so a cell present twice counts once) and aggregat
   majority verdict ("fragile");
 * search choices (``search_choices``): for cells that searched (``crasp sweep --search``), the
   configuration each chose on validation and the trials it ran;
+* unfinished cells (``unfinished``): for each cell the specs name that is not done, its
+  finished parts (a search run in parts) with their validation scores, and its runs in progress;
 * with ``budget=B``: every cell as the checkpoint validation selects within B epochs
   (``crasp.train.budget``); ``budget_<encoding>.png`` plots the smallest succeeding depth
   against the budget for every budget the runs can answer for.
@@ -38,10 +40,10 @@ The pipeline, one module per pass: ``loading`` (directories -> cells), ``referen
 depths and the compiled reference programs), ``aggregate`` (cells -> tables, summaries, theory
 checks, budget curves), ``distributions`` (the distribution checks), ``seed_counts`` (the seed
 counts and their fragile marks), ``search_choices`` (the configuration each searching cell
-chose), ``budget_losses`` (the successes a larger budget loses), ``summary`` (each summary
-line's sentence), ``contents`` (the ``Report`` and its CSV rows), ``markdown`` and ``plots`` (the
-files), ``replacing`` (the files take an earlier report's place); ``cli`` is ``crasp report``.
-``build_report`` below is the driver.
+chose), ``unfinished`` (how far each unfinished cell got), ``budget_losses`` (the successes a
+larger budget loses), ``summary`` (each summary line's sentence), ``contents`` (the ``Report``
+and its CSV rows), ``markdown`` and ``plots`` (the files), ``replacing`` (the files take an
+earlier report's place); ``cli`` is ``crasp report``. ``build_report`` below is the driver.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from crasp.train.report.plots import budget_png, heatmap_png
 from crasp.train.report.replacing import replace_report
 from crasp.train.report.search_choices import search_choices
 from crasp.train.report.seed_counts import seed_counts
+from crasp.train.report.unfinished import unfinished_cells
 from crasp.train.report.reference import (
     COMPILED_CACHE, CompiledFn, evaluate_compiled, read_cache, score_references, theory_depth,
     theory_depths,
@@ -112,7 +115,8 @@ def build_report(dirs: Sequence[str | Path], threshold: float = DEFAULT_THRESHOL
                   distribution_checks(data.cells, threshold),
                   {posenc: distribution_tables(posenc, languages, data.cells, threshold)
                    for posenc, languages in table.items()}, losses,
-                  seed_counts(data.cells, table, threshold), search_choices(data.cells), cache)
+                  seed_counts(data.cells, table, threshold), search_choices(data.cells), cache,
+                  unfinished_cells(data))
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:

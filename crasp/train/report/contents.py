@@ -31,6 +31,7 @@ class Report:
     seed_counts: list[dict] = field(default_factory=list)
     search_choices: list[dict] = field(default_factory=list)
     compiled_cache: dict = field(default_factory=dict)
+    unfinished: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         depths = sorted({d for langs in self.table.values() for ds in langs.values() for d in ds})
@@ -41,6 +42,7 @@ class Report:
             "cells_done": len(self.data.cells),
             "cells_expected": self.data.expected,
             "cells_missing": self.data.missing,
+            "cells_unfinished": self.unfinished,
             "cells_failed": self.data.errors,
             "cells_superseded": self.data.superseded,
             "depths": depths,

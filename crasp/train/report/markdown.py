@@ -18,6 +18,7 @@ from crasp.train.report.ordering import architecture_name
 from crasp.train.report.summary import bin_label, summary_text
 from crasp.train.report.search_choices import search_choice_lines
 from crasp.train.report.seed_counts import seed_count_lines
+from crasp.train.report.unfinished import unfinished_lines
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -338,8 +339,9 @@ def markdown_report(report: Report) -> str:
     if data.errors or data.missing:
         parts += ["## Unfinished cells", ""]
         if data.missing:
-            parts.append(f"{len(data.missing)} cell(s) named by the specs have no results yet "
-                         "(run the sweep command again to resume them).")
+            parts += [f"{len(data.missing)} cell(s) named by the specs have no results yet "
+                      "(run the sweep command again to resume them); what each has run so far:",
+                      ""] + unfinished_lines(report.unfinished, pct)
         for error in data.errors:
             parts.append(f"- `{error['id']}` failed: {error['error']}")
         parts.append("")

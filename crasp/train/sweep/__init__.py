@@ -54,7 +54,7 @@ from crasp.train.sweep.cells import (
 )
 from crasp.train.sweep.directory import (
     CELL_FILE, CELLS_DIR, ERROR_FILE, SESSIONS_DIR, SWEEP_FILE, cell_dir,
-    is_done, read_json, record_spec, sweep_status, unfinished_note,
+    epochs_reached, is_done, read_json, record_spec, sweep_status, unfinished_note,
     write_json_atomic,
 )
 from crasp.train.sweep.pool import SweepOutcome, run_cell, run_sweep
@@ -63,8 +63,8 @@ __all__ = [
     "AXES", "PAPER_SEARCH", "CELL_FILE", "CELLS_DIR", "Cell", "ERROR_FILE", "RESULTS_FILE",
     "SESSIONS_DIR", "SWEEP_FILE", "SweepOutcome", "SweepSpec", "canonical_json", "cell_dir",
     "cell_id", "check_languages", "config_dict", "config_hash", "default_resolver",
-    "enumerate_cells", "is_done", "parse_bin", "parse_grid", "parse_int_range", "parse_languages",
-    "parse_names", "parse_search", "parse_seeds", "parse_shard", "parse_value", "read_json",
-    "record_spec", "run_cell", "run_sweep", "shard_cells", "sweep_status", "unfinished_note",
-    "write_json_atomic",
+    "enumerate_cells", "epochs_reached", "is_done", "parse_bin", "parse_grid", "parse_int_range",
+    "parse_languages", "parse_names", "parse_search", "parse_seeds", "parse_shard", "parse_value",
+    "read_json", "record_spec", "run_cell", "run_sweep", "shard_cells", "sweep_status",
+    "unfinished_note", "write_json_atomic"
 ]

@@ -140,8 +140,11 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
     out = Path(out_dir)
     if dry_run:
         for cell in mine:
-            state = "done" if sweep.is_done(out, cell) else \
-                "todo" + sweep.unfinished_note(out, cell, split_trials)
+            if sweep.is_done(out, cell):
+                state = "done"
+            else:
+                note = sweep.unfinished_note(sweep.cell_dir(out, cell), cell.config, split_trials)
+                state = f"todo ({note})" if note else "todo"
             click.echo(f"{cell.index}\t{cell.id}\t{state}\t{cell.label()}")
         click.echo(f"{len(mine)} of {len(cells)} cells ({_axes(spec)}) in shard {shard}",
                    err=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
@@ -96,16 +96,16 @@ def sweep_status(out_dir: str | Path, cells: Sequence[Cell]) -> dict[str, list[C
     return status
 
 
-def unfinished_note(out_dir: str | Path, cell: Cell, split_trials: bool = False) -> str:
-    """What ``crasp sweep --dry-run`` says of a cell that is not done, in parentheses after
-    ``todo``, or ``""`` when nothing of it has run: with ``split_trials`` its finished parts
-    (``parts 0, 1 of 4 done``) and how far each started part got (``part 3 at epoch 16 of
-    25, best validation 78.5%``); without, how far a whole run got (with its trial in a
-    search); and a failed last attempt with its traceback's file. How far comes from the
-    run's ``metrics.jsonl``, one line per finished epoch (``epoch`` counts from 1 within its
-    trial); a line being written while this reads it is left out."""
-    directory = cell_dir(out_dir, cell)
-    search = cell.config.get("search") or []
+def unfinished_note(directory: str | Path, config: Mapping[str, Any],
+                    split_trials: bool = False) -> str:
+    """How far the cell in ``directory`` (resolved config ``config``) got when it is not done,
+    as ``crasp sweep --dry-run`` says it in parentheses after ``todo``; ``""`` when nothing of
+    it has run. With ``split_trials``, its finished parts (``parts 0, 1 of 4 done``) and how far
+    each started part got (``part 3 at epoch 16 of 25, best validation 78.5%``); without, how
+    far a whole run got (``trial 1 at ...`` in a search); and a failed last attempt with its
+    traceback's file."""
+    directory = Path(directory)
+    search = config.get("search") or []
     notes = []
     if split_trials:
         started = sorted(int(path.name) for path in (directory / TRIALS_DIR).glob("*")
@@ -115,18 +115,20 @@ def unfinished_note(out_dir: str | Path, cell: Cell, split_trials: bool = False)
         if done:
             notes.append(f"parts {', '.join(map(str, done))} of {len(search)} done")
         notes += [f"part {trial} {progress}" for trial in started if trial not in done
-                  if (progress := _epochs_reached(trial_dir(directory, trial), cell))]
-    if progress := _epochs_reached(directory, cell, name_trial=len(search) > 1):
+                  if (progress := epochs_reached(trial_dir(directory, trial), config))]
+    if progress := epochs_reached(directory, config, name_trial=len(search) > 1):
         notes.append(progress)
     if (directory / ERROR_FILE).is_file():
         notes.append(f"the last attempt failed: {directory / ERROR_FILE}")
-    return f" ({'; '.join(notes)})" if notes else ""
+    return "; ".join(notes)
 
 
-def _epochs_reached(run_dir: Path, cell: Cell, name_trial: bool = False) -> str:
-    """``at epoch 16 of 25, best validation 78.5%`` from ``run_dir``'s metrics, or ``""``
-    before an epoch; the epochs are those of the trial of the last line, which ``name_trial``
-    names (``trial 1 at epoch ...``: a search run whole), and the best is the run's so far."""
+def epochs_reached(run_dir: Path, config: Mapping[str, Any], name_trial: bool = False) -> str:
+    """``at epoch 16 of 25, best validation 78.5%``: how far the unfinished run in ``run_dir``
+    got, from its ``metrics.jsonl`` (one line per finished epoch; ``epoch`` counts from 1
+    within its trial), or ``""`` before its first epoch. The epochs are those of the last
+    line's trial, which ``name_trial`` names (``trial 1 at epoch ...``: a search run whole);
+    the best is the run's so far. A line cut off mid-write is left out."""
     try:
         text = (run_dir / METRICS_FILE).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):  # unreadable: the dry run lists the cell as todo
@@ -142,10 +144,10 @@ def _epochs_reached(run_dir: Path, cell: Cell, name_trial: bool = False) -> str:
     if not lines:
         return ""
     last = lines[-1]
-    search = cell.config.get("search") or []
+    search = config.get("search") or []
     trial = last.get("trial") if isinstance(last.get("trial"), int) else 0
     overrides = search[trial] if 0 <= trial < len(search) else {}
-    epochs = overrides.get("epochs", cell.config.get("epochs"))
+    epochs = overrides.get("epochs", config.get("epochs"))
     scores = [record["val_exact_match"] for record in lines
               if isinstance(record.get("val_exact_match"), (int, float))]
     note = f"at epoch {last['epoch']}" + (f" of {epochs}" if isinstance(epochs, int) else "")

@@ -1,10 +1,13 @@
-"""``crasp sweep --dry-run`` says how far each unfinished run got: a whole run, a search run
-whole (naming its trial), and each started part of a split search, stopped after every number
-of epochs it can stop at; a line cut off mid-write is left out; a failed attempt is named."""
+"""How far each unfinished cell got. ``crasp sweep --dry-run``: a whole run, a search run whole
+(naming its trial), and each started part of a split search, stopped after every number of
+epochs it can stop at; a line cut off mid-write is left out; a failed attempt is named.
+``crasp report``: the finished parts of unfinished cells across several directories (records
+that keep only small files, and a live sweep), and the runs in progress."""
 
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -93,3 +96,55 @@ def test_a_dry_run_says_how_far_each_started_part_got(tmp_path):
         # a sweep run without --split-trials trains the cell whole: the parts are not its own
         whole = [word for word in args if word != "--split-trials"]
         assert states(whole)[cell.name] == "todo"
+
+
+def test_the_report_lists_each_unfinished_cells_finished_parts_and_runs(tmp_path):
+    live, records = tmp_path / "live", tmp_path / "records"
+    result = CliRunner().invoke(cli, sweep_args(live, "--split-trials"))
+    assert result.exit_code == 0 and "4/4 done" in result.output, result.output
+    # the L3 cells stay done (a report needs one); records made in an earlier session keep
+    # parts 0 and 1 of each L4 cell, small files only
+    shutil.copytree(live, records, ignore=shutil.ignore_patterns(
+        "*.safetensors", "state.pt", "results.json", "metrics.jsonl", "trials"))
+    for cell in live.glob("cells/L4-*/"):
+        for trial in (0, 1):
+            shutil.copytree(trial_dir(cell, trial), trial_dir(records / "cells" / cell.name,
+                                                              trial),
+                            ignore=shutil.ignore_patterns("*.safetensors"))
+        # live: as before the assembly, part 3 stopped after 2 of its 3 epochs
+        for name in (RESULTS_FILE, files.METRICS_FILE):
+            (cell / name).unlink()
+        (trial_dir(cell, 3) / RESULTS_FILE).unlink()
+        lines = (trial_dir(cell, 3) / files.METRICS_FILE).read_text().splitlines(keepends=True)
+        stop_after(trial_dir(cell, 3), lines, 2)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli, ["report", str(records), str(live), "-o", str(out),
+                                      "--no-compiled"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    report = json.loads((out / "report.json").read_text())
+    markdown = (out / "report.md").read_text()
+    cells = sorted(path.name for path in live.glob("cells/L4-*/"))
+    assert sorted(report["cells_missing"]) == cells
+    assert [entry["id"] for entry in report["cells_unfinished"]] == report["cells_missing"]
+    for entry in report["cells_unfinished"]:
+        name = entry["id"]
+        first = [records / "cells" / name] * 2 + [live / "cells" / name]  # parts 0, 1 and 2
+        assert [part["trial"] for part in entry["parts"]] == [0, 1, 2]
+        for part, folder in zip(entry["parts"], first):
+            stored = json.loads((trial_dir(folder, part["trial"]) / RESULTS_FILE).read_text())
+            assert part["dir"] == str(trial_dir(folder, part["trial"]))
+            assert {key: part[key] for key in ("epochs", "best_epoch", "stopped",
+                                               "val_exact_match", "success")} == \
+                {key: stored[key] for key in ("epochs", "best_epoch", "stopped",
+                                              "val_exact_match", "success")}
+            assert part["overrides"] == stored["selected"]
+        records_part3 = [json.loads(line) for line in (trial_dir(
+            live / "cells" / name, 3) / files.METRICS_FILE).read_text().splitlines(
+                keepends=True) if line.endswith("\n")]   # the half-written third left out
+        assert len(records_part3) == 2
+        running = (f"part 3 {expected(records_part3, WHOLE_EPOCHS, False)} "
+                   f"({trial_dir(live / 'cells' / name, 3)})")
+        assert entry["in_progress"] == [running]
+        assert f"| `{name}` | 0, 1, 2 of 4 | {running} |" in markdown
+        for part in entry["parts"]:
+            assert f"| `{name}` | {part['trial']} | " in markdown
