@@ -142,3 +142,29 @@ def test_a_sweep_is_refused_where_a_running_split_shares_its_cells(tmp_path):
             pass
     with SweepLock(tmp_path, (0, 4), "once the half is done"):
         pass
+
+
+def test_a_dry_run_names_the_process_running_the_sweep_now(tmp_path):
+    out = tmp_path / "sweep"
+    dry_run = ["sweep", "--depths", "1", "--languages", "L3", "--seeds", "1", "--dry-run",
+               "-o", str(out)]
+    result = CliRunner().invoke(cli, dry_run)
+    assert result.exit_code == 0 and "running now" not in result.stderr
+    assert not out.exists()   # a dry run writes nothing, not even the locks folder
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER_SCRIPT, str(out)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "HELD"
+        files = sorted(out.rglob("*"))
+        result = CliRunner().invoke(cli, dry_run)
+        assert result.exit_code == 0, result.output
+        assert (f"running now in {out}: shard 0/1: process {holder.pid} on "
+                in result.stderr) and "the holder)" in result.stderr
+        assert sorted(out.rglob("*")) == files
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    result = CliRunner().invoke(cli, dry_run)
+    assert result.exit_code == 0 and "running now" not in result.stderr
+    with SweepLock(out, (0, 1), "after the dry runs"):   # the probe left no lock behind
+        pass

@@ -11,7 +11,7 @@ import click
 from crasp.errors import CraspError
 from crasp.util.outputs import SWEEP, claim_updatable
 from crasp.train.sweep.axes import PAPER_SEARCH
-from crasp.train.sweep.lock import SweepLock
+from crasp.train.sweep.lock import SweepLock, running_sweeps
 from crasp.util.progress import progress_option, wants_progress
 
 
@@ -148,6 +148,8 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
             click.echo(f"{cell.index}\t{cell.id}\t{state}\t{cell.label()}")
         click.echo(f"{len(mine)} of {len(cells)} cells ({_axes(spec)}) in shard {shard}",
                    err=True)
+        for running in running_sweeps(out):
+            click.echo(f"running now in {out}: {running}", err=True)
         return
     entries = [item for entry in list(grid) + list(grid_args) for item in entry.split()]
     command = _command_line(depths, languages, posenc, seeds, entries, preset, jobs, out_dir,

@@ -75,6 +75,42 @@ def _held(path: Path) -> str | None:
         return None
 
 
+def _holder_text(holder_text: str) -> str:
+    """``process 8096 on host (since ...: crasp sweep ...)`` from a lock file's record."""
+    try:
+        holder = json.loads(holder_text)
+        return (f"process {holder.get('pid')} on {holder.get('host')} (since "
+                f"{holder.get('started')}: {holder.get('command') or 'a sweep'})")
+    except (ValueError, AttributeError):
+        return "another process (it has not recorded itself yet)"
+
+
+def running_sweeps(out_dir: str | Path) -> list[str]:
+    """``shard 0/1: process ...`` for each shard of the sweep directory ``out_dir`` that a live
+    process holds now (its lock is held: ``flock``, module docstring), in shard-file order.
+    Writes nothing. The probe takes each lock shared for an instant; it does so under the
+    registry lock, shared, so that a sweep starting meanwhile (which takes the registry
+    exclusively first) waits for it rather than finding its shard held."""
+    locks = Path(out_dir) / LOCKS_DIR
+    try:
+        registry = open(locks / REGISTRY, "r", encoding="utf-8")
+    except OSError:  # no sweep has run here (or one of a version without the registry)
+        registry = None
+    try:
+        if registry is not None:
+            fcntl.flock(registry.fileno(), fcntl.LOCK_SH)
+        running = []
+        for path in sorted(locks.glob("shard-*-of-*.lock")):
+            holder = _held(path)
+            if holder is not None:
+                shard = path.stem.removeprefix("shard-").replace("-of-", "/")
+                running.append(f"shard {shard}: {_holder_text(holder)}")
+        return running
+    finally:
+        if registry is not None:
+            registry.close()
+
+
 class SweepLock:
     """``with SweepLock(out, shard, command):`` holds the directory for this shard, or raises
     ``SweepInUseError`` naming the process that holds it."""
@@ -137,16 +173,11 @@ class SweepLock:
 
     def _refusal(self, holder_text: str, other: str | None = None) -> str:
         directory = self.path.parent.parent
-        try:
-            holder = json.loads(holder_text)
-            who = (f"process {holder.get('pid')} on {holder.get('host')} (since "
-                   f"{holder.get('started')}: {holder.get('command') or 'a sweep'})")
-        except ValueError:
-            who = "another process (it has not recorded itself yet)"
         shard = f"shard {self.shard[0]}/{self.shard[1]}"
         if other is not None:
             shard += f", whose cells shard {other} shares"
-        return (f"the sweep directory {directory} ({shard}) is in use by {who}; wait for it to "
+        return (f"the sweep directory {directory} ({shard}) is in use by "
+                f"{_holder_text(holder_text)}; wait for it to "
                 "finish or stop it, then run this command again (finished cells are kept either "
                 "way)")
 
