@@ -148,3 +148,16 @@ def test_the_report_lists_each_unfinished_cells_finished_parts_and_runs(tmp_path
         assert f"| `{name}` | 0, 1, 2 of 4 | {running} |" in markdown
         for part in entry["parts"]:
             assert f"| `{name}` | {part['trial']} | " in markdown
+
+
+def test_a_report_with_no_finished_cell_says_which_have_started(tmp_path):
+    out = tmp_path / "split"
+    result = CliRunner().invoke(cli, sweep_args(out, "--split-trials", "--trials", "0",
+                                                languages="L4"))
+    assert result.exit_code == 0 and "0/2 done" in result.output, result.output
+    cells = sorted(path.name for path in out.glob("cells/*/"))
+    report = CliRunner().invoke(cli, ["report", str(out), "--no-compiled"])
+    assert report.exit_code == 2 and "Traceback" not in report.output
+    assert (f"no finished cells in {out}; started: "
+            + ", ".join(f"{name} (parts 0 of 4 done)" for name in cells)) in report.output
+    assert not (out / "report").exists()

@@ -69,7 +69,7 @@ from crasp.train.report.plots import budget_png, heatmap_png
 from crasp.train.report.replacing import replace_report
 from crasp.train.report.search_choices import search_choices
 from crasp.train.report.seed_counts import seed_counts
-from crasp.train.report.unfinished import unfinished_cells
+from crasp.train.report.unfinished import started_text, unfinished_cells
 from crasp.train.report.reference import (
     COMPILED_CACHE, CompiledFn, evaluate_compiled, read_cache, score_references, theory_depth,
     theory_depths,
@@ -79,7 +79,7 @@ from crasp.train.report.summary import summary_text
 __all__ = [
     "Aggregate", "COMPILED_CACHE", "CellResult", "DEFAULT_THRESHOLD", "Report", "SweepData",
     "build_report", "commands", "csv_rows", "evaluate_compiled", "language_sort_key",
-    "load_sweeps", "markdown_report", "report_lines", "seeds_text", "summary_text",
+    "load_sweeps", "markdown_report", "report_lines", "seeds_text", "started_text", "summary_text",
     "theory_depth", "write_report",
 ]
 

@@ -59,7 +59,8 @@ def report_command(dirs, out_dir, threshold, select, budget, compiled, progress)
                                         compiled=compiled, budget=budget,
                                         progress=wants_progress(progress), previous=out)
     if not report.data.cells:
-        raise CraspError(f"report: no finished cells in {', '.join(dirs)}")
+        raise CraspError(f"report: no finished cells in {', '.join(dirs)}"
+                         + report_module.started_text(report.unfinished))
     paths = report_module.write_report(report, out)
     for line in report_module.report_lines(report):
         click.echo(line)

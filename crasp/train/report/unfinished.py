@@ -72,6 +72,14 @@ def _config(folder: Path) -> dict:
     return config if isinstance(config, dict) else {}
 
 
+def _parts_done(cell: Mapping) -> str:
+    """``0, 1, 2 of 4``: the finished parts of an unfinished cell's search, or ``""``."""
+    if not cell["parts"]:
+        return ""
+    return (f"{', '.join(str(part['trial']) for part in cell['parts'])} of "
+            f"{cell['trials_in_search']}")
+
+
 def unfinished_lines(cells: Sequence[Mapping], pct) -> list[str]:
     """The Markdown lines under "Unfinished cells": a row per cell, then its finished parts;
     ``pct`` formats a fraction as a percentage."""
@@ -79,9 +87,8 @@ def unfinished_lines(cells: Sequence[Mapping], pct) -> list[str]:
         return []
     lines = ["| cell | finished parts | in progress |", "|---|---|---|"]
     for cell in cells:
-        done = (f"{', '.join(str(part['trial']) for part in cell['parts'])} of "
-                f"{cell['trials_in_search']}" if cell["parts"] else "–")
-        lines.append(f"| `{cell['id']}` | {done} | {'; '.join(cell['in_progress']) or '–'} |")
+        lines.append(f"| `{cell['id']}` | {_parts_done(cell) or '–'} | "
+                     f"{'; '.join(cell['in_progress']) or '–'} |")
     parts = [(cell["id"], part) for cell in cells for part in cell["parts"]]
     if parts:
         lines += ["", "Their finished parts: each configuration of the cell's search run alone "
@@ -94,3 +101,18 @@ def unfinished_lines(cells: Sequence[Mapping], pct) -> list[str]:
                   f"{part['epochs']} | {part['best_epoch']} | {pct(part['val_exact_match'])} | "
                   f"{part['stopped']} |" for identifier, part in parts]
     return lines
+
+
+def started_text(cells: Sequence[Mapping], most: int = 10) -> str:
+    """``; started: ID (parts 0, 1 of 4 done; part 3 at epoch ...), ...``: the unfinished cells
+    that have run something, for the error of a report with no finished cell; ``""`` if none."""
+    started = []
+    for cell in cells:
+        notes = ([f"parts {_parts_done(cell)} done"] if cell["parts"] else []) \
+            + cell["in_progress"]
+        if notes:
+            started.append(f"{cell['id']} ({'; '.join(notes)})")
+    if not started:
+        return ""
+    more = f", and {len(started) - most} more" if len(started) > most else ""
+    return f"; started: {', '.join(started[:most])}{more}"
