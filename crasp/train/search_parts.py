@@ -56,7 +56,8 @@ def trial_dir(run_dir: str | Path, trial: int) -> Path:
 
 
 def finished_part(run_dir: Path, trial: int) -> RunResults | None:
-    """Trial ``trial``'s results when that part finished in ``run_dir``, else None."""
+    """Trial ``trial``'s results when that part finished in ``run_dir``, else None; a
+    ``CraspError`` when the results there are not of that trial run alone."""
     path = trial_dir(run_dir, trial)
     if not (path / RESULTS_FILE).is_file():
         return None
