@@ -75,6 +75,20 @@ def _held(path: Path) -> str | None:
         return None
 
 
+def _shard_locks(locks: Path) -> list[tuple[Path, tuple[int, int]]]:
+    """Each shard lock file in the folder ``locks`` (``shard-<i>-of-<n>.lock``, as
+    ``SweepLock`` names them) with its shard, in file-name order; other names are left out."""
+    found = []
+    for path in sorted(locks.glob("shard-*-of-*.lock")):
+        try:
+            i, n = (int(part) for part in path.stem.removeprefix("shard-").split("-of-"))
+        except ValueError:
+            continue
+        if n >= 1:
+            found.append((path, (i, n)))
+    return found
+
+
 def _holder_text(holder_text: str) -> str:
     """``process 8096 on host (since ...: crasp sweep ...)`` from a lock file's record."""
     try:
@@ -99,13 +113,8 @@ def running_sweeps(out_dir: str | Path) -> list[str]:
     try:
         if registry is not None:
             fcntl.flock(registry.fileno(), fcntl.LOCK_SH)
-        running = []
-        for path in sorted(locks.glob("shard-*-of-*.lock")):
-            holder = _held(path)
-            if holder is not None:
-                shard = path.stem.removeprefix("shard-").replace("-of-", "/")
-                running.append(f"shard {shard}: {_holder_text(holder)}")
-        return running
+        return [f"shard {i}/{n}: {_holder_text(holder)}" for path, (i, n) in _shard_locks(locks)
+                if (holder := _held(path)) is not None]
     finally:
         if registry is not None:
             registry.close()
@@ -153,14 +162,8 @@ class SweepLock:
         return file
 
     def _refuse_meeting_shards(self) -> None:
-        for path in sorted(self.path.parent.glob("shard-*-of-*.lock")):
-            if path == self.path:
-                continue
-            try:
-                i, n = (int(part) for part in path.stem.removeprefix("shard-").split("-of-"))
-            except ValueError:
-                continue
-            if n >= 1 and shards_meet(self.shard, (i, n)):
+        for path, (i, n) in _shard_locks(self.path.parent):
+            if path != self.path and shards_meet(self.shard, (i, n)):
                 holder = _held(path)
                 if holder is not None:
                     raise SweepInUseError(self._refusal(holder, f"{i}/{n}"))
