@@ -16,6 +16,12 @@ class SignalGuard:
     main thread, never over an ignored signal, and restored on exit. A stop the guarded work
     never acted on (it came after the last look at ``stop``) is delivered again on exit when
     the handler this guard replaced is another guard's, so nesting loses no stop.
+
+    A handler's exception can be lost: Python runs a signal handler in whatever Python code
+    the main thread executes next, and an exception raised inside a garbage-collector
+    callback or a ``__del__`` is printed and dropped. So the handler records the stop before it
+    raises, and work guarded with ``interrupt=True`` calls ``raise_if_stopped`` at its safe
+    points (between cells, while waiting on workers) to raise a stop whose exception was lost.
     """
 
     def __init__(self, interrupt: bool = False):
@@ -25,10 +31,17 @@ class SignalGuard:
         self._previous: dict[int, Any] = {}
 
     def _handle(self, signum, frame):
-        if self.interrupt or (self.stop and signum == signal.SIGINT):
-            raise KeyboardInterrupt
+        escalate = self.interrupt or (self.stop and signum == signal.SIGINT)
         self.stop = True
         self.signal = signum
+        if escalate:
+            raise KeyboardInterrupt
+
+    def raise_if_stopped(self) -> None:
+        """Raise ``KeyboardInterrupt`` if a stop was asked (its own exception may have been
+        dropped where the handler ran)."""
+        if self.stop:
+            raise KeyboardInterrupt
 
     def __enter__(self) -> "SignalGuard":
         if threading.current_thread() is threading.main_thread():

@@ -32,6 +32,7 @@ from crasp.train.sweep.directory import (
 from crasp.train.sweep.lock import watch_parent
 
 TrainFn = Callable[..., dict]
+POLL_S = 1.0   # how often a parent waiting on workers looks for a stop whose exception was lost
 
 
 def _init_worker(parent_pid: int) -> None:
@@ -211,9 +212,10 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
         units += [(cell, None)] if todo is None else [
             (cell, trial) for trial in todo if trials is None or trial in trials]
     try:
-        with SignalGuard(interrupt=True):
+        with SignalGuard(interrupt=True) as guard:
             if jobs <= 1 or len(units) <= 1:
                 for cell, trial in units:
+                    guard.raise_if_stopped()
                     if cell.id in reported:
                         continue
                     try:
@@ -225,8 +227,9 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
                                      RunResults.read(cell_dir(out, cell)).to_json())
                         raise
                     unit_finished(cell, trial, status, payload)
+                guard.raise_if_stopped()
             else:
-                _run_pool(units, out, jobs, train_fn, unit_finished)
+                _run_pool(units, out, jobs, train_fn, unit_finished, guard.raise_if_stopped)
     except KeyboardInterrupt:
         outcome.interrupted = True
         raise
@@ -258,7 +261,12 @@ def _trials_to_run(out: Path, cell: Cell) -> list[int] | None:
 
 def _run_pool(units: Sequence[tuple[Cell, int | None]], out: Path, jobs: int,
               train_fn: TrainFn | None,
-              finished: Callable[[Cell, int | None, str, Any], None]) -> None:
+              finished: Callable[[Cell, int | None, str, Any], None],
+              raise_if_stopped: Callable[[], None]) -> None:
+    """Run ``units`` in ``jobs`` worker processes, calling ``finished`` in submission order
+    among those that end together. The wait wakes every ``POLL_S`` seconds to call
+    ``raise_if_stopped``: a Ctrl-C whose exception was dropped (``SignalGuard``) stops the
+    sweep within that time, not when the next cell ends hours later."""
     context = multiprocessing.get_context("spawn")
     with _OneThreadEnvironment():  # workers are spawned on submit and inherit os.environ
         executor = concurrent.futures.ProcessPoolExecutor(
@@ -271,22 +279,34 @@ def _run_pool(units: Sequence[tuple[Cell, int | None]], out: Path, jobs: int,
         except BaseException:
             _terminate(executor)
             raise
+    order = {future: index for index, future in enumerate(futures)}
+    remaining = set(futures)
     try:
-        for future in concurrent.futures.as_completed(futures):
-            cell, trial = futures[future]
-            try:
-                status, payload = future.result()
-            except concurrent.futures.process.BrokenProcessPool:
-                raise CraspError("a sweep worker died (killed for memory?); finished cells are "
-                                 "kept: run the same command again to resume") from None
-            except Exception:  # e.g. unpicklable results
-                status, payload = "error", traceback.format_exc()
-                write_text_atomic(cell_dir(out, cell) / ERROR_FILE, payload)
-            finished(cell, trial, status, payload)
+        while remaining:
+            raise_if_stopped()
+            done, remaining = concurrent.futures.wait(
+                remaining, timeout=POLL_S, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in sorted(done, key=order.__getitem__):
+                _finish_unit(future, futures[future], out, finished)
+        raise_if_stopped()
     except BaseException:
         _terminate(executor)
         raise
     executor.shutdown(wait=True)
+
+
+def _finish_unit(future: concurrent.futures.Future, unit: tuple[Cell, int | None], out: Path,
+                 finished: Callable[[Cell, int | None, str, Any], None]) -> None:
+    cell, trial = unit
+    try:
+        status, payload = future.result()
+    except concurrent.futures.process.BrokenProcessPool:
+        raise CraspError("a sweep worker died (killed for memory?); finished cells are "
+                         "kept: run the same command again to resume") from None
+    except Exception:  # e.g. unpicklable results
+        status, payload = "error", traceback.format_exc()
+        write_text_atomic(cell_dir(out, cell) / ERROR_FILE, payload)
+    finished(cell, trial, status, payload)
 
 
 def _progress_bar(total: int, initial: int, enabled: bool):
