@@ -170,3 +170,51 @@ def test_a_saved_model_loads_to_the_same_config(tmp_path):
     model = compile_program(crasp.load_program("examples/dyck1.crasp"))
     model.save(tmp_path / "m")
     assert load_model(tmp_path / "m").spec == model.spec
+
+
+def _integer_places(value, path=()):
+    """The path of every integer in a JSON value (booleans are not integers)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _integer_places(item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _integer_places(item, path + (index,))
+    elif isinstance(value, int) and not isinstance(value, bool):
+        yield path
+
+
+def _replaced(config, path, new):
+    config = json.loads(json.dumps(config))
+    holder = config
+    for step in path[:-1]:
+        holder = holder[step]
+    holder[path[-1]] = new
+    return config
+
+
+CHECKED_INTEGER_KEYS = {"version", "bos_id", "other_id", "d_model", "n_layers", "n_heads",
+                        "d_head", "depth", "ffn_widths", "precision", "periodic_moduli"}
+
+
+@pytest.mark.parametrize("name", ["majority", "dyck1", "contains_ab"])
+def test_every_checked_integer_is_refused_as_a_float_or_a_boolean(name):
+    """A reader that compared with ``==`` took ``3.0`` (and ``true`` for 1) as the integer and
+    then failed deep inside the executor (fuzzing found ``"other_id": 3.0``). Every integer
+    the reader checks, in a NoPE and a positional model, is refused as its float twin, and as
+    a boolean where one equals it."""
+    config = compile_program(crasp.load_program(f"examples/{name}.crasp")).config
+    places = [path for path in _integer_places(config) if path[0] in CHECKED_INTEGER_KEYS]
+    assert {path[0] for path in places} >= CHECKED_INTEGER_KEYS - {"periodic_moduli"}
+    assert name != "contains_ab" or ("periodic_moduli", 0) in places
+    for path in places:
+        for twin in [float(_value_at(config, path))] + (
+                [bool(_value_at(config, path))] if _value_at(config, path) in (0, 1) else []):
+            with pytest.raises(ModelFormatError, match="somewhere/config.json"):
+                ModelConfig.from_json(_replaced(config, path, twin), "somewhere")
+
+
+def _value_at(config, path):
+    for step in path:
+        config = config[step]
+    return config

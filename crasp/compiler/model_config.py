@@ -151,7 +151,8 @@ class ModelConfig:
         if config["bos_id"] != len(vocab):
             fail(f"'bos_id' must be len(vocab) = {len(vocab)} (the row after the tokens), got "
                  f"{config['bos_id']}")
-        if config["version"] >= 2 and config.get("other_id") != len(vocab) + 1:
+        if config["version"] >= 2 and (not _is_int(config.get("other_id"))
+                                       or config["other_id"] != len(vocab) + 1):
             fail(f"'other_id' must be len(vocab) + 1 = {len(vocab) + 1} (the row after BOS), "
                  f"got {config.get('other_id')!r}")
         widths = config["ffn_widths"]

@@ -15,5 +15,6 @@ class FloatRealizationModel(TrainerCheckpoint):
 
     def describe(self) -> str:
         config = self.executable.config
-        return (f"{self.path}: {self.kind.what}: {self.shape()}, {config['gadgets']} gadgets, "
-                f"certified exact up to length {config['certified_length']}")
+        gadgets = config.get("gadgets", "unrecorded")
+        return (f"{self.path}: {self.kind.what}: {self.shape()}, {gadgets} gadgets, "
+                f"certified exact up to length {config.get('certified_length', 'unrecorded')}")

@@ -79,6 +79,14 @@ def _read_json(path: Path, where: str) -> dict:
     return value
 
 
+def _changed(config: TrainConfig, changes: dict, where: str) -> TrainConfig:
+    """``config`` with ``changes`` (a file's own values), checked like config.json."""
+    try:
+        return config.replace(**changes).validate()
+    except CraspError as error:
+        raise ModelFormatError(f"{where}: {error}") from None
+
+
 def load_checkpoint(directory: str | Path) -> Checkpoint:
     """Read a trained run or a float realization (raises ``ModelFormatError``)."""
     path = Path(directory)
@@ -94,9 +102,12 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
         architecture = _read_json(architecture_path, where)
         if not isinstance(architecture, dict) or architecture.get("kind") != KIND:
             raise ModelFormatError(f"{where}/{ARCHITECTURE_FILE}: 'kind' must be {KIND!r}")
-        vocab, widths = architecture.get("vocab"), architecture.get("ffn_widths")
-        kind, dtype = "compiled-float", architecture.get("dtype")
-        if dtype not in DTYPES:
+        vocab, kind, dtype = architecture.get("vocab"), "compiled-float", architecture.get("dtype")
+        if architecture.get("ffn_widths") is not None:  # else config.json's widths
+            # the realization's own hidden widths, checked by the trainer config's rule
+            config = _changed(config, {"ffn_widths": architecture["ffn_widths"]},
+                              f"{where}/{ARCHITECTURE_FILE}")
+        if not isinstance(dtype, str) or dtype not in DTYPES:
             raise ModelFormatError(f"{where}/{ARCHITECTURE_FILE}: 'dtype' must be one of "
                                    f"{', '.join(DTYPES)}, got {dtype!r}")
     else:
@@ -105,10 +116,14 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
             raise ModelFormatError(f"{where}/{files.RESULTS_FILE} is missing: the run has not "
                                    f"finished, so its vocabulary is not recorded")
         recorded = _read_json(results, where)
-        vocab = (recorded.get("data") or {}).get("vocab")
+        data, selected = recorded.get("data"), recorded.get("selected") or {}
+        vocab = data.get("vocab") if isinstance(data, dict) else None
+        if not isinstance(selected, dict):
+            raise ModelFormatError(f"{where}/{files.RESULTS_FILE}: 'selected' must be a JSON "
+                                   f"object of config overrides, got {selected!r}")
         # a search's best trial may differ from config.json: results.json names its overrides
-        config = config.replace(**(recorded.get("selected") or {}), search=None)
-        architecture, widths, kind, dtype = {}, None, "trained", "float32"
+        config = _changed(config, {**selected, "search": None}, f"{where}/{files.RESULTS_FILE}")
+        architecture, kind, dtype = {}, "trained", "float32"
     if not isinstance(vocab, list) or not all(isinstance(token, str) for token in vocab):
         raise ModelFormatError(f"{where}: no vocabulary (a list of token strings) recorded")
     if len(set(vocab)) != len(vocab):
@@ -117,8 +132,7 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
     if not isinstance(certified, int) or isinstance(certified, bool) or certified < 0:
         raise ModelFormatError(f"{where}/{ARCHITECTURE_FILE}: 'certified_length' must be an "
                                f"integer >= 0, got {certified!r}")
-    module = CausalTransformer(config, len(vocab), config.max_length() + 1,
-                               widths or config.ffn_widths)
+    module = CausalTransformer(config, len(vocab), config.max_length() + 1, config.ffn_widths)
     module.to(DTYPES[dtype]).eval()  # first: float32 would not hold large gains exactly
     try:
         weights = load_file(str(path / files.BEST_FILE))

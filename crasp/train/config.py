@@ -50,6 +50,10 @@ def _test_bin(value: Any) -> tuple:
     return (lo, hi) if distribution == UNIFORM else (lo, hi, distribution)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _pair(value: Any, name: str) -> tuple[int, int]:
     if isinstance(value, str):
         value = parse_bin(value)
@@ -60,7 +64,7 @@ def _pair(value: Any, name: str) -> tuple[int, int]:
         if int(lo) != lo or int(hi) != hi:
             raise ValueError
         return int(lo), int(hi)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):   # OverflowError: int(inf)
         raise CraspError(f"{name}: expected a length bin LO:HI, got {value!r}") from None
 
 
@@ -158,23 +162,27 @@ class TrainConfig:
 
     # ------------------------------------------------------------------ checks
     def normalized(self) -> "TrainConfig":
-        """Same config with canonical types (tuples for bins, floats for floats)."""
+        """Same config with canonical types (tuples for bins, floats for floats). A value of
+        the wrong shape is left as it is, for ``validate`` to refuse with its message (a
+        config file may hold anything)."""
         c = dataclasses.replace(self)
         c.train_bin = _pair(c.train_bin, "train_bin")
         if isinstance(c.test_bins, str):
             c.test_bins = parse_test_bins(c.test_bins)
+        if not isinstance(c.test_bins, (list, tuple, type(None))):
+            raise CraspError(f"test_bins: expected a list of length bins, got {c.test_bins!r}")
         c.test_bins = [_test_bin(b) for b in (c.test_bins or [])]
         for name in ("dropout", "rope_base", "rope_fraction", "lr", "weight_decay",
                      "adam_beta1", "adam_beta2", "grad_clip", "val_fraction"):
             value = getattr(c, name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if _is_number(value):
                 setattr(c, name, float(value))
-        if c.alibi_slopes is not None:
-            c.alibi_slopes = [float(s) for s in c.alibi_slopes]
-        if c.ffn_widths is not None:
-            c.ffn_widths = [list(widths) for widths in c.ffn_widths]
-        if c.search is not None:
-            c.search = [dict(entry) for entry in c.search]
+        if isinstance(c.alibi_slopes, (list, tuple)):
+            c.alibi_slopes = [float(s) if _is_number(s) else s for s in c.alibi_slopes]
+        if isinstance(c.ffn_widths, (list, tuple)):
+            c.ffn_widths = [list(w) if isinstance(w, (list, tuple)) else w for w in c.ffn_widths]
+        if isinstance(c.search, (list, tuple)):
+            c.search = [dict(e) if isinstance(e, dict) else e for e in c.search]
         return c
 
     def validate(self) -> "TrainConfig":
@@ -271,10 +279,11 @@ class TrainConfig:
                  "moduli are set but posenc is neither 'sinusoidal-rational' nor 'alibi'")
         if self.ffn_widths is not None:
             need(isinstance(self.ffn_widths, list) and len(self.ffn_widths) == self.depth
-                 and all(isinstance(w, list) and w and all(is_int(x) and x >= 1 for x in w)
+                 and all(isinstance(w, list) and w
+                         and all(is_int(x) and 1 <= x <= LARGEST["d_ff"] for x in w)
                          for w in self.ffn_widths),
-                 f"ffn_widths must hold one non-empty list of positive widths per layer "
-                 f"({self.depth} layers), got {self.ffn_widths!r}")
+                 f"ffn_widths must hold one non-empty list of widths from 1 to "
+                 f"{LARGEST['d_ff']:,} per layer ({self.depth} layers), got {self.ffn_widths!r}")
         if self.precision is not None:
             self._validate_precision(need)
         lo, hi = self.train_bin
