@@ -20,8 +20,35 @@ from typing import Any, Mapping
 from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
+from crasp.util.json_shape import (ANY, BOOLEAN, FINITE, INTEGER, NUMBER, STRING, ListOf,
+                                   MapOf, Object, OrNull, mismatch)
 
 RESULTS_FILE = "results.json"
+
+BIN_SHAPE = Object({"exact_match": OrNull(FINITE), "token_accuracy": OrNull(FINITE),
+                    "n": OrNull(INTEGER), "loss": OrNull(NUMBER)})
+TRIAL_SHAPE = Object({"overrides": OrNull(MapOf(ANY)), "epochs": OrNull(INTEGER),
+                      "val_exact_match": OrNull(FINITE), "stopped": OrNull(STRING)})
+IMPROVEMENT_SHAPE = Object(  # crasp.train.budget's records
+    {"trial": OrNull(INTEGER), "epoch": INTEGER, "step": OrNull(INTEGER),
+     "val_key": ListOf(FINITE), "val_exact_match": FINITE, "val_token_accuracy": OrNull(FINITE),
+     "bins": MapOf(BIN_SHAPE)},
+    required=frozenset({"epoch", "val_key", "val_exact_match", "bins"}))
+RESULTS_SHAPE = Object({
+    "bins": MapOf(BIN_SHAPE), "val_exact_match": OrNull(FINITE),
+    "val_token_accuracy": OrNull(FINITE), "val_n": OrNull(INTEGER), "success": BOOLEAN,
+    "epochs": OrNull(INTEGER), "best_epoch": OrNull(INTEGER), "stopped": OrNull(STRING),
+    "total_epochs": OrNull(INTEGER), "best_trial": OrNull(INTEGER),
+    "selected": OrNull(MapOf(ANY)), "trials": OrNull(ListOf(TRIAL_SHAPE)),
+    "search_trial": OrNull(INTEGER), "assembled_from": OrNull(ListOf(ANY)),
+    "improvements": OrNull(ListOf(IMPROVEMENT_SHAPE)), "wall_time_s": OrNull(FINITE),
+    "train_time_s": OrNull(FINITE), "eval_time_s": OrNull(FINITE), "n_params": OrNull(INTEGER),
+    "language": OrNull(MapOf(ANY)), "data": OrNull(Object({"vocab": OrNull(ListOf(STRING))})),
+    "environment": OrNull(Object({"code": OrNull(STRING)})),
+    "config": OrNull(Object({"epochs": OrNull(INTEGER),
+                             "search": OrNull(ListOf(MapOf(ANY)))}))})
+"""What ``RunResults.from_json`` accepts: every field's type, and inside the nested records the
+keys that readers index (the report, the budget view, a checkpoint's vocabulary)."""
 
 
 class ResultsFormatError(CraspError, ValueError):
@@ -84,6 +111,9 @@ class RunResults:
         bins = value.get("bins", {})
         if not isinstance(bins, Mapping):
             raise ResultsFormatError(f"{where}: 'bins' must map bin names to scores")
+        problem = mismatch(dict(value), RESULTS_SHAPE)
+        if problem:
+            raise ResultsFormatError(f"{where}: {problem}")
         known = {f.name for f in dataclasses.fields(cls)} - {"bins", "extra"}
         return cls(bins={str(name): BinScore.from_json(scores, f"{where}: bin {name}")
                          for name, scores in bins.items()},

@@ -19,6 +19,8 @@ from crasp.train.sweep import (
     read_json,
 )
 from crasp.train.results import RunResults
+from crasp.util.json_shape import (ANY, FINITE, INTEGER, STRING, ListOf, MapOf, Object, OrNull,
+                                   mismatch)
 from crasp.train.report.ordering import language_sort_key, posenc_sort_key
 
 # Fields that never distinguish hyperparameter settings (used only when cell.json is missing).
@@ -104,6 +106,18 @@ def at_budget(data: SweepData, budget: int) -> SweepData:
     return dataclasses.replace(data, cells=kept, unbudgeted=left_out, budget=budget)
 
 
+SWEEP_SHAPE = Object({"specs": ListOf(Object({
+    "commands": ListOf(STRING), "cells": ListOf(Object({"id": STRING}, frozenset({"id"})))}))})
+SESSION_SHAPE = Object({"command": OrNull(STRING), "started": OrNull(STRING),
+                        "elapsed_s": OrNull(FINITE)})
+CELL_RECORD_SHAPE = Object({"config": OrNull(MapOf(ANY)), "overrides": OrNull(MapOf(ANY)),
+                            "hyper": MapOf(ANY), "index": OrNull(INTEGER)})
+AXES_SHAPE = Object({"language": STRING, "depth": INTEGER, "posenc": STRING,
+                     "seed": INTEGER, "search": OrNull(ListOf(MapOf(ANY)))})
+"""The keys of sweep.json, a session file, a cell's cell.json and its merged config that the
+report indexes (``crasp.util.json_shape``): a file that departs from them is named, not read."""
+
+
 def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
     """Read the finished cells, specs and sessions of one or more sweep (shard) directories."""
     if not dirs:
@@ -124,15 +138,17 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
                 recorded = read_json(directory / SWEEP_FILE)
             except (OSError, ValueError) as error:
                 raise CraspError(f"{directory / SWEEP_FILE}: unreadable ({error})") from None
-            if not isinstance(recorded, dict) or not isinstance(recorded.get("specs", []), list):
-                raise CraspError(f"{directory / SWEEP_FILE}: not a sweep record (a JSON object "
-                                 f"whose 'specs' is a list)")
+            problem = mismatch(recorded, SWEEP_SHAPE)
+            if problem:
+                raise CraspError(f"{directory / SWEEP_FILE}: not a sweep record ({problem})")
             specs.extend(recorded.get("specs", []))
         for path in sorted((directory / SESSIONS_DIR).glob("*.json")):
             try:
-                sessions.append(read_json(path))
+                session = read_json(path)
             except (OSError, ValueError):
-                pass
+                continue
+            if mismatch(session, SESSION_SHAPE) is None:  # a damaged one is left out, as an
+                sessions.append(session)                  # unreadable one is
         for cell_path in sorted((directory / CELLS_DIR).glob("*")) if (
                 directory / CELLS_DIR).is_dir() else []:
             if not cell_path.is_dir():
@@ -159,6 +175,11 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
                     record = read_json(cell_path / CELL_FILE)
                 except (OSError, ValueError):
                     record = {}
+                problem = mismatch(record, CELL_RECORD_SHAPE)
+                if problem:
+                    errors.append({"id": cell_path.name, "dir": str(directory),
+                                   "error": f"malformed {CELL_FILE}: {problem}"})
+                    continue
             config = dict(record.get("config") or {})
             config.update(results.config or {})
             # A searched cell's numbers come from its selected trial: its row states that
@@ -172,6 +193,12 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
             else:
                 hyper = {k: v for k, v in config.items() if k not in _NOT_HYPER}
             if any(axis not in config for axis in ("language", "depth", "posenc")):
+                continue
+            problem = mismatch(config, AXES_SHAPE)
+            if problem:
+                errors.append({"id": cell_path.name, "dir": str(directory),
+                               "error": f"malformed config ({CELL_FILE} and {RESULTS_FILE}): "
+                                        f"{problem}"})
                 continue
             cells[cell_path.name] = CellResult(cell_path.name, str(directory),
                                                record.get("index"), config, hyper, results)

@@ -1,0 +1,139 @@
+"""``crasp.util.json_shape``, and the report over sweep records with any value damaged.
+
+Fuzzing ``crasp report`` over a sweep's records found 24 kinds of traceback: a cell.json that
+is not an object or whose ``config`` is a number, a results.json whose ``trials``,
+``improvements``, ``environment`` or ``config`` has the wrong shape, a session whose
+``command`` is a number or whose ``elapsed_s`` is NaN. Each file's shape is now declared and
+checked on reading: a damaged cell is listed as failed, naming the file and the place; a
+damaged session is left out, as an unreadable one is.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from crasp.cli import cli
+from crasp.errors import CraspError
+from crasp.train.report import build_report, markdown_report
+from crasp.train.results import RESULTS_SHAPE, RunResults
+from crasp.util.json_shape import (ANY, BOOLEAN, FINITE, INTEGER, NUMBER, STRING, ListOf, MapOf,
+                                   Object, OrNull, mismatch)
+
+RECORDS = Path(__file__).resolve().parents[1] / "docs/results/third-edition/records"
+SWEEP = RECORDS / "alibi-one-head"   # five real cells, with budget records and a session
+
+
+@pytest.mark.parametrize("value, shape, expected", [
+    (1, NUMBER, None), (1.5, NUMBER, None), (True, NUMBER, "expected a number, got true"),
+    (float("nan"), NUMBER, None), (float("nan"), FINITE, "expected a finite number, got NaN"),
+    (float("inf"), FINITE, "expected a finite number, got Infinity"),
+    (2, INTEGER, None), (2.0, INTEGER, "expected an integer, got 2.0"),
+    (False, INTEGER, "expected an integer, got false"), ("x", STRING, None),
+    (1, STRING, "expected a string, got 1"), (True, BOOLEAN, None),
+    (0, BOOLEAN, "expected true or false, got 0"), ({"a": [1]}, ANY, None),
+    (None, OrNull(INTEGER), None), ("x", OrNull(INTEGER), "expected an integer or null, got \"x\""),
+    ([1, 2, "3"], ListOf(INTEGER), "[2]: expected an integer, got \"3\""),
+    ({"a": 1}, ListOf(INTEGER), "expected a list, got {\"a\": 1}"),
+    ({"a": 1, "b": "2"}, MapOf(INTEGER), "b: expected an integer, got \"2\""),
+    ([1], MapOf(ANY), "expected an object, got [1]"),
+    ({"x": 1}, Object({"y": INTEGER}, frozenset({"y"})), "y: missing"),
+    ({"y": {"z": [0, None]}, "other": "anything"},
+     Object({"y": Object({"z": ListOf(INTEGER)})}), "y.z[1]: expected an integer, got null"),
+])
+def test_mismatch_names_the_first_place_that_departs(value, shape, expected):
+    assert mismatch(value, shape) == expected
+
+
+def test_the_results_shape_names_every_field_of_run_results():
+    """One list of fields: the shape checks every field the dataclass reads."""
+    import dataclasses
+
+    fields = {item.name for item in dataclasses.fields(RunResults)} - {"extra"}
+    assert set(RESULTS_SHAPE.fields) == fields
+
+
+def test_every_committed_results_file_fits_its_shape():
+    paths = sorted(RECORDS.glob("*/cells/*/results.json")) + sorted(
+        RECORDS.glob("*/cells/*/trials/*/results.json"))
+    assert len(paths) > 300
+    for path in paths:
+        RunResults.read(path.parent)
+
+
+WRONG_VALUES = [None, True, -1, 1.5, float("nan"), "x", [], [1], {}, {"a": 1}, [[1, 2]]]
+
+
+def _places(record):
+    """Every top-level key, and every key of the first element of a list of objects or the
+    first value of an object of objects (a bin, a budget record, a trial)."""
+    for key, value in record.items():
+        yield (key,)
+        inner = value[0] if isinstance(value, list) and value else (
+            next(iter(value.values()), None) if isinstance(value, dict) else None)
+        first = 0 if isinstance(value, list) else (next(iter(value), None)
+                                                   if isinstance(value, dict) else None)
+        if isinstance(inner, dict):
+            for inner_key in inner:
+                yield (key, first, inner_key)
+
+
+def _damaged(record, place, value):
+    record = json.loads(json.dumps(record))
+    holder = record
+    for step in place[:-1]:
+        holder = holder[step]
+    holder[place[-1]] = value
+    return record
+
+
+def test_a_report_over_records_with_any_value_damaged_lists_the_cell_or_refuses_in_words(
+        tmp_path):
+    cell = sorted((SWEEP / "cells").iterdir())[0]
+    files = [cell / "results.json", cell / "cell.json", SWEEP / "sweep.json",
+             *sorted((SWEEP / "sessions").glob("*.json"))]
+    outcomes = {"reported": 0, "listed": 0, "refused": 0}
+    index = 0
+    for path in files:
+        record = json.loads(path.read_text())
+        for place in _places(record):
+            index += 1
+            for value in [WRONG_VALUES[(index * 2 + k) % len(WRONG_VALUES)] for k in range(2)]:
+                target = tmp_path / "sweep"
+                shutil.copytree(SWEEP, target)
+                (target / path.relative_to(SWEEP)).write_text(
+                    json.dumps(_damaged(record, place, value)))
+                try:
+                    for budget in (None, 3) if path.name == "results.json" else (None,):
+                        report = build_report([target], compiled=False, budget=budget)
+                        markdown_report(report)
+                        json.dumps(report.as_dict(), default=str)
+                    listed = [e for e in report.data.errors if e["id"] == cell.name]
+                    outcomes["listed" if listed else "reported"] += 1
+                except CraspError as error:
+                    assert str(target) in str(error), error
+                    outcomes["refused"] += 1
+                shutil.rmtree(target)
+    assert outcomes["listed"] > 20 and outcomes["refused"] >= 1, outcomes
+
+
+def test_the_report_command_names_a_damaged_cell_and_reports_the_rest(tmp_path):
+    target = tmp_path / "sweep"
+    shutil.copytree(SWEEP, target)
+    cell = sorted((target / "cells").iterdir())[0]
+    results = json.loads((cell / "results.json").read_text())
+    results["improvements"][0]["epoch"] = "3"
+    (cell / "results.json").write_text(json.dumps(results))
+    outcome = CliRunner().invoke(cli, ["report", str(target), "-o", str(tmp_path / "report"),
+                                       "--no-compiled", "--no-progress"])
+    assert outcome.exit_code == 0, outcome.output
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert f"`{cell.name}` failed: unreadable results: " in text
+    assert "improvements[0].epoch: expected an integer, got \"3\"" in text
+    written = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert written["cells_done"] == 4
+    assert [failed["id"] for failed in written["cells_failed"]] == [cell.name]
