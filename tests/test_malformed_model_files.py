@@ -92,3 +92,26 @@ def test_every_trainer_config_field_with_a_wrong_value_is_accepted_or_refused_in
             except CraspError:
                 outcomes["refused"] += 1
     assert outcomes["refused"] > 10 * len(good), outcomes
+
+
+SET_VALUES = ['null', 'true', '-1', '1e400', '1.5', '"x"', '[]', '[1]', '{}', '[[1, 2]]',
+              '[{"d_model": "x"}]', '[{"nope": 1}]', '3.0']
+
+
+def test_every_config_field_set_to_a_wrong_value_on_the_command_line_exits_0_or_2():
+    """``crasp train --set KEY=VALUE --print-config``, every field, wrong values of every JSON
+    type (fuzzing found ``search=[1]`` and ``search=[{"nope": 1}]`` failing inside the preset
+    resolution with a TypeError)."""
+    from crasp.train.presets import resolve_preset
+
+    fields = sorted(resolve_preset("default", language="L3", depth=1).to_dict())
+    refused = 0
+    for key in fields:
+        for value in SET_VALUES:
+            result = invoke("train", "--language", "L3", "--depth", "1", "--set",
+                            f"{key}={value}", "--print-config")
+            assert result.exit_code in (0, 2), (key, value, result.output)
+            assert result.exception is None or isinstance(result.exception, SystemExit), (
+                key, value, repr(result.exception))
+            refused += result.exit_code == 2
+    assert refused > 5 * len(fields)

@@ -20,7 +20,7 @@ import difflib
 from typing import Any
 
 from crasp.errors import CraspError
-from crasp.train.config import TrainConfig, config_fields
+from crasp.train.config import SEARCHABLE, TrainConfig, config_fields
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": dict(
@@ -89,7 +89,10 @@ def resolve_preset(name: str = "default", **overrides: Any) -> TrainConfig:
         values["search"] = entries if len(entries) > 1 else None
         if len(entries) == 1:
             values.update(entries[0])
-    if values.get("search"):
-        values.update(values["search"][0])  # the config's own fields show the first trial
+    search = values.get("search")
+    if (isinstance(search, list) and search and isinstance(search[0], dict)
+            and set(search[0]) <= SEARCHABLE):
+        values.update(search[0])  # the config's own fields show the first trial (a malformed
+        #                           search is left to ``validate``, which says what it needs)
     config = TrainConfig(**values).normalized()
     return config.validate()
