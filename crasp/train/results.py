@@ -111,13 +111,13 @@ class RunResults:
         bins = value.get("bins", {})
         if not isinstance(bins, Mapping):
             raise ResultsFormatError(f"{where}: 'bins' must map bin names to scores")
+        bins = {str(name): BinScore.from_json(scores, f"{where}: bin {name}")
+                for name, scores in bins.items()}
         problem = mismatch(dict(value), RESULTS_SHAPE)
         if problem:
             raise ResultsFormatError(f"{where}: {problem}")
         known = {f.name for f in dataclasses.fields(cls)} - {"bins", "extra"}
-        return cls(bins={str(name): BinScore.from_json(scores, f"{where}: bin {name}")
-                         for name, scores in bins.items()},
-                   **{key: value[key] for key in known if key in value},
+        return cls(bins=bins, **{key: value[key] for key in known if key in value},
                    extra={key: item for key, item in value.items()
                           if key not in known and key != "bins"})
 
