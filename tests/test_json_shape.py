@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from crasp.cli import cli
+from json_places import replaced_at
 from crasp.errors import CraspError
 from crasp.train.report import build_report, markdown_report
 from crasp.train.results import RESULTS_SHAPE, RunResults
@@ -82,15 +83,6 @@ def _places(record):
                 yield (key, first, inner_key)
 
 
-def _damaged(record, place, value):
-    record = json.loads(json.dumps(record))
-    holder = record
-    for step in place[:-1]:
-        holder = holder[step]
-    holder[place[-1]] = value
-    return record
-
-
 def test_a_report_over_records_with_any_value_damaged_lists_the_cell_or_refuses_in_words(
         tmp_path):
     cell = sorted((SWEEP / "cells").iterdir())[0]
@@ -106,7 +98,7 @@ def test_a_report_over_records_with_any_value_damaged_lists_the_cell_or_refuses_
                 target = tmp_path / "sweep"
                 shutil.copytree(SWEEP, target)
                 (target / path.relative_to(SWEEP)).write_text(
-                    json.dumps(_damaged(record, place, value)))
+                    json.dumps(replaced_at(record, place, value)))
                 try:
                     for budget in (None, 3) if path.name == "results.json" else (None,):
                         report = build_report([target], compiled=False, budget=budget)

@@ -18,6 +18,7 @@ from crasp.compiler.model_config import (
 )
 from crasp.compiler.model_format import load_model
 from crasp.compiler.random_models import random_model
+from json_places import replaced_at
 
 EXAMPLES = [p for p in sorted(Path("examples").glob("*.crasp"))
             if p.stem not in ("aa_star", "contains_ab")]  # positional: not compilable
@@ -184,15 +185,6 @@ def _integer_places(value, path=()):
         yield path
 
 
-def _replaced(config, path, new):
-    config = json.loads(json.dumps(config))
-    holder = config
-    for step in path[:-1]:
-        holder = holder[step]
-    holder[path[-1]] = new
-    return config
-
-
 CHECKED_INTEGER_KEYS = {"version", "bos_id", "other_id", "d_model", "n_layers", "n_heads",
                         "d_head", "depth", "ffn_widths", "precision", "periodic_moduli"}
 
@@ -211,7 +203,7 @@ def test_every_checked_integer_is_refused_as_a_float_or_a_boolean(name):
         for twin in [float(_value_at(config, path))] + (
                 [bool(_value_at(config, path))] if _value_at(config, path) in (0, 1) else []):
             with pytest.raises(ModelFormatError, match="somewhere/config.json"):
-                ModelConfig.from_json(_replaced(config, path, twin), "somewhere")
+                ModelConfig.from_json(replaced_at(config, path, twin), "somewhere")
 
 
 def _value_at(config, path):
