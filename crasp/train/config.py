@@ -195,7 +195,7 @@ class TrainConfig:
             return isinstance(v, int) and not isinstance(v, bool)
 
         def is_num(v):
-            return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            return _is_number(v) and math.isfinite(v)
 
         need(is_int(self.depth) and 1 <= self.depth <= LARGEST["depth"],
              f"depth must be an integer from 1 to {LARGEST['depth']:,}, got {self.depth!r}")

@@ -65,8 +65,8 @@ def _expected(shape: Any) -> str:
 
 def mismatch(value: Any, shape: Any, place: str = "") -> str | None:
     """The first place where ``value`` departs from ``shape``, in words; None if it fits."""
-    def at(step: str) -> str:
-        return f"{place}{step}" if place or not step.startswith(".") else step[1:]
+    def at(key: str) -> str:
+        return f"{place}.{key}" if place else key
 
     if isinstance(shape, OrNull):
         if value is None:
@@ -90,16 +90,16 @@ def mismatch(value: Any, shape: Any, place: str = "") -> str | None:
                 return problem
     elif isinstance(shape, MapOf):
         for key, item in value.items():
-            problem = mismatch(item, shape.value, at(f".{key}"))
+            problem = mismatch(item, shape.value, at(key))
             if problem:
                 return problem
     elif isinstance(shape, Object):
         for key in sorted(shape.required):
             if key not in value:
-                return f"{at('.' + key)}: missing"
+                return f"{at(key)}: missing"
         for key, inner in shape.fields.items():
             if key in value:
-                problem = mismatch(value[key], inner, at(f".{key}"))
+                problem = mismatch(value[key], inner, at(key))
                 if problem:
                     return problem
     return None
