@@ -22,8 +22,8 @@ from json_places import replaced_at
 from crasp.errors import CraspError
 from crasp.train.report import build_report, markdown_report
 from crasp.train.results import RESULTS_SHAPE, RunResults
-from crasp.util.json_shape import (ANY, BOOLEAN, FINITE, INTEGER, NUMBER, STRING, ListOf, MapOf,
-                                   Object, OrNull, mismatch)
+from crasp.util.json_shape import (ANY, BOOLEAN, FINITE, INTEGER, NUMBER, STRING, Count, ListOf,
+                                   MapOf, Object, OrNull, mismatch)
 
 RECORDS = Path(__file__).resolve().parents[1] / "docs/results/third-edition/records"
 SWEEP = RECORDS / "alibi-one-head"   # five real cells, with budget records and a session
@@ -37,6 +37,12 @@ SWEEP = RECORDS / "alibi-one-head"   # five real cells, with budget records and 
     (False, INTEGER, "expected an integer, got false"), ("x", STRING, None),
     (1, STRING, "expected a string, got 1"), (True, BOOLEAN, None),
     (0, BOOLEAN, "expected true or false, got 0"), ({"a": [1]}, ANY, None),
+    (0, Count(5), None), (5, Count(5), None),
+    (6, Count(5), "expected an integer from 0 to 5, got 6"),
+    (-1, Count(5), "expected an integer from 0 to 5, got -1"),
+    (10**30, OrNull(Count(10**6)), "expected an integer from 0 to 1,000,000 or null, got "
+                                   "1000000000000000000000000000000"),
+    (True, Count(5), "expected an integer from 0 to 5, got true"),
     (None, OrNull(INTEGER), None), ("x", OrNull(INTEGER), "expected an integer or null, got \"x\""),
     ([1, 2, "3"], ListOf(INTEGER), "[2]: expected an integer, got \"3\""),
     ({"a": 1}, ListOf(INTEGER), "expected a list, got {\"a\": 1}"),
@@ -125,7 +131,28 @@ def test_the_report_command_names_a_damaged_cell_and_reports_the_rest(tmp_path):
     assert outcome.exit_code == 0, outcome.output
     text = (tmp_path / "report" / "report.md").read_text()
     assert f"`{cell.name}` failed: unreadable results: " in text
-    assert "improvements[0].epoch: expected an integer, got \"3\"" in text
+    assert "improvements[0].epoch: expected an integer from 0 to 1,000,000, got \"3\"" in text
     written = json.loads((tmp_path / "report" / "report.json").read_text())
     assert written["cells_done"] == 4
     assert [failed["id"] for failed in written["cells_failed"]] == [cell.name]
+
+
+@pytest.mark.parametrize("epochs, listed", [(100_000, False), (10**30, True)])
+def test_a_run_claiming_many_epochs_is_reported_at_the_cost_of_its_records(tmp_path, epochs,
+                                                                          listed):
+    """The fuzz's OverflowError: ``epochs`` of 10^30 reached ``range`` in the budget curves.
+    Counts past the trainer's limit are refused; within it, the curves are computed at the
+    budgets where a reading changes and carried over the rest (``aggregate._changes``), so a
+    claim of 100,000 epochs is reported without 100,000 evaluations of every table."""
+    target = tmp_path / "sweep"
+    shutil.copytree(SWEEP, target)
+    cell = sorted((target / "cells").iterdir())[0]
+    results = json.loads((cell / "results.json").read_text())
+    results["epochs"] = epochs
+    (cell / "results.json").write_text(json.dumps(results))
+    report = build_report([target], compiled=False)
+    assert [e["id"] for e in report.data.errors] == ([cell.name] if listed else [])
+    (curve,) = report.curves.values()
+    assert len(curve["budgets"]) == (max(
+        json.loads(path.read_text())["epochs"] for path in SWEEP.glob("cells/*/results.json"))
+        if listed else epochs)

@@ -20,24 +20,29 @@ from typing import Any, Mapping
 from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
 from crasp.languages import datasets
-from crasp.util.json_shape import (ANY, BOOLEAN, FINITE, INTEGER, NUMBER, STRING, ListOf,
+from crasp.train.config import LARGEST
+from crasp.util.json_shape import (ANY, BOOLEAN, FINITE, INTEGER, NUMBER, STRING, Count, ListOf,
                                    MapOf, Object, OrNull, mismatch)
 
 RESULTS_FILE = "results.json"
+EPOCHS = Count(LARGEST["epochs"])
+"""An epoch count or number, at most the trainer's own limit: the report loops over the budgets
+up to the most epochs a run trained (``crasp.train.budget``), so an absurd count is refused,
+never looped over."""
 
 BIN_SHAPE = Object({"exact_match": OrNull(FINITE), "token_accuracy": OrNull(FINITE),
                     "n": OrNull(INTEGER), "loss": OrNull(NUMBER)})
-TRIAL_SHAPE = Object({"overrides": OrNull(MapOf(ANY)), "epochs": OrNull(INTEGER),
+TRIAL_SHAPE = Object({"overrides": OrNull(MapOf(ANY)), "epochs": OrNull(EPOCHS),
                       "val_exact_match": OrNull(FINITE), "stopped": OrNull(STRING)})
 IMPROVEMENT_SHAPE = Object(  # crasp.train.budget's records
-    {"trial": OrNull(INTEGER), "epoch": INTEGER, "step": OrNull(INTEGER),
+    {"trial": OrNull(INTEGER), "epoch": EPOCHS, "step": OrNull(INTEGER),
      "val_key": ListOf(FINITE), "val_exact_match": FINITE, "val_token_accuracy": OrNull(FINITE),
      "bins": MapOf(BIN_SHAPE)},
     required=frozenset({"epoch", "val_key", "val_exact_match", "bins"}))
 RESULTS_SHAPE = Object({
     "bins": MapOf(BIN_SHAPE), "val_exact_match": OrNull(FINITE),
     "val_token_accuracy": OrNull(FINITE), "val_n": OrNull(INTEGER), "success": BOOLEAN,
-    "epochs": OrNull(INTEGER), "best_epoch": OrNull(INTEGER), "stopped": OrNull(STRING),
+    "epochs": OrNull(EPOCHS), "best_epoch": OrNull(EPOCHS), "stopped": OrNull(STRING),
     "total_epochs": OrNull(INTEGER), "best_trial": OrNull(INTEGER),
     "selected": OrNull(MapOf(ANY)), "trials": OrNull(ListOf(TRIAL_SHAPE)),
     "search_trial": OrNull(INTEGER), "assembled_from": OrNull(ListOf(ANY)),
@@ -45,7 +50,7 @@ RESULTS_SHAPE = Object({
     "train_time_s": OrNull(FINITE), "eval_time_s": OrNull(FINITE), "n_params": OrNull(INTEGER),
     "language": OrNull(MapOf(ANY)), "data": OrNull(Object({"vocab": OrNull(ListOf(STRING))})),
     "environment": OrNull(Object({"code": OrNull(STRING)})),
-    "config": OrNull(Object({"epochs": OrNull(INTEGER),
+    "config": OrNull(Object({"epochs": OrNull(EPOCHS),
                              "search": OrNull(ListOf(MapOf(ANY)))}))})
 """What ``RunResults.from_json`` accepts: every field's type, and inside the nested records the
 keys that readers index (the report, the budget view, a checkpoint's vocabulary)."""

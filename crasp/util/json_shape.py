@@ -3,7 +3,8 @@ into it, so that a hand-edited or damaged record is refused in one sentence nami
 (``trials[2].epochs: expected an integer, got "x"``), not with a ``TypeError`` deep in a reader.
 
 A shape is one of the scalar names (``NUMBER``: an int or float, never a bool; ``FINITE``: a
-number neither infinite nor NaN; ``INTEGER``; ``STRING``; ``BOOLEAN``; ``ANY``), or ``OrNull``
+number neither infinite nor NaN; ``INTEGER``; ``STRING``; ``BOOLEAN``; ``ANY``), ``Count`` (an
+integer from 0 to a limit: a count that a reader loops over), or ``OrNull``
 (the shape or null), ``ListOf``, ``MapOf`` (an object with any keys) and ``Object`` (named keys,
 each optional unless listed in ``required``; other keys are allowed and not checked).
 """
@@ -17,6 +18,11 @@ from typing import Any, Mapping
 
 NUMBER, FINITE, INTEGER = "a number", "a finite number", "an integer"
 STRING, BOOLEAN, ANY = "a string", "true or false", "any"
+
+
+@dataclass(frozen=True)
+class Count:
+    limit: int
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,8 @@ def _describe(value: Any) -> str:
 def _expected(shape: Any) -> str:
     if isinstance(shape, str):
         return shape
+    if isinstance(shape, Count):
+        return f"an integer from 0 to {shape.limit:,}"
     if isinstance(shape, OrNull):
         return f"{_expected(shape.inner)} or null"
     return "a list" if isinstance(shape, ListOf) else "an object"
@@ -76,6 +84,8 @@ def mismatch(value: Any, shape: Any, place: str = "") -> str | None:
         expected = _expected(shape)
     if isinstance(shape, str):
         fits = _scalar_fits(value, shape)
+    elif isinstance(shape, Count):
+        fits = _scalar_fits(value, INTEGER) and 0 <= value <= shape.limit
     elif isinstance(shape, ListOf):
         fits = isinstance(value, list)
     else:

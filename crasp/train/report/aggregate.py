@@ -198,15 +198,20 @@ def budget_curves(data: SweepData, threshold: float, select: str) -> dict[str, d
     "contradictions": [...]}}}: per budget, the smallest depth at which a majority (all) of a
     setting's seeds succeed, None where none does, and the number of cells below a proved lower
     bound that succeed on the longest bin. Only cells with improvement records count; the
-    budgets run from 1 to the most epochs any of them trained."""
+    budgets run from 1 to the most epochs any of them trained.
+
+    The tables are computed only at the budgets where some cell's reading can change
+    (``_changes``) and carried to the budgets after, which give the same tables: the cost grows
+    with the number of improvement records, not with the epochs a run claims."""
     recorded = [cell for cell in data.cells if cell.results.improvements]
     if not recorded:
         return {}
     horizon = max(trained_epochs(cell.results.to_json()) for cell in recorded)
     budgets = list(range(1, horizon + 1))
+    changes = _changes(recorded, horizon)
     curves: dict[str, dict] = {}
-    for budget in budgets:
-        view = at_budget(dataclasses.replace(data, cells=recorded), budget)
+    for start, end in zip(changes, changes[1:] + [horizon + 1]):
+        view = at_budget(dataclasses.replace(data, cells=recorded), start)
         table = aggregate(view.cells, threshold, select)
         contradictions = {(c["posenc"], c["language"]): len(c["below_bound_succeed"]["long"])
                           for c in theory_checks(view.cells, threshold)}
@@ -216,10 +221,26 @@ def budget_curves(data: SweepData, threshold: float, select: str) -> dict[str, d
                     "languages"].setdefault(language, {"majority": [None] * len(budgets),
                                                        "all": [None] * len(budgets),
                                                        "contradictions": [0] * len(budgets)})
-                index = budget - 1
-                curve["majority"][index] = min(
-                    (d for d, a in by_depth.items() if a.majority_pass), default=None)
-                curve["all"][index] = min((d for d, a in by_depth.items() if a.all_pass),
-                                          default=None)
-                curve["contradictions"][index] = contradictions.get((posenc, language), 0)
+                span = slice(start - 1, end - 1)
+                curve["majority"][span] = [min(
+                    (d for d, a in by_depth.items() if a.majority_pass), default=None)] * (
+                    end - start)
+                curve["all"][span] = [min((d for d, a in by_depth.items() if a.all_pass),
+                                          default=None)] * (end - start)
+                curve["contradictions"][span] = [
+                    contradictions.get((posenc, language), 0)] * (end - start)
     return curves
+
+
+def _changes(cells: Sequence[CellResult], horizon: int) -> list[int]:
+    """The budgets up to ``horizon`` at which some cell's reading (``results_at_budget``: the
+    record selected, whether the cell can answer) may differ from the budget before: 1, every
+    improvement record's epoch, and for a run that used up its configured epochs C, C + 1
+    (where it stops answering)."""
+    changes = {1}
+    for cell in cells:
+        results = cell.results.to_json()
+        changes.update(record["epoch"] for record in results["improvements"])
+        if results.get("stopped") == "max_epochs":
+            changes.add(int((results.get("config") or {}).get("epochs") or 0) + 1)
+    return sorted(change for change in changes if 1 <= change <= horizon)
