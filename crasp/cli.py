@@ -19,7 +19,7 @@ import numpy as np
 import crasp
 from crasp.util.code_fingerprint import code_fingerprint
 from crasp.util.atomic import rewrite_in_place
-from crasp.errors import CraspError
+from crasp.errors import CraspError, in_words
 from crasp.util.inputs import MAX_LINE_BYTES, line_groups, read_lines, tokenize
 from crasp.loading import (STDIN_NAME, dialect_option, load_program_argument, split_tokens,
                            utf8_arguments)
@@ -111,8 +111,7 @@ class CraspGroup(click.Group):
                        "(Python's recursion limit); split it into more definitions", err=True)
             ctx.exit(CraspError.exit_code)
         except OSError as error:  # a writer not yet wrapped by crasp.util.outputs.writing
-            where = f" ({error.filename})" if error.filename else ""
-            click.echo(f"error: {error.strerror or error}{where}", err=True)
+            click.echo(in_words(error), err=True)
             ctx.exit(CraspError.exit_code)
 
 

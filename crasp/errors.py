@@ -21,6 +21,15 @@ class CraspError(Exception):
         return f"error: {self}"
 
 
+def in_words(error: CraspError | OSError) -> str:
+    """What the command line prints for ``error``: a ``CraspError``'s ``render()``, or an
+    ``OSError`` (a file that cannot be written or read) as its reason and file name."""
+    if isinstance(error, CraspError):
+        return error.render()
+    where = f" ({error.filename})" if error.filename else ""
+    return f"error: {error.strerror or error}{where}"
+
+
 SHOWN_LINE = 100
 """The most characters of a source line an error shows: a window around the column."""
 

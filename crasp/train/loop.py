@@ -127,9 +127,13 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
     state = None
     if resume and config_path.is_file():
         try:
-            stored = TrainConfig.from_dict(files.read_json(config_path))
+            recorded = files.read_json(config_path)
         except (OSError, ValueError) as error:
             raise CraspError(f"{config_path}: unreadable config ({error})") from None
+        try:
+            stored = TrainConfig.from_dict(recorded)
+        except CraspError as error:  # the config's own checks do not name the file
+            raise CraspError(f"{config_path}: {error}") from None
         if stored.to_dict() != config.to_dict():
             changed = sorted(k for k, v in config.to_dict().items() if stored.to_dict().get(k) != v)
             raise CraspError(f"{run_dir} holds a run with a different config (differs in: "
@@ -141,6 +145,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         if os.path.lexists(run_dir / files.STATE_FILE):  # a FIFO or symlink: refused, not skipped
             state = files.load_state(run_dir / files.STATE_FILE)
             _check_same_trial(run_dir, state.get("only_trial"), only_trial)
+            files.check_state_fits(run_dir / files.STATE_FILE, state, config.trials(), only_trial)
     else:
         for name in files.RUN_FILES:
             (run_dir / name).unlink(missing_ok=True)
@@ -233,8 +238,8 @@ class _Trainer:
                     set_rng_state(state["rng"], self.device)
                 except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
                     raise CraspError(f"{self.run_dir / files.STATE_FILE} does not fit this "
-                                     f"run's model: {str(error).splitlines()[0][:200]}; start "
-                                     f"over with --force") from None
+                                     f"run's model: {str(error).splitlines()[0][:200]}; "
+                                     f"{files.START_OVER}") from None
             resumed = False
             for key in ("model", "optimizer", "scheduler", "rng"):
                 state.pop(key, None)

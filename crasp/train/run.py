@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from crasp import PROGRAM_SUFFIXES
 from crasp.train.config import TrainConfig
-from crasp.train.results import RESULTS_FILE
+from crasp.train.results import IMPROVEMENT_SHAPE, RESULTS_FILE
+from crasp.util.json_shape import (ANY, BOOLEAN, FINITE, INTEGER, NUMBER, STRING, ListOf, MapOf,
+                                   Object, OrNull, mismatch)
 from crasp.util.atomic import write_bytes_atomic, write_text_atomic
 
 if TYPE_CHECKING:
@@ -127,17 +129,41 @@ def save_state(path: Path, state: dict[str, Any]) -> None:
 
 
 MAX_STATE_BYTES = 4 << 30
-STATE_SCHEMA = {"version": (int,), "trial": (int,), "epoch": (int,), "step": (int,),
-                "history": (list,), "trial_summaries": (list,), "best": (dict, type(None)),
-                "trial_best": (dict, type(None)), "since_improvement": (int,),
-                "elapsed": (float, int), "done": (bool,)}
 STATE_TENSORS = ("model", "optimizer", "scheduler", "rng")
+METRICS_LINE_SHAPE = Object(
+    {"trial": INTEGER, "epoch": INTEGER, "step": INTEGER,
+     **dict.fromkeys(("lr", "loss", "train_exact_match", "val_exact_match", "val_token_accuracy",
+                      "val_loss", "epoch_time_s", "train_time_s", "elapsed_s", "tokens_per_s",
+                      "strings_per_s"), NUMBER)},
+    required=frozenset({"trial", "epoch"}))
+"""A line of ``metrics.jsonl`` as ``crasp.train.loop`` writes it (one per finished epoch)."""
+_SCORE = {"epoch": INTEGER, "val_exact_match": FINITE, "val_token_accuracy": FINITE,
+          "key": ListOf(FINITE)}
+_TRIAL_SUMMARY = {"trial": INTEGER, "epochs": INTEGER, "stopped": STRING, "success": BOOLEAN,
+                  "overrides": MapOf(ANY), "best_epoch": OrNull(INTEGER),
+                  "val_exact_match": OrNull(FINITE), "val_token_accuracy": OrNull(FINITE)}
+STATE_SHAPE = Object(
+    {"version": INTEGER, "trial": INTEGER, "epoch": INTEGER, "step": INTEGER,
+     "history": ListOf(METRICS_LINE_SHAPE),
+     "trial_summaries": ListOf(Object(_TRIAL_SUMMARY, required=frozenset(_TRIAL_SUMMARY))),
+     "best": OrNull(Object({**_SCORE, "trial": INTEGER}, required=frozenset({*_SCORE, "trial"}))),
+     "trial_best": OrNull(Object(_SCORE, required=frozenset(_SCORE))),
+     "since_improvement": INTEGER, "elapsed": FINITE, "done": BOOLEAN,
+     "improvements": ListOf(IMPROVEMENT_SHAPE), "only_trial": OrNull(INTEGER)},
+    required=frozenset({"version", "trial", "epoch", "step", "history", "trial_summaries",
+                        "best", "trial_best", "since_improvement", "elapsed", "done"}))
+"""The plain part of ``state.pt`` (everything but ``STATE_TENSORS``), as ``crasp.train.loop``
+writes it and reads it back: every key it indexes, with its type."""
+START_OVER = "start over (crasp train --force; in a sweep, remove that run's folder)"
+_COUNTS = ("trial", "epoch", "step", "since_improvement", "only_trial")
 
 
 def load_state(path: Path) -> dict[str, Any]:
     """The resume state in ``path``: a regular file within the size limit, loaded with
-    ``weights_only=True`` (no code runs), holding every key of ``STATE_SCHEMA`` with exactly
-    that type; anything else is a ``CraspError`` naming the file."""
+    ``weights_only=True`` (no code runs), its plain part JSON data of ``STATE_SHAPE`` (tuples
+    read as lists) with counts that are not negative; anything else is a ``CraspError`` naming
+    the file. The loop checks the state against the run's configuration
+    (``crasp.train.loop``)."""
     import torch
 
     from crasp.errors import CraspError
@@ -153,28 +179,64 @@ def load_state(path: Path) -> dict[str, Any]:
         raise CraspError(f"{path} is not a crasp resume state (truncated, corrupt, or holding "
                          f"objects other than tensors and plain data, which are never "
                          f"loaded): {type(error).__name__}: {first_line[:200]}") from None
-    problems = _state_problems(state)
-    if problems:
-        raise CraspError(f"{path} is not a crasp resume state: {problems}; start over with "
-                         f"--force")
+    state, problem = _plain_state(state)
+    if problem:
+        raise CraspError(f"{path} is not a crasp resume state: {problem}; {START_OVER}")
     return state
 
 
-def _state_problems(state: Any) -> str:
+def _plain_state(state: Any) -> tuple[dict[str, Any], str]:
+    """``state`` with its plain part read as JSON data, and what is wrong with it (``""``)."""
     if not isinstance(state, dict):
-        return f"it holds {type(state).__name__}, not a dict"
-    for key, types in STATE_SCHEMA.items():
-        if key not in state:
-            return f"missing key {key!r}"
-        if type(state[key]) not in types:
-            return f"{key!r} is {type(state[key]).__name__}, expected {types[0].__name__}"
-        if types == (int,) and state[key] < 0:
-            return f"{key!r} is negative"
-    if state["epoch"] > 0:
+        return {}, f"it holds {type(state).__name__}, not a dict"
+    plain = {key: value for key, value in state.items() if key not in STATE_TENSORS}
+    try:
+        plain = json.loads(json.dumps(plain))
+    except (TypeError, ValueError, RecursionError):  # a tensor or a deep nest in it
+        return {}, "its records hold values other than plain numbers, strings and lists"
+    problem = mismatch(plain, STATE_SHAPE)
+    if problem:
+        return {}, problem
+    negative = [key for key in _COUNTS if (plain.get(key) or 0) < 0]
+    if negative:
+        return {}, f"{negative[0]!r} is negative"
+    if plain["epoch"] > 0:
         missing = [key for key in STATE_TENSORS if not isinstance(state.get(key), dict)]
         if missing:
-            return f"missing {', '.join(missing)} for resuming mid-trial"
-    return ""
+            return {}, f"missing {', '.join(missing)} for resuming mid-trial"
+    return {**state, **plain}, ""
+
+
+def check_state_fits(path: Path, state: dict[str, Any], trials: list[TrainConfig],
+                     only_trial: int | None) -> None:
+    """Refuse a resume state (of ``STATE_SHAPE``) that does not fit this run: a trial outside
+    its search, or not the part's own; more epochs than the trial trains; no best after an
+    epoch has run; a finished run whose best trial has no summary. The loop indexes all of
+    these, so a damaged state would otherwise fail deep inside it."""
+    from crasp.errors import CraspError
+
+    problem = next(_misfits(state, trials, only_trial), None)
+    if problem:
+        raise CraspError(f"{path} does not fit this run: {problem}; {START_OVER}")
+
+
+def _misfits(state: dict[str, Any], trials: list[TrainConfig], only_trial: int | None):
+    best, summaries, trial = state["best"], state["trial_summaries"], state["trial"]
+    places = [("trial", trial)] + ([("best.trial", best["trial"])] if best else []) + [
+        (f"trial_summaries[{i}].trial", summary["trial"]) for i, summary in enumerate(summaries)]
+    for place, value in places:
+        if not 0 <= value < len(trials):
+            yield f"{place} is {value}, but the run searches {len(trials)} configuration(s)"
+    if only_trial is not None and trial != only_trial:
+        yield f"trial is {trial}, but the folder runs trial {only_trial} alone"
+    if state["epoch"] > trials[trial].epochs:
+        yield f"epoch is {state['epoch']}, but trial {trial} trains {trials[trial].epochs} epochs"
+    if best is None and (state["epoch"] > 0 or summaries):
+        yield "epochs have run but no best is recorded"
+    if state["trial_best"] is None and state["epoch"] > 0:
+        yield "epochs of the trial have run but its best is not recorded"
+    if state["done"] and all(summary["trial"] != best["trial"] for summary in summaries):
+        yield "the run is marked finished but its best trial has no summary"
 
 
 def write_metrics(path: Path, history: list[dict[str, Any]]) -> None:

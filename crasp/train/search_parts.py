@@ -47,8 +47,14 @@ from crasp.train import run as files
 from crasp.train.config import TrainConfig
 from crasp.train.results import RESULTS_FILE, RunResults
 from crasp.util.atomic import write_bytes_atomic, write_text_atomic
+from crasp.util.json_shape import ANY, FINITE, INTEGER, ListOf, Object, mismatch
 
 TRIALS_DIR = "trials"
+_PART_FIELDS = {"epochs": INTEGER, "val_exact_match": FINITE, "val_token_accuracy": FINITE,
+                "trials": ListOf(ANY)}
+PART_SHAPE = Object(_PART_FIELDS, required=frozenset(_PART_FIELDS))
+"""What a finished part's results hold beyond ``RESULTS_SHAPE`` (which lets them be null): the
+fields ``select`` and ``assemble`` compute with, as the trainer writes them."""
 
 
 def trial_dir(run_dir: str | Path, trial: int) -> Path:
@@ -65,6 +71,9 @@ def finished_part(run_dir: Path, trial: int) -> RunResults | None:
     if results.search_trial != trial:
         raise CraspError(f"{path / RESULTS_FILE} is not the run of trial {trial} alone "
                          f"(search_trial: {results.search_trial!r})")
+    problem = mismatch(results.to_json(), PART_SHAPE)
+    if problem:
+        raise CraspError(f"{path / RESULTS_FILE} is not a finished part of a search ({problem})")
     return results
 
 

@@ -19,6 +19,7 @@ from crasp.train.sweep import (
     read_json,
 )
 from crasp.train.results import RunResults
+from crasp.train.sweep.directory import SWEEP_SHAPE
 from crasp.util.json_shape import (ANY, FINITE, INTEGER, STRING, ListOf, MapOf, Object, OrNull,
                                    mismatch)
 from crasp.train.report.ordering import language_sort_key, posenc_sort_key
@@ -106,15 +107,13 @@ def at_budget(data: SweepData, budget: int) -> SweepData:
     return dataclasses.replace(data, cells=kept, unbudgeted=left_out, budget=budget)
 
 
-SWEEP_SHAPE = Object({"specs": ListOf(Object({
-    "commands": ListOf(STRING), "cells": ListOf(Object({"id": STRING}, frozenset({"id"})))}))})
 SESSION_SHAPE = Object({"command": OrNull(STRING), "started": OrNull(STRING),
                         "elapsed_s": OrNull(FINITE)})
 CELL_RECORD_SHAPE = Object({"config": OrNull(MapOf(ANY)), "overrides": OrNull(MapOf(ANY)),
                             "hyper": MapOf(ANY), "index": OrNull(INTEGER)})
 AXES_SHAPE = Object({"language": STRING, "depth": INTEGER, "posenc": STRING,
                      "seed": INTEGER, "search": OrNull(ListOf(MapOf(ANY)))})
-"""The keys of sweep.json, a session file, a cell's cell.json and its merged config that the
+"""The keys of a session file, a cell's cell.json and its merged config that the
 report indexes (``crasp.util.json_shape``): a file that departs from them is named, not read."""
 
 

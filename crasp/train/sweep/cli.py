@@ -101,7 +101,7 @@ def sweep_command(grid_args, depths, languages, posenc, seeds, grid, preset, sea
     Each cell trains in DIR/cells/<id>/; a cell is done when its results.json exists. Run the
     same command again to resume: done cells are skipped, interrupted ones continue from their
     checkpoint; --dry-run shows how far each unfinished cell got and which process runs the
-    directory now. Exit status 1 when a cell failed (traceback in its error.txt).
+    directory now. Exit status 1 when a cell failed (why in its error.txt).
     """
     from crasp.train import sweep
 

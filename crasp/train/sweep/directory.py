@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from crasp.util.atomic import write_text_atomic
 from crasp.errors import CraspError
+from crasp.util.json_shape import STRING, ListOf, Object, mismatch
 from crasp.train.results import RESULTS_FILE
 from crasp.train.run import METRICS_FILE
 from crasp.train.search_parts import TRIALS_DIR, trial_dir
@@ -23,6 +24,10 @@ SESSIONS_DIR = "sessions"
 CELL_FILE = "cell.json"
 ERROR_FILE = "error.txt"
 SWEEP_VERSION = 1
+SWEEP_SHAPE = Object({"specs": ListOf(Object({
+    "commands": ListOf(STRING), "cells": ListOf(Object({"id": STRING}, frozenset({"id"})))}))})
+"""The keys of sweep.json that ``record_spec`` and the report index
+(``crasp.util.json_shape``): a file that departs from them is named, never read or rewritten."""
 
 
 def cell_dir(out_dir: str | Path, cell: Cell | str) -> Path:
@@ -56,6 +61,10 @@ def record_spec(out_dir: str | Path, spec: SweepSpec, cells: Sequence[Cell],
             data = read_json(path)
         except (OSError, ValueError) as error:
             raise CraspError(f"{path}: unreadable sweep file ({error})") from None
+        problem = mismatch(data, SWEEP_SHAPE)
+        if problem:
+            raise CraspError(f"{path}: not a sweep record ({problem}); mend it, or give the "
+                             f"sweep another --out directory")
     key = spec.key()
     ids = [{"index": c.index, "id": c.id} for c in cells]
     for entry in data.get("specs", []):

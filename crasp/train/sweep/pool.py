@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from crasp.util.atomic import write_text_atomic
-from crasp.errors import CraspError
+from crasp.errors import CraspError, in_words
 from crasp.util.progress import progress_bar
 from crasp.train.results import RESULTS_FILE, RunResults
 from crasp.train.config import TrainConfig
@@ -55,7 +55,9 @@ def run_cell(train_fn: TrainFn | None, config: Any, run_dir: str,
              trial: int | None = None) -> tuple[str, Any]:
     """Train one cell (in a worker or inline), or with ``trial`` that trial of its search alone
     in its ``trials/<i>`` folder (``crasp.train.search_parts``). Returns ("ok", results),
-    ("error", traceback), or ("skipped", None) for a trial after one that succeeded."""
+    ("error", text), or ("skipped", None) for a trial after one that succeeded. The text (also
+    the cell's error.txt) is the message a person gets for a ``CraspError`` or an ``OSError``
+    (a damaged run file, a place that cannot be written), a traceback for anything else."""
     cell_path = Path(run_dir)
     run_path = cell_path if trial is None else trial_dir(cell_path, trial)
     try:
@@ -65,10 +67,12 @@ def run_cell(train_fn: TrainFn | None, config: Any, run_dir: str,
             from crasp.train.loop import train as train_fn
         part = {} if trial is None else {"only_trial": trial}
         results = train_fn(config, run_path, progress=False, resume=True, **part)
-    except Exception:  # one broken cell must not stop the sweep; it is retried next time
-        text = traceback.format_exc() if trial is None else \
-            f"trial {trial} of the search ({run_path}):\n{traceback.format_exc()}"
-        write_text_atomic(cell_path / ERROR_FILE, text)
+    except Exception as error:  # one broken cell must not stop the sweep; it is retried next time
+        text = in_words(error) if isinstance(error, (CraspError, OSError)) else \
+            traceback.format_exc()
+        if trial is not None:
+            text = f"trial {trial} of the search ({run_path}):\n{text}"
+        write_text_atomic(cell_path / ERROR_FILE, text + "\n" * (not text.endswith("\n")))
         return "error", text
     if trial is not None:
         return "ok", None   # the cell is done when its parts are assembled (the caller's job)
@@ -182,8 +186,10 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
             outcome.failed.append(cell.id)
             last["text"] = f"{cell.language} d{cell.depth} {cell.posenc} s{cell.seed}: ERROR"
             if echo:
-                echo(f"cell {cell.id} failed; traceback in "
-                     f"{cell_dir(out, cell) / ERROR_FILE}")
+                reason = next((line for line in reversed(str(payload).splitlines())
+                               if line.strip()), "")
+                echo(f"cell {cell.id} failed: {reason} (all of it in "
+                     f"{cell_dir(out, cell) / ERROR_FILE})")
         if bar is not None:
             bar.set_postfix_str(f"ok={outcome.successes} fail={len(outcome.failed)} "
                                 f"last={last['text']}", refresh=False)
@@ -191,12 +197,23 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
 
     reported: set[str] = set()
 
+    def failed_here(cell: Cell, doing: str, error: CraspError | OSError) -> None:
+        """A cell whose parts this process could not read or assemble (a damaged part's
+        results.json): failed like a cell whose training raised, the sweep goes on."""
+        text = f"{doing} ({cell_dir(out, cell)}):\n{in_words(error)}\n"
+        write_text_atomic(cell_dir(out, cell) / ERROR_FILE, text)
+        reported.add(cell.id)
+        finished(cell, "error", text)
+
     def unit_finished(cell: Cell, trial: int | None, status: str, payload: Any) -> None:
         outcome.parts += trial is not None and status == "ok"
         if cell.id in reported:
             return
         if trial is not None and status != "error":
-            results = assemble(cell_dir(out, cell), _train_config(cell))
+            try:
+                results = assemble(cell_dir(out, cell), _train_config(cell))
+            except (CraspError, OSError) as error:
+                return failed_here(cell, "assembling the search from its parts", error)
             if results is None:
                 return
             (cell_dir(out, cell) / ERROR_FILE).unlink(missing_ok=True)
@@ -206,7 +223,11 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
 
     units = []
     for cell in pending:
-        todo = _trials_to_run(out, cell) if split_trials else None
+        try:
+            todo = _trials_to_run(out, cell) if split_trials else None
+        except (CraspError, OSError) as error:
+            failed_here(cell, "reading the search's finished parts", error)
+            continue
         if todo == []:  # every part finished in an earlier session: assemble them now
             unit_finished(cell, 0, "skipped", None)
         units += [(cell, None)] if todo is None else [
