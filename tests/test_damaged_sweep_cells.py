@@ -8,6 +8,7 @@ each case below stood for)."""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import shutil
@@ -125,6 +126,34 @@ def test_a_state_that_does_not_fit_the_run_is_refused_in_words(stopped, tmp_path
     with pytest.raises(CraspError, match="start over") as error:
         train(config, target)
     assert message in str(error.value) and str(target / files.STATE_FILE) in str(error.value)
+
+
+@pytest.mark.parametrize("key", files.STATE_TENSORS)
+def test_tensors_that_do_not_fit_the_run_resume_or_are_refused_in_words(stopped, tmp_path, key):
+    """The tensors' dicts, first level and one deeper, replaced by wrong values: torch's own
+    loaders check little of it (a schedule's ``base_lrs`` of another length failed at the next
+    step; a model tensor of None in the dtype check), ``optimization.check_loaded`` the rest."""
+    config, root = stopped
+    state = read_state(root / "whole")
+    refused = 0
+    for place in places(state[key]):
+        if len(place) > 2:
+            continue
+        for wrong in (None, "x", [], {}, torch.zeros(2), float("nan")):
+            target = tmp_path / "run"
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(root / "whole", target)
+            tensors = copy.deepcopy(state[key])
+            holder = tensors if len(place) == 1 else tensors[place[0]]
+            holder[place[-1]] = wrong
+            write_state(target, {**state, key: tensors})
+            try:
+                train(config, target, max_epochs_this_session=1)
+            except CraspError as error:
+                assert "does not fit this run's model" in str(error), (place, wrong, error)
+                assert str(target / files.STATE_FILE) in str(error)
+                refused += 1
+    assert refused
 
 
 def test_a_part_folder_holding_another_trials_state_is_refused(stopped, tmp_path):

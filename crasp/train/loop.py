@@ -37,7 +37,7 @@ from crasp.train.fixed_precision import remove_format_model, write_format_model
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
-from crasp.train.optimization import make_optimizer, make_scheduler, rng_state, set_rng_state
+from crasp.train.optimization import load_resumed, make_optimizer, make_scheduler, rng_state
 from crasp.train.results import BinScore, RunResults
 from crasp.train.signals import SignalGuard
 
@@ -164,6 +164,10 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         return trainer.finish(language, data)
 
 
+def _first_line(error: Exception) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
 def _check_same_trial(run_dir: Path, stored: int | None, wanted: int | None) -> None:
     def name(trial):
         return "the whole search" if trial is None else f"trial {trial} of the search alone"
@@ -232,13 +236,10 @@ class _Trainer:
             model, optimizer, scheduler = self._new_trial(trial)
             if resumed and state["epoch"] > 0:  # mid-trial: continue exactly where it stopped
                 try:
-                    model.load_state_dict(state["model"])
-                    optimizer.load_state_dict(state["optimizer"])
-                    scheduler.load_state_dict(state["scheduler"])
-                    set_rng_state(state["rng"], self.device)
-                except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
+                    load_resumed(state, model, optimizer, scheduler, self.device)
+                except Exception as error:  # torch raises many kinds on a state not its own
                     raise CraspError(f"{self.run_dir / files.STATE_FILE} does not fit this "
-                                     f"run's model: {str(error).splitlines()[0][:200]}; "
+                                     f"run's model: {_first_line(error)}; "
                                      f"{files.START_OVER}") from None
             resumed = False
             for key in ("model", "optimizer", "scheduler", "rng"):

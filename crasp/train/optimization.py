@@ -9,6 +9,7 @@ constant, linear decay to 0, or a cosine to 0 over the run's ``epochs``.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import torch
@@ -55,3 +56,62 @@ def set_rng_state(state: dict[str, Any], device: torch.device) -> None:
     torch.set_rng_state(state["cpu"])
     if device.type == "cuda" and "cuda" in state:
         torch.cuda.set_rng_state(state["cuda"], device)
+
+
+def load_resumed(state: dict[str, Any], model: torch.nn.Module, optimizer, scheduler,
+                 device: torch.device) -> None:
+    """Load a resume state's tensors into the run's freshly built model, optimizer, schedule
+    and RNG. Any exception means the state is not this run's (the caller says so)."""
+    fresh = optimizer.state_dict(), scheduler.state_dict()
+    with warnings.catch_warnings():  # torch's, about a damaged state's values
+        warnings.simplefilter("ignore")
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+    check_loaded(optimizer, scheduler, *fresh)
+    set_rng_state(state["rng"], device)
+
+
+def check_loaded(optimizer, scheduler, fresh_optimizer: dict, fresh_scheduler: dict) -> None:
+    """Raise ``ValueError`` where the optimizer or schedule state a resume loaded departs from
+    the form ``make_optimizer`` and ``make_scheduler`` build for this run (``fresh_*``: their
+    state dicts before loading): torch's ``load_state_dict`` checks only the parameter groups'
+    sizes, so a moment of another shape, or a learning rate that is not a number, would fail
+    at the next step, deep inside it."""
+    problem = (_form_mismatch(optimizer.state_dict()["param_groups"],
+                              fresh_optimizer["param_groups"], "optimizer.param_groups")
+               or _form_mismatch(scheduler.state_dict(), fresh_scheduler, "scheduler"))
+    if problem:
+        raise ValueError(problem)
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            for name, value in optimizer.state.get(parameter, {}).items():
+                shape = () if name == "step" else tuple(parameter.shape)
+                if not (torch.is_tensor(value) and value.is_floating_point()
+                        and tuple(value.shape) == shape):
+                    raise ValueError(f"optimizer moment {name!r} is not a float tensor of "
+                                     f"shape {shape}")
+
+
+def _form_mismatch(value: Any, reference: Any, place: str) -> str | None:
+    """Where ``value`` departs from ``reference``'s form: the same keys, lengths, tensor shapes
+    and kinds of scalar (any finite number for a number)."""
+    if isinstance(reference, dict):
+        if not isinstance(value, dict) or set(value) != set(reference):
+            return f"{place} does not have the keys {sorted(map(str, reference))}"
+        return next((problem for key in reference if (problem := _form_mismatch(
+            value[key], reference[key], f"{place}.{key}"))), None)
+    if isinstance(reference, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(reference):
+            return f"{place} is not a list of {len(reference)}"
+        return next((problem for index, (item, expected) in enumerate(zip(value, reference))
+                     if (problem := _form_mismatch(item, expected, f"{place}[{index}]"))), None)
+    if torch.is_tensor(reference):
+        fits = torch.is_tensor(value) and value.shape == reference.shape \
+            and value.dtype == reference.dtype
+    elif isinstance(reference, (int, float)) and not isinstance(reference, bool):
+        fits = isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and math.isfinite(value)
+    else:
+        fits = type(value) is type(reference)
+    return None if fits else f"{place} is {type(value).__name__}, not like {reference!r}"
