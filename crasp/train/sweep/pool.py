@@ -72,7 +72,7 @@ def run_cell(train_fn: TrainFn | None, config: Any, run_dir: str,
             traceback.format_exc()
         if trial is not None:
             text = f"trial {trial} of the search ({run_path}):\n{text}"
-        write_text_atomic(cell_path / ERROR_FILE, text + "\n" * (not text.endswith("\n")))
+        write_text_atomic(cell_path / ERROR_FILE, text.rstrip("\n") + "\n")
         return "error", text
     if trial is not None:
         return "ok", None   # the cell is done when its parts are assembled (the caller's job)
