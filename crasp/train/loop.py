@@ -164,10 +164,6 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         return trainer.finish(language, data)
 
 
-def _first_line(error: Exception) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-
-
 def _check_same_trial(run_dir: Path, stored: int | None, wanted: int | None) -> None:
     def name(trial):
         return "the whole search" if trial is None else f"trial {trial} of the search alone"
@@ -238,9 +234,9 @@ class _Trainer:
                 try:
                     load_resumed(state, model, optimizer, scheduler, self.device)
                 except Exception as error:  # torch raises many kinds on a state not its own
+                    why = files.first_line(error) or type(error).__name__
                     raise CraspError(f"{self.run_dir / files.STATE_FILE} does not fit this "
-                                     f"run's model: {_first_line(error)}; "
-                                     f"{files.START_OVER}") from None
+                                     f"run's model: {why}; {files.START_OVER}") from None
             resumed = False
             for key in ("model", "optimizer", "scheduler", "rng"):
                 state.pop(key, None)

@@ -175,14 +175,18 @@ def load_state(path: Path) -> dict[str, Any]:
             warnings.simplefilter("ignore", UserWarning)
             state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as error:  # truncated, random, or holding objects weights_only refuses
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise CraspError(f"{path} is not a crasp resume state (truncated, corrupt, or holding "
                          f"objects other than tensors and plain data, which are never "
-                         f"loaded): {type(error).__name__}: {first_line[:200]}") from None
+                         f"loaded): {type(error).__name__}: {first_line(error)}") from None
     state, problem = _plain_state(state)
     if problem:
         raise CraspError(f"{path} is not a crasp resume state: {problem}; {START_OVER}")
     return state
+
+
+def first_line(error: Exception) -> str:
+    """The first line of ``error``'s message, at most 200 characters (``""`` for none)."""
+    return (str(error).strip().splitlines() or [""])[0][:200]
 
 
 def _plain_state(state: Any) -> tuple[dict[str, Any], str]:
