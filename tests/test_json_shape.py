@@ -156,3 +156,46 @@ def test_a_run_claiming_many_epochs_is_reported_at_the_cost_of_its_records(tmp_p
     assert len(curve["budgets"]) == (max(
         json.loads(path.read_text())["epochs"] for path in SWEEP.glob("cells/*/results.json"))
         if listed else epochs)
+
+
+def curves_budget_by_budget(data, threshold, select):
+    """The plain reference: every table evaluated at every budget."""
+    import dataclasses
+
+    from crasp.train.budget import trained_epochs
+    from crasp.train.report.aggregate import aggregate, theory_checks
+    from crasp.train.report.loading import at_budget
+
+    recorded = [cell for cell in data.cells if cell.results.improvements]
+    budgets = list(range(1, max(trained_epochs(c.results.to_json()) for c in recorded) + 1))
+    curves = {}
+    for budget in budgets:
+        view = at_budget(dataclasses.replace(data, cells=recorded), budget)
+        against = {(c["posenc"], c["language"]): len(c["below_bound_succeed"]["long"])
+                   for c in theory_checks(view.cells, threshold)}
+        for posenc, languages in aggregate(view.cells, threshold, select).items():
+            for language, by_depth in languages.items():
+                curve = curves.setdefault(posenc, {"budgets": budgets, "languages": {}})[
+                    "languages"].setdefault(language, {key: [None] * len(budgets)
+                                                       for key in ("majority", "all")})
+                curve.setdefault("contradictions", [0] * len(budgets))
+                curve["majority"][budget - 1] = min(
+                    (d for d, a in by_depth.items() if a.majority_pass), default=None)
+                curve["all"][budget - 1] = min(
+                    (d for d, a in by_depth.items() if a.all_pass), default=None)
+                curve["contradictions"][budget - 1] = against.get((posenc, language), 0)
+    return curves
+
+
+@pytest.mark.parametrize("records", ["alibi-one-head", "train-length"])
+def test_budget_curves_equal_every_budget_evaluated(records):
+    """Both record sets have budgets where no reading changes (16 of 20 and 28 of 30 budgets
+    are change points), so the carried spans are compared too."""
+    from crasp.train.report.aggregate import budget_curves
+    from crasp.train.report.loading import load_sweeps
+
+    data = load_sweeps([RECORDS / records])
+    for threshold in (0.9, 0.99):
+        for select in ("val", "long"):
+            assert budget_curves(data, threshold, select) == curves_budget_by_budget(
+                data, threshold, select)
