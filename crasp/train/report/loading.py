@@ -19,7 +19,7 @@ from crasp.train.sweep import (
     read_json,
 )
 from crasp.train.results import RunResults
-from crasp.train.sweep.directory import SWEEP_SHAPE
+from crasp.train.sweep.directory import SWEEP_SHAPE, error_reason
 from crasp.util.json_shape import (ANY, FINITE, INTEGER, STRING, ListOf, MapOf, Object, OrNull,
                                    mismatch)
 from crasp.train.report.ordering import language_sort_key, posenc_sort_key
@@ -156,7 +156,7 @@ def load_sweeps(dirs: Sequence[str | Path]) -> SweepData:
             if not results_path.is_file():
                 if (cell_path / ERROR_FILE).is_file():
                     text = (cell_path / ERROR_FILE).read_text(encoding="utf-8", errors="replace")
-                    last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+                    last = error_reason(text)
                     errors.append({"id": cell_path.name, "dir": str(directory), "error": last})
                 continue
             if cell_path.name in cells:

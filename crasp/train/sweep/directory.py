@@ -30,6 +30,12 @@ SWEEP_SHAPE = Object({"specs": ListOf(Object({
 (``crasp.util.json_shape``): a file that departs from them is named, never read or rewritten."""
 
 
+def error_reason(text: str) -> str:
+    """The line of an error.txt that says why the cell failed: its last non-blank one (the
+    message, or a traceback's exception)."""
+    return next((line for line in reversed(text.splitlines()) if line.strip()), "")
+
+
 def cell_dir(out_dir: str | Path, cell: Cell | str) -> Path:
     return Path(out_dir) / CELLS_DIR / (cell if isinstance(cell, str) else cell.id)
 

@@ -27,7 +27,8 @@ from crasp.train.search_parts import assemble, trial_dir, trial_needed, trials_t
 from crasp.train.signals import SignalGuard
 from crasp.train.sweep.cells import Cell, jsonable, slug
 from crasp.train.sweep.directory import (
-    CELL_FILE, ERROR_FILE, SESSIONS_DIR, cell_dir, is_done, utc_now, write_json_atomic,
+    CELL_FILE, ERROR_FILE, SESSIONS_DIR, cell_dir, error_reason, is_done, utc_now,
+    write_json_atomic,
 )
 from crasp.train.sweep.lock import watch_parent
 
@@ -186,9 +187,7 @@ def run_sweep(cells: Sequence[Cell], out_dir: str | Path, *, jobs: int = 1,
             outcome.failed.append(cell.id)
             last["text"] = f"{cell.language} d{cell.depth} {cell.posenc} s{cell.seed}: ERROR"
             if echo:
-                reason = next((line for line in reversed(str(payload).splitlines())
-                               if line.strip()), "")
-                echo(f"cell {cell.id} failed: {reason} (all of it in "
+                echo(f"cell {cell.id} failed: {error_reason(str(payload))} (all of it in "
                      f"{cell_dir(out, cell) / ERROR_FILE})")
         if bar is not None:
             bar.set_postfix_str(f"ok={outcome.successes} fail={len(outcome.failed)} "
