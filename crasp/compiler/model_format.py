@@ -21,6 +21,7 @@ from crasp.compiler.model_config import (
 )
 from crasp.util.outputs import COMPILED_MODEL, replace_directory
 from crasp.util.safe_read import SafeReadError, parse_json, read_bytes_file
+from crasp.util.safetensors_bytes import stable
 
 WEIGHTS_FILE = "model.safetensors"
 CHECKPOINT_WEIGHTS_FILE = "best.safetensors"
@@ -58,9 +59,9 @@ class CompiledModel:
 
         def write(staging: Path) -> None:
             _write(staging / CONFIG_FILE, (json.dumps(self.config, indent=2) + "\n").encode())
-            _write(staging / WEIGHTS_FILE, safetensors.numpy.save(
+            _write(staging / WEIGHTS_FILE, stable(safetensors.numpy.save(
                 {name: _stored(t) for name, t in self.tensors.items()},
-                metadata={"format": FORMAT, "version": str(self.config["version"])}))
+                metadata={"format": FORMAT, "version": str(self.config["version"])})))
         replace_directory(directory, COMPILED_MODEL, force, write)
 
 

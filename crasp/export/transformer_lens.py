@@ -36,6 +36,7 @@ from crasp.export.blocks import BlockPlan, description, plan_blocks
 from crasp.export.outputs import INTEROP_EXPORT
 from crasp.export.tokenizer import build_tokenizer
 from crasp.util.outputs import replace_directory
+from crasp.util.safetensors_bytes import stable
 
 TARGET = "TransformerLens"
 FORMAT = "crasp-transformer-lens"
@@ -105,7 +106,8 @@ def write_transformer_lens(model, output: str | Path, force: bool = False,
 
     def write(staging: Path) -> None:
         (staging / "config.json").write_text(json.dumps(bridge_config(plan), indent=2) + "\n")
-        (staging / "model.safetensors").write_bytes(save(tensors, metadata={"format": FORMAT}))
+        weights = save(tensors, metadata={"format": FORMAT})
+        (staging / "model.safetensors").write_bytes(stable(weights))
         build_tokenizer(plan.vocab).save_pretrained(str(staging))
         (staging / "crasp.json").write_text(json.dumps(description(plan, FORMAT), indent=2)
                                             + "\n")

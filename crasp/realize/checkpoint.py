@@ -29,6 +29,7 @@ from crasp.train import run as files
 from crasp.train.checkpoint import ARCHITECTURE_FILE, DTYPES, KIND
 from crasp.train.config import TrainConfig
 from crasp.util.outputs import FLOAT_REALIZATION, replace_directory
+from crasp.util.safetensors_bytes import stable
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,6 @@ def save_float_realization(directory: str | Path, realization: FloatRealization,
     def write(staging: Path) -> None:
         files.write_json(staging / files.CONFIG_FILE, config.to_dict())
         files.write_json(staging / ARCHITECTURE_FILE, architecture)
-        (staging / files.BEST_FILE).write_bytes(save(tensors, metadata={"format": KIND}))
+        (staging / files.BEST_FILE).write_bytes(stable(save(tensors, metadata={"format": KIND})))
 
     replace_directory(directory, FLOAT_REALIZATION, force, write)

@@ -30,6 +30,7 @@ from crasp.train.results import IMPROVEMENT_SHAPE, RESULTS_FILE
 from crasp.util.json_shape import (ANY, BOOLEAN, FINITE, INTEGER, NUMBER, STRING, ListOf, MapOf,
                                    Object, OrNull, mismatch)
 from crasp.util.atomic import write_bytes_atomic, write_text_atomic
+from crasp.util.safetensors_bytes import stable
 
 if TYPE_CHECKING:
     import torch
@@ -82,8 +83,8 @@ def save_weights(path: Path, model: torch.nn.Module, metadata: dict[str, Any]) -
 
     tensors = {name: value.detach().to("cpu", copy=True).contiguous()
                for name, value in model.state_dict().items()}
-    write_bytes_atomic(path, save(tensors,
-                                  metadata={k: json.dumps(v) for k, v in metadata.items()}))
+    write_bytes_atomic(path, stable(save(
+        tensors, metadata={k: json.dumps(v) for k, v in metadata.items()})))
 
 
 MAX_WEIGHTS_BYTES = 8 << 30
