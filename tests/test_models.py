@@ -18,7 +18,7 @@ from crasp.models import (ACCEPTS, KINDS, FixedPrecisionModel, FixedPrecisionRun
                           FloatRealizationModel, TrainedRun, WrongKindError, check_kind,
                           load_model, recognize)
 from crasp.models.kinds import (FIXED_PRECISION, FIXED_PRECISION_RUN, FLOAT_REALIZATION,
-                                ONNX_GRAPH, TRAINED_RUN)
+                                ONNX_GRAPH, TRAINED_RUN, UNFINISHED_RUN)
 from crasp.train.loop import train
 from crasp.train.presets import resolve_preset
 
@@ -40,7 +40,8 @@ def models(tmp_path_factory) -> dict[str, object]:
     place = tmp_path_factory.mktemp("models")
     paths = {FIXED_PRECISION.name: place / "l3.model", FLOAT_REALIZATION.name: place / "l3.float",
              TRAINED_RUN.name: place / "l3.run", ONNX_GRAPH.name: place / "l3.onnx",
-             FIXED_PRECISION_RUN.name: place / "l3.fp-run"}
+             FIXED_PRECISION_RUN.name: place / "l3.fp-run",
+             UNFINISHED_RUN.name: place / "l3.stopped"}
     program = crasp.example("L3_predict")
     assert invoke("compile", program, "-o", paths["fixed-precision"]).exit_code == 0
     assert invoke("compile", program, "--target", "float", "--max-length", "24", "-o",
@@ -51,6 +52,11 @@ def models(tmp_path_factory) -> dict[str, object]:
                              train_bin=(4, 8), test_bins=[(9, 12)], n_train=32, n_test=8,
                              epochs=1, warmup_steps=1, device="cpu", precision=precision),
               paths[kind], progress=False, resume=False)
+    # stopped after the first of two epochs
+    assert train(resolve_preset("default", language="L3", depth=1, d_model=2, n_heads=1, d_ff=8,
+                                train_bin=(4, 8), test_bins=[(9, 12)], n_train=32, n_test=8,
+                                epochs=2, warmup_steps=1, device="cpu"),
+                 paths["unfinished-run"], resume=False, max_epochs_this_session=1) is None
     assert invoke("export", paths["fixed-precision"], "-o", paths["onnx"]).exit_code == 0
     return paths
 
@@ -148,12 +154,14 @@ def test_the_kinds_are_told_apart_by_the_file_names_their_writers_use():
     from crasp.compiler.model_format import WEIGHTS_FILE
     from crasp.models import kinds
     from crasp.train.checkpoint import ARCHITECTURE_FILE
+    from crasp.train.results import RESULTS_FILE
     from crasp.train.run import BEST_FILE, FORMAT_MODEL_DIR
 
     assert kinds.FORMAT_MODEL_DIR == FORMAT_MODEL_DIR
     assert kinds.FIXED_PRECISION_WEIGHTS == WEIGHTS_FILE
     assert kinds.CHECKPOINT_WEIGHTS == BEST_FILE
     assert kinds.REALIZATION_ARCHITECTURE == ARCHITECTURE_FILE
+    assert kinds.RUN_RESULTS == RESULTS_FILE
 
 
 def test_an_onnx_graph_is_recognized_but_read_by_no_command(models):

@@ -20,6 +20,7 @@ from crasp.errors import CraspError
 # The other files that tell the kinds apart (docs/model-format.md; crasp.train.checkpoint holds
 # the same name, which a test checks: importing it here would import torch).
 REALIZATION_ARCHITECTURE = "model.json"
+RUN_RESULTS = "results.json"   # crasp.train.results.RESULTS_FILE: a run writes it last
 FORMAT_MODEL_DIR = "model"     # crasp.train.run.FORMAT_MODEL_DIR: a --precision run's model
 ONNX_SUFFIX = ".onnx"
 
@@ -47,20 +48,28 @@ FLOAT_REALIZATION = Kind(
     "float-realization", "a float realization", "crasp compile --target float",
     lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
     and (path / REALIZATION_ARCHITECTURE).is_file())
+UNFINISHED_RUN = Kind(
+    "unfinished-run", "an unfinished run", "crasp train, stopped before it wrote results.json",
+    lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
+    and not (path / REALIZATION_ARCHITECTURE).exists() and not (path / RUN_RESULTS).exists())
 TRAINED_RUN = Kind(
     "trained-run", "a trained run", "crasp train",
     lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
-    and not (path / REALIZATION_ARCHITECTURE).exists()
+    and not (path / REALIZATION_ARCHITECTURE).exists() and (path / RUN_RESULTS).exists()
     and not (path / FORMAT_MODEL_DIR / FIXED_PRECISION_WEIGHTS).is_file())
 FIXED_PRECISION_RUN = Kind(
     "fixed-precision-run", "a fixed-precision run", "crasp train --precision",
     lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
+    and (path / RUN_RESULTS).exists()
     and (path / FORMAT_MODEL_DIR / FIXED_PRECISION_WEIGHTS).is_file())
 ONNX_GRAPH = Kind(
     "onnx", "an ONNX graph", "crasp export",
     lambda path: path.is_file() and path.suffix.lower() == ONNX_SUFFIX)
 
-KINDS = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN, FIXED_PRECISION_RUN, ONNX_GRAPH)
+KINDS = (FIXED_PRECISION, FLOAT_REALIZATION, UNFINISHED_RUN, TRAINED_RUN, FIXED_PRECISION_RUN,
+         ONNX_GRAPH)
+"""At most one holds for any path. An unfinished run is one kind whether it trains a float model
+or ``--precision``: its files have the same names until it finishes."""
 
 RUNNABLE = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN, FIXED_PRECISION_RUN)
 ACCEPTS: dict[str, tuple[Kind, ...]] = {
@@ -88,6 +97,9 @@ CONVERSIONS: dict[tuple[str, str], str] = {
         "realize its program in float instead: crasp compile PROG --target float "
         "--max-length N -o DIR (or crasp train --init-from compiled)",
     **{(ONNX_GRAPH.name, target.name): "give the model directory it was exported from"
+       for target in RUNNABLE},
+    **{(UNFINISHED_RUN.name, target.name): "finish it first: crasp train --resume RUN (a "
+       "float run becomes a trained run, a --precision run a fixed-precision run)"
        for target in RUNNABLE},
 }
 """(from kind, to kind) -> how a person gets the latter from the former."""

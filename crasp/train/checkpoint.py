@@ -114,7 +114,8 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
         results = path / files.RESULTS_FILE
         if not results.is_file():
             raise ModelFormatError(f"{where}/{files.RESULTS_FILE} is missing: the run has not "
-                                   f"finished, so its vocabulary is not recorded")
+                                   f"finished, so its vocabulary is not recorded; crasp train "
+                                   f"--resume {where} finishes it")
         recorded = _read_json(results, where)
         data, selected = recorded.get("data"), recorded.get("selected") or {}
         vocab = data.get("vocab") if isinstance(data, dict) else None
@@ -123,6 +124,11 @@ def load_checkpoint(directory: str | Path) -> Checkpoint:
                                    f"object of config overrides, got {selected!r}")
         # a search's best trial may differ from config.json: results.json names its overrides
         config = _changed(config, {**selected, "search": None}, f"{where}/{files.RESULTS_FILE}")
+        if config.precision is not None:  # its files would not fit this float model
+            raise ModelFormatError(
+                f"{where} is a finished --precision run without its format model "
+                f"({where}/{files.FORMAT_MODEL_DIR}); crasp train --resume {where} writes it "
+                f"again from the run's best weights")
         architecture, kind, dtype = {}, "trained", "float32"
     if not isinstance(vocab, list) or not all(isinstance(token, str) for token in vocab):
         raise ModelFormatError(f"{where}: no vocabulary (a list of token strings) recorded")

@@ -235,6 +235,36 @@ def write_format_model(module, vocab, config, run_dir) -> None:
         format_model(module, vocab, config).save(Path(run_dir) / FORMAT_MODEL_DIR, force=True)
 
 
+def restore_format_model(run_dir, results) -> None:
+    """Write again the format model of a finished ``--precision`` run that lacks one of its
+    files (removed by hand, or left out of a copy): it is derived from the run's best weights,
+    as ``write_format_model`` derived it when the run finished, so it is the same model.
+    Nothing for other runs; a ``RUN/model`` holding anything but a model crasp wrote (a file
+    of its own, or the weights without the config that marks them crasp's) stays, and
+    ``save`` refuses it naming what it holds. ``results`` is the run's ``RunResults``."""
+    from crasp.train import run as files
+    from crasp.train.config import TrainConfig
+    from crasp.train.model import build_model
+    from crasp.util.outputs import COMPILED_MODEL
+
+    run_dir = Path(run_dir)
+    place = run_dir / files.FORMAT_MODEL_DIR
+    if all((place / name).is_file() for name in COMPILED_MODEL.written) or not results.config:
+        return
+    try:
+        config = TrainConfig.from_dict(results.config).trials()[results.best_trial or 0]
+        vocab = list(results.data["vocab"]) if config.precision is not None else None
+    except (CraspError, TypeError, KeyError, IndexError) as error:
+        raise CraspError(f"{run_dir / files.RESULTS_FILE}: cannot tell the trained model's "
+                         f"config and vocabulary ({error})") from None
+    if config.precision is None:
+        return
+    module = build_model(config, len(vocab))
+    files.load_weights(run_dir / files.BEST_FILE, module)
+    files.check_finite(module.state_dict(), str(run_dir / files.BEST_FILE))
+    write_format_model(module, vocab, config, run_dir)
+
+
 def remove_format_model(run_dir) -> None:
     """Remove the format model an earlier ``--precision`` run left in ``run_dir`` (only a
     compiled model crasp wrote there; anything else stays)."""

@@ -33,7 +33,8 @@ from crasp.train import run as files
 from crasp.train.batching import EncodedSplit, encode_split
 from crasp.train.budget import improvement_record
 from crasp.train.config import TrainConfig, test_bin_name
-from crasp.train.fixed_precision import remove_format_model, write_format_model
+from crasp.train.fixed_precision import (remove_format_model, restore_format_model,
+                                         write_format_model)
 from crasp.train.metrics import SplitMetrics, evaluate, masked_loss
 from crasp.train.init import load_initial_weights
 from crasp.train.model import build_model, count_parameters
@@ -141,6 +142,7 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         if (run_dir / files.RESULTS_FILE).is_file():
             stored_results = RunResults.read(run_dir)
             _check_same_trial(run_dir, stored_results.search_trial, only_trial)
+            restore_format_model(run_dir, stored_results)  # a --precision run's, if removed
             return stored_results.to_json()
         if os.path.lexists(run_dir / files.STATE_FILE):  # a FIFO or symlink: refused, not skipped
             state = files.load_state(run_dir / files.STATE_FILE)

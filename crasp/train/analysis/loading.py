@@ -12,9 +12,10 @@ from pathlib import Path
 from crasp.errors import CraspError
 from crasp.train import run as files
 from crasp.train.batching import EncodedSplit
+from crasp.train.checkpoint import load_checkpoint
 from crasp.train.config import TrainConfig
 from crasp.train.loop import build_splits, check_config
-from crasp.train.model import CausalTransformer, build_model
+from crasp.train.model import CausalTransformer
 
 
 @dataclass
@@ -31,24 +32,24 @@ class LoadedRun:
 
 
 def load_run(run_dir: str | Path) -> LoadedRun:
+    """The finished run in ``run_dir``, read as every command reads one
+    (``crasp.train.checkpoint.load_checkpoint``: results.json's vocabulary, and its
+    ``selected`` overrides, since a search's best trial may have another width than
+    config.json's), with its test bins rebuilt from that config."""
     run_dir = Path(run_dir)
     for name in (files.CONFIG_FILE, files.BEST_FILE):
         if not (run_dir / name).is_file():
             raise CraspError(f"{run_dir}: not a finished training run (no {name}); "
                              f"expected the directory written by `crasp train`")
-    try:
-        config = TrainConfig.from_dict(files.read_json(run_dir / files.CONFIG_FILE))
-    except (ValueError, TypeError, AttributeError, CraspError) as error:
-        raise CraspError(f"{run_dir / files.CONFIG_FILE}: not a training config: {error}"
-                         ) from None
-    config = config.replace(device="cpu")
+    checkpoint = load_checkpoint(run_dir)
+    config = TrainConfig.from_dict(checkpoint.config["train_config"]).replace(device="cpu")
     language = check_config(config)
     vocab, _, _, _, tests = build_splits(config, language)
-    model = build_model(config, len(vocab))
-    files.load_weights(run_dir / files.BEST_FILE, model)
-    files.check_finite(model.state_dict(), str(run_dir / files.BEST_FILE))
-    model.eval()
-    return LoadedRun(config, model, tests, language)
+    if list(vocab) != checkpoint.config["vocab"]:
+        raise CraspError(f"{run_dir}/{files.RESULTS_FILE}: the vocabulary "
+                         f"{checkpoint.config['vocab']} is not the one the run's language "
+                         f"gives ({list(vocab)})")
+    return LoadedRun(config, checkpoint.module, tests, language)
 
 
 def all_tokens_batches(loaded: LoadedRun):
