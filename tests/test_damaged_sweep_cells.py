@@ -156,6 +156,73 @@ def test_tensors_that_do_not_fit_the_run_resume_or_are_refused_in_words(stopped,
     assert refused
 
 
+DELETED = object()
+
+
+@pytest.mark.parametrize("group", ["state", "param_groups"])
+def test_an_optimizer_state_damaged_deep_inside_resumes_or_is_refused_in_words(stopped,
+                                                                            tmp_path, group):
+    """One level below the last test: each moment of the first parameter's AdamW state, and
+    each field of the first parameter group, deleted or replaced by a wrong value. The fuzz of
+    whole runs found a deleted moment (KeyError) and an int beyond int64 as ``eps``
+    (OverflowError) reaching the next step."""
+    config, root = stopped
+    state = read_state(root / "whole")
+    first = next(iter(state["optimizer"][group])) if group == "state" else 0
+    fields = sorted(key for key in state["optimizer"][group][first] if key != "params")
+    refused = 0
+    for field in fields:
+        for wrong in (DELETED, None, "x", torch.zeros(2), float("nan"), 10**30, 10**400,
+                      -2**63 - 1):
+            target = tmp_path / "run"
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(root / "whole", target)
+            optimizer = copy.deepcopy(state["optimizer"])
+            if wrong is DELETED:
+                del optimizer[group][first][field]
+            else:
+                optimizer[group][first][field] = wrong
+            write_state(target, {**state, "optimizer": optimizer})
+            try:
+                train(config, target, max_epochs_this_session=1)
+            except CraspError as error:
+                assert "does not fit this run's model" in str(error), (field, wrong, error)
+                assert str(target / files.STATE_FILE) in str(error)
+                refused += 1
+    assert refused >= len(fields) * 6
+
+
+@pytest.mark.parametrize("where, value, message", [
+    ("model", float("nan"), "model tensor '{name}' has non-finite values"),
+    ("model", float("inf"), "model tensor '{name}' has non-finite values"),
+    ("exp_avg", float("nan"), "optimizer moment 'exp_avg' holds non-finite values"),
+    ("exp_avg_sq", -1.0, "optimizer moment 'exp_avg_sq' holds negative values"),
+    ("exp_avg_sq", float("inf"), "optimizer moment 'exp_avg_sq' holds non-finite values"),
+    ("step", -1.0, "optimizer moment 'step' holds negative values"),
+    ("step", -2.0**63, "optimizer moment 'step' holds negative values"),
+])
+def test_a_resume_state_with_unusable_numbers_is_refused_in_words(stopped, tmp_path, where,
+                                                                  value, message):
+    """A tensor of the right shape holding a value no step can use: before, a NaN trained on
+    into every weight it reached, and a negative step overflowed ``beta ** step``."""
+    config, root = stopped
+    state = copy.deepcopy(read_state(root / "whole"))
+    if where == "model":
+        name = next(iter(state["model"]))
+        state["model"][name].view(-1)[0] = value
+    else:
+        name = where
+        moments = next(iter(state["optimizer"]["state"].values()))
+        moments[where].view(-1)[0] = value
+    target = tmp_path / "run"
+    shutil.copytree(root / "whole", target)
+    write_state(target, state)
+    with pytest.raises(CraspError) as error:
+        train(config, target, max_epochs_this_session=1)
+    assert message.format(name=name) in str(error.value)
+    assert f"{target / files.STATE_FILE} does not fit this run's model" in str(error.value)
+
+
 def test_a_part_folder_holding_another_trials_state_is_refused(stopped, tmp_path):
     config, root = stopped
     target = tmp_path / "run"

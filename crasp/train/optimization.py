@@ -58,6 +58,10 @@ def set_rng_state(state: dict[str, Any], device: torch.device) -> None:
         torch.cuda.set_rng_state(state["cuda"], device)
 
 
+ADAMW_MOMENTS = ("step", "exp_avg", "exp_avg_sq")
+"""What torch's AdamW keeps per parameter once it has stepped it (with amsgrad, one more)."""
+
+
 def load_resumed(state: dict[str, Any], model: torch.nn.Module, optimizer, scheduler,
                  device: torch.device) -> None:
     """Load a resume state's tensors into the run's freshly built model, optimizer, schedule
@@ -68,6 +72,11 @@ def load_resumed(state: dict[str, Any], model: torch.nn.Module, optimizer, sched
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
+    unusable = next((name for name, tensor in model.state_dict().items()
+                     if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())),
+                    None)
+    if unusable:  # it would train on, every weight it reaches turning NaN
+        raise ValueError(f"model tensor {unusable!r} has non-finite values")
     check_loaded(optimizer, scheduler, *fresh)
     set_rng_state(state["rng"], device)
 
@@ -76,26 +85,37 @@ def check_loaded(optimizer, scheduler, fresh_optimizer: dict, fresh_scheduler: d
     """Raise ``ValueError`` where the optimizer or schedule state a resume loaded departs from
     the form ``make_optimizer`` and ``make_scheduler`` build for this run (``fresh_*``: their
     state dicts before loading): torch's ``load_state_dict`` checks only the parameter groups'
-    sizes, so a moment of another shape, or a learning rate that is not a number, would fail
-    at the next step, deep inside it."""
+    sizes, so a moment missing or of another shape, or a learning rate that is not a number
+    (or an int no float64 operation takes), would fail at the next step, deep inside it."""
     problem = (_form_mismatch(optimizer.state_dict()["param_groups"],
                               fresh_optimizer["param_groups"], "optimizer.param_groups")
                or _form_mismatch(scheduler.state_dict(), fresh_scheduler, "scheduler"))
     if problem:
         raise ValueError(problem)
     for group in optimizer.param_groups:
+        moments = {*ADAMW_MOMENTS, *(["max_exp_avg_sq"] if group["amsgrad"] else [])}
         for parameter in group["params"]:
-            for name, value in optimizer.state.get(parameter, {}).items():
+            state = optimizer.state.get(parameter, {})
+            if state and set(state) != moments:  # empty: a parameter never stepped
+                raise ValueError(f"an optimizer state holds {sorted(map(str, state))}, not "
+                                 f"AdamW's {sorted(moments)}")
+            for name, value in state.items():
                 shape = () if name == "step" else tuple(parameter.shape)
                 if not (torch.is_tensor(value) and value.is_floating_point()
                         and tuple(value.shape) == shape):
                     raise ValueError(f"optimizer moment {name!r} is not a float tensor of "
                                      f"shape {shape}")
+                # a negative step overflows beta ** step, a negative second moment has no
+                # square root, and any NaN spreads to every weight it updates
+                if not bool(torch.isfinite(value).all()):
+                    raise ValueError(f"optimizer moment {name!r} holds non-finite values")
+                if name != "exp_avg" and bool((value < 0).any()):
+                    raise ValueError(f"optimizer moment {name!r} holds negative values")
 
 
 def _form_mismatch(value: Any, reference: Any, place: str) -> str | None:
     """Where ``value`` departs from ``reference``'s form: the same keys, lengths, tensor shapes
-    and kinds of scalar (any finite number for a number)."""
+    and kinds of scalar (for a number: a finite float, or an int that fits int64)."""
     if isinstance(reference, dict):
         if not isinstance(value, dict) or set(value) != set(reference):
             return f"{place} does not have the keys {sorted(map(str, reference))}"
@@ -110,8 +130,9 @@ def _form_mismatch(value: Any, reference: Any, place: str) -> str | None:
         fits = torch.is_tensor(value) and value.shape == reference.shape \
             and value.dtype == reference.dtype
     elif isinstance(reference, (int, float)) and not isinstance(reference, bool):
-        fits = isinstance(value, (int, float)) and not isinstance(value, bool) \
-            and math.isfinite(value)
+        # torch converts an int beyond int64 nowhere (OverflowError at the next step)
+        fits = isinstance(value, float) and math.isfinite(value) or \
+            isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2 ** 63
     else:
         fits = type(value) is type(reference)
     return None if fits else f"{place} is {type(value).__name__}, not like {reference!r}"
