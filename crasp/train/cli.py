@@ -63,17 +63,25 @@ def _given(ctx: click.Context) -> list[str]:
 
 
 def _summary(results: dict, run_dir: Path) -> str:
+    """The run's outcome in a few lines; a value results.json lacks (its shape lets any be
+    null or absent: an older run, a fake, a hand-edited file) shows as "-"."""
     lines = [f"run: {run_dir}",
-             f"validation exact match: {results['val_exact_match']:.4f} "
-             f"(epoch {results['best_epoch']} of {results['epochs']}; "
-             f"{'success' if results['success'] else 'no success'})"]
+             f"validation exact match: {_shown(results.get('val_exact_match'))} "
+             f"(epoch {_shown(results.get('best_epoch'), 'd')} of "
+             f"{_shown(results.get('epochs'), 'd')}; "
+             f"{'success' if results.get('success') else 'no success'})"]
     if results.get("selected"):
         lines.append("selected: " + ", ".join(f"{k}={v}" for k, v in results["selected"].items()))
     lines += format_table([("bin", "exact", "token", "n")] + [
-        (name, f"{metrics['exact_match']:.4f}", f"{metrics['token_accuracy']:.4f}",
-         str(metrics["n"])) for name, metrics in results["bins"].items()], rule=False)
-    lines.append(f"wall time: {results['wall_time_s']:.1f} s")
+        (name, _shown(metrics.get("exact_match")), _shown(metrics.get("token_accuracy")),
+         _shown(metrics.get("n"), "d")) for name, metrics in results["bins"].items()],
+        rule=False)
+    lines.append(f"wall time: {_shown(results.get('wall_time_s'), '.1f')} s")
     return "\n".join(lines)
+
+
+def _shown(value, spec: str = ".4f") -> str:
+    return "-" if value is None else format(value, spec)
 
 
 @click.command("train", context_settings={"help_option_names": ["-h", "--help"]})

@@ -32,9 +32,10 @@ DEVICES = ("auto", "cpu", "cuda")
 ALIBI_IMPLS = ("mask", "fold")
 LARGEST = {"depth": 1_000, "d_model": 1 << 16, "n_heads": 1 << 10, "d_ff": 1 << 18,
            "batch_size": 1 << 20, "epochs": 1_000_000, "n_train": MAX_STRINGS,
-           "n_test": MAX_STRINGS, "threads": 1_024}
+           "n_test": MAX_STRINGS, "threads": 1_024, "seed": (1 << 63) - 1}
 """Upper bounds of the sizes, far above any run here, so that a mistyped size is one message,
-not an allocation error after the run directory is made (or a crash: 99,999 threads)."""
+not an allocation error after the run directory is made (or a crash: 99,999 threads). A seed
+(and a data seed) is at most what ``torch.manual_seed`` takes."""
 
 
 def _test_bin(value: Any) -> tuple:
@@ -223,6 +224,12 @@ class TrainConfig:
             need(is_int(value) and value >= 0, f"{name} must be an integer >= 0, got {value!r}")
         need(self.data_seed is None or (is_int(self.data_seed) and self.data_seed >= 0),
              f"data_seed must be None or an integer >= 0, got {self.data_seed!r}")
+        for name in ("seed", "data_seed"):
+            value = getattr(self, name)
+            need(not is_int(value) or value <= LARGEST["seed"],
+                 f"{name} must be at most {LARGEST['seed']:,}, got {value!r}")
+        need(self.init_from is None or (isinstance(self.init_from, str) and self.init_from != ""),
+             f"init_from must be a checkpoint directory or 'compiled', got {self.init_from!r}")
         need(self.d_model % self.n_heads == 0,
              f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         need(is_num(self.dropout) and 0 <= self.dropout < 1,
