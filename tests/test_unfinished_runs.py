@@ -16,6 +16,7 @@ import torch
 from click.testing import CliRunner
 
 from crasp.cli import cli
+from crasp.errors import CraspError
 from crasp.models import recognize
 from crasp.models.kinds import FIXED_PRECISION_RUN, TRAINED_RUN, UNFINISHED_RUN
 from crasp.train import run as files
@@ -69,6 +70,8 @@ def test_every_command_refuses_an_unfinished_run_until_a_resume_finishes_it(trai
         assert result.output.startswith(f"error: {run} is {UNFINISHED_RUN.what}; "), command
         assert "finish it first: crasp train --resume RUN" in result.output, command
         assert list(out.iterdir()) == [], command
+    with pytest.raises(CraspError, match=f"finish it with crasp train --resume {run}$"):
+        api_load_run(run)
     assert invoke("train", "--resume", run, "--no-progress").exit_code == 0
     assert recognize(run) is (FIXED_PRECISION_RUN if PRECISIONS[trained] else TRAINED_RUN)
     result = invoke(*COMMANDS["eval"](run, tmp_path))

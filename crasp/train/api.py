@@ -124,8 +124,10 @@ def load_run(run_dir: str | Path) -> TrainResult:
     run_dir = Path(run_dir)
     results_path = run_dir / files.RESULTS_FILE
     if not results_path.is_file():
-        raise CraspError(f"{run_dir} holds no finished run (no {files.RESULTS_FILE}); train it "
-                         f"with crasp train -o {run_dir}")
+        started = (run_dir / files.CONFIG_FILE).is_file()
+        raise CraspError(f"{run_dir} holds no finished run (no {files.RESULTS_FILE}); " + (
+            f"finish it with crasp train --resume {run_dir}" if started
+            else f"train one with crasp train -o {run_dir}"))
     try:
         metrics = files.read_json(results_path)
         config = TrainConfig.from_dict(metrics["config"]).trials()[metrics.get("best_trial", 0)]
