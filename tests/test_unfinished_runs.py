@@ -148,3 +148,24 @@ def test_a_resume_leaves_a_format_model_folder_it_cannot_tell_is_crasps_alone(pr
     assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
     assert f"{model}: it holds 1 entry ({next(iter(kept))})" in result.output
     assert model_files(run) == kept
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("best_trial", 3, "best_trial 3 is not one of the 1 trials of its config"),
+    ("best_trial", -1, "best_trial -1 is not one of the 1 trials of its config"),
+    ("data", {"vocab": None}, "no vocabulary recorded, so the format model cannot be written"),
+    ("config", {"precision": "4.1", "depth": 0}, "config: depth must be an integer from 1"),
+])
+def test_a_format_model_that_results_json_cannot_rebuild_is_refused_naming_it(
+        precision_run, tmp_path, field, value, message):
+    run = tmp_path / "run"
+    shutil.copytree(precision_run, run)
+    shutil.rmtree(run / files.FORMAT_MODEL_DIR)
+    results = json.loads((run / files.RESULTS_FILE).read_text())
+    changed = {**results, field: value} if field != "config" else {
+        **results, "config": {**results["config"], **value}}
+    (run / files.RESULTS_FILE).write_text(json.dumps(changed))
+    result = invoke("train", "--resume", run, "--no-progress")
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert f"{run / files.RESULTS_FILE}: {message}" in result.output
+    assert not (run / files.FORMAT_MODEL_DIR).exists()

@@ -249,16 +249,22 @@ def restore_format_model(run_dir, results) -> None:
 
     run_dir = Path(run_dir)
     place = run_dir / files.FORMAT_MODEL_DIR
-    if all((place / name).is_file() for name in COMPILED_MODEL.written) or not results.config:
+    if all((place / name).is_file() for name in COMPILED_MODEL.written) or \
+            (results.config or {}).get("precision") is None:  # a search never varies it
         return
+    trial = results.best_trial or 0
     try:
-        config = TrainConfig.from_dict(results.config).trials()[results.best_trial or 0]
-        vocab = list(results.data["vocab"]) if config.precision is not None else None
-    except (CraspError, TypeError, KeyError, IndexError) as error:
-        raise CraspError(f"{run_dir / files.RESULTS_FILE}: cannot tell the trained model's "
-                         f"config and vocabulary ({error})") from None
-    if config.precision is None:
-        return
+        trials = TrainConfig.from_dict(results.config).validate().trials()
+    except CraspError as error:  # the config's own checks do not name the file
+        raise CraspError(f"{run_dir / files.RESULTS_FILE}: config: {error}") from None
+    if not 0 <= trial < len(trials):
+        raise CraspError(f"{run_dir / files.RESULTS_FILE}: best_trial {trial} is not one of the "
+                         f"{len(trials)} trials of its config")
+    config = trials[trial]
+    vocab = (results.data or {}).get("vocab")
+    if not vocab:
+        raise CraspError(f"{run_dir / files.RESULTS_FILE}: no vocabulary recorded, so the "
+                         f"format model cannot be written again")
     module = build_model(config, len(vocab))
     files.load_weights(run_dir / files.BEST_FILE, module)
     files.check_finite(module.state_dict(), str(run_dir / files.BEST_FILE))
