@@ -140,20 +140,27 @@ def test_tensors_that_do_not_fit_the_run_resume_or_are_refused_in_words(stopped,
         if len(place) > 2:
             continue
         for wrong in (None, "x", [], {}, torch.zeros(2), float("nan")):
-            target = tmp_path / "run"
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(root / "whole", target)
             tensors = copy.deepcopy(state[key])
             holder = tensors if len(place) == 1 else tensors[place[0]]
             holder[place[-1]] = wrong
-            write_state(target, {**state, key: tensors})
-            try:
-                train(config, target, max_epochs_this_session=1)
-            except CraspError as error:
-                assert "does not fit this run's model" in str(error), (place, wrong, error)
-                assert str(target / files.STATE_FILE) in str(error)
-                refused += 1
+            refused += refused_resuming(config, root, tmp_path / "run", {**state, key: tensors},
+                                        (place, wrong))
     assert refused
+
+
+def refused_resuming(config, root, target, state: dict, case) -> bool:
+    """Whether a copy of the stopped whole search, written to ``target`` with ``state``, is
+    refused in words naming its state file when resumed for an epoch (False: it resumed)."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(root / "whole", target)
+    write_state(target, state)
+    try:
+        train(config, target, max_epochs_this_session=1)
+    except CraspError as error:
+        assert "does not fit this run's model" in str(error), (case, error)
+        assert str(target / files.STATE_FILE) in str(error)
+        return True
+    return False
 
 
 DELETED = object()
@@ -174,21 +181,13 @@ def test_an_optimizer_state_damaged_deep_inside_resumes_or_is_refused_in_words(s
     for field in fields:
         for wrong in (DELETED, None, "x", torch.zeros(2), float("nan"), 10**30, 10**400,
                       -2**63 - 1):
-            target = tmp_path / "run"
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(root / "whole", target)
             optimizer = copy.deepcopy(state["optimizer"])
             if wrong is DELETED:
                 del optimizer[group][first][field]
             else:
                 optimizer[group][first][field] = wrong
-            write_state(target, {**state, "optimizer": optimizer})
-            try:
-                train(config, target, max_epochs_this_session=1)
-            except CraspError as error:
-                assert "does not fit this run's model" in str(error), (field, wrong, error)
-                assert str(target / files.STATE_FILE) in str(error)
-                refused += 1
+            refused += refused_resuming(config, root, tmp_path / "run",
+                                        {**state, "optimizer": optimizer}, (field, wrong))
     assert refused >= len(fields) * 6
 
 
