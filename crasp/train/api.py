@@ -119,8 +119,6 @@ def load_run(run_dir: str | Path) -> TrainResult:
     >>> len(result.predict(["aabba", "a b a"])[1])
     3
     """
-    from crasp.train.model import build_model
-
     run_dir = Path(run_dir)
     results_path = run_dir / files.RESULTS_FILE
     if not results_path.is_file():
@@ -130,14 +128,12 @@ def load_run(run_dir: str | Path) -> TrainResult:
             else f"train one with crasp train -o {run_dir}"))
     try:
         metrics = files.read_json(results_path)
-        config = TrainConfig.from_dict(metrics["config"]).trials()[metrics.get("best_trial", 0)]
+        config = files.selected_config(metrics["config"], metrics.get("best_trial"),
+                                       results_path)
         vocab = tuple(metrics["data"]["vocab"])
-    except (OSError, ValueError, KeyError, IndexError) as error:
+    except (OSError, ValueError, KeyError, TypeError) as error:
         raise CraspError(f"{results_path}: unreadable results ({error})") from None
-    model = build_model(config, len(vocab))
-    files.load_weights(run_dir / files.BEST_FILE, model)
-    files.check_finite(model.state_dict(), str(run_dir / files.BEST_FILE))
-    model.eval()
+    model = files.selected_model(run_dir, config, len(vocab))
     return TrainResult(model, config, vocab, metrics, run_dir)
 
 

@@ -243,8 +243,6 @@ def restore_format_model(run_dir, results) -> None:
     of its own, or the weights without the config that marks them crasp's) stays, and
     ``save`` refuses it naming what it holds. ``results`` is the run's ``RunResults``."""
     from crasp.train import run as files
-    from crasp.train.config import TrainConfig
-    from crasp.train.model import build_model
     from crasp.util.outputs import COMPILED_MODEL
 
     run_dir = Path(run_dir)
@@ -252,22 +250,13 @@ def restore_format_model(run_dir, results) -> None:
     if all((place / name).is_file() for name in COMPILED_MODEL.written) or \
             (results.config or {}).get("precision") is None:  # a search never varies it
         return
-    trial = results.best_trial or 0
-    try:
-        trials = TrainConfig.from_dict(results.config).validate().trials()
-    except CraspError as error:  # the config's own checks do not name the file
-        raise CraspError(f"{run_dir / files.RESULTS_FILE}: config: {error}") from None
-    if not 0 <= trial < len(trials):
-        raise CraspError(f"{run_dir / files.RESULTS_FILE}: best_trial {trial} is not one of the "
-                         f"{len(trials)} trials of its config")
-    config = trials[trial]
+    config = files.selected_config(results.config, results.best_trial,
+                                   run_dir / files.RESULTS_FILE)
     vocab = (results.data or {}).get("vocab")
     if not vocab:
         raise CraspError(f"{run_dir / files.RESULTS_FILE}: no vocabulary recorded, so the "
                          f"format model cannot be written again")
-    module = build_model(config, len(vocab))
-    files.load_weights(run_dir / files.BEST_FILE, module)
-    files.check_finite(module.state_dict(), str(run_dir / files.BEST_FILE))
+    module = files.selected_model(run_dir, config, len(vocab))
     write_format_model(module, vocab, config, run_dir)
 
 

@@ -121,6 +121,35 @@ def check_finite(weights: dict[str, torch.Tensor], where: str) -> None:
                              f"infinity); a model's weights must be finite numbers")
 
 
+def selected_config(config: Any, best_trial: Any, where: Path) -> TrainConfig:
+    """The config of the weights a finished run kept: trial ``best_trial`` (null: 0) of
+    results.json's ``config``, validated. Raises ``CraspError`` naming ``where`` (results.json)
+    for a config that is not one or a trial outside its search."""
+    from crasp.errors import CraspError
+
+    trial = best_trial or 0
+    try:
+        trials = TrainConfig.from_dict(config).validate().trials()
+    except CraspError as error:  # the config's own checks do not name the file
+        raise CraspError(f"{where}: config: {error}") from None
+    if not (isinstance(trial, int) and 0 <= trial < len(trials)):
+        raise CraspError(f"{where}: best_trial {trial} is not one of the {len(trials)} trials "
+                         f"of its config")
+    return trials[trial]
+
+
+def selected_model(run_dir: Path, config: TrainConfig, vocab_size: int) -> torch.nn.Module:
+    """A finished run's kept model, as the trainer built it (``build_model`` of the selected
+    trial's ``config``: the format's fixed-precision class for a ``--precision`` run), with its
+    best weights, checked finite, in eval mode."""
+    from crasp.train.model import build_model
+
+    model = build_model(config, vocab_size)
+    load_weights(run_dir / BEST_FILE, model)
+    check_finite(model.state_dict(), str(run_dir / BEST_FILE))
+    return model.eval()
+
+
 def save_state(path: Path, state: dict[str, Any]) -> None:
     import torch
 
