@@ -192,8 +192,8 @@ def test_an_optimizer_state_damaged_deep_inside_resumes_or_is_refused_in_words(s
 
 
 @pytest.mark.parametrize("where, value, message", [
-    ("model", float("nan"), "model tensor '{name}' has non-finite values"),
-    ("model", float("inf"), "model tensor '{name}' has non-finite values"),
+    ("model", float("nan"), "model: tensor '{name}' has non-finite values"),
+    ("model", float("inf"), "model: tensor '{name}' has non-finite values"),
     ("exp_avg", float("nan"), "optimizer moment 'exp_avg' holds non-finite values"),
     ("exp_avg_sq", -1.0, "optimizer moment 'exp_avg_sq' holds negative values"),
     ("exp_avg_sq", float("inf"), "optimizer moment 'exp_avg_sq' holds non-finite values"),

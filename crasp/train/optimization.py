@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from crasp.train.config import TrainConfig
+from crasp.train.run import check_finite
 
 
 def make_optimizer(model: torch.nn.Module, config: TrainConfig):
@@ -72,11 +73,7 @@ def load_resumed(state: dict[str, Any], model: torch.nn.Module, optimizer, sched
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-    unusable = next((name for name, tensor in model.state_dict().items()
-                     if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())),
-                    None)
-    if unusable:  # it would train on, every weight it reaches turning NaN
-        raise ValueError(f"model tensor {unusable!r} has non-finite values")
+    check_finite(model.state_dict(), "model")  # else it trains on, every weight turning NaN
     check_loaded(optimizer, scheduler, *fresh)
     set_rng_state(state["rng"], device)
 
