@@ -53,7 +53,7 @@ def loaded_from(model, labels_of=lambda s: [int(c) for c in np.cumsum([x == "a" 
         split = encode_strings(strings, [labels_of(s) for s in strings], ("a", "b"), f"{lo}:{hi}")
         split.lo, split.hi = lo, hi
         splits.append(split)
-    return LoadedRun(tiny_config(), model, splits, None)
+    return LoadedRun(tiny_config(), model, splits, None, ("a", "b"), splits[0])
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])

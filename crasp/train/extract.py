@@ -22,6 +22,7 @@ The theorem gives an exact program only for a fixed-precision transformer. For a
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,6 @@ import numpy as np
 import torch
 
 import crasp
-from crasp.errors import CraspError
 from crasp.train.batching import EncodedSplit
 from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import evaluate
@@ -147,16 +147,14 @@ def fidelity(program: crasp.Program, module, quantized: QuantizedRun,
     return report
 
 
-def run_depths(run_dir: Path, config: TrainConfig) -> dict:
+def run_depths(loaded) -> dict:
     """The run's nominal depth, effective depth (crasp analyze, mean-ablation) and the
     theory's depth for its language."""
     from crasp.train.analysis.ablation import head_means
     from crasp.train.analysis.depth import effective_depth
-    from crasp.train.analysis.loading import load_run
 
-    loaded = load_run(run_dir)
     result = effective_depth(loaded, head_means(loaded))
-    return {"nominal": config.depth, "effective": result["effective_depth"],
+    return {"nominal": loaded.config.depth, "effective": result["effective_depth"],
             "theory": result["theory_depth"], "theory_bound": result["theory_bound"]}
 
 
@@ -178,21 +176,16 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     ``max_states``."""
     from crasp.decompile import decompile_model
     from crasp.decompile.enumerate_states import StateLimitError, StateSource
-    from crasp.train.checkpoint import load_checkpoint
+    from crasp.train.analysis.loading import load_run
     from crasp.train.fixed_precision import parse_precision
-    from crasp.train.loop import build_splits, check_config
 
     run_dir = Path(run_dir)
-    checkpoint = load_checkpoint(run_dir)
-    config = TrainConfig.from_dict(checkpoint.config["train_config"])
-    module = checkpoint.module.to(torch.float64)
-    language = check_config(config)
-    vocab, _, _, validation, _ = build_splits(config, language)
-    if tuple(vocab) != tuple(checkpoint.config["vocab"]):
-        raise CraspError(f"{run_dir}: the language's vocabulary {list(vocab)} is not the run's "
-                         f"{checkpoint.config['vocab']}")
-    choice = (choose_precision(module, validation) if precision is None else
-              choose_precision(module, validation, [parse_precision(precision)]))
+    loaded = load_run(run_dir)
+    config, language, vocab = loaded.config, loaded.language, loaded.vocab
+    # a float64 copy: the effective depth below is measured on the run's own float32 model
+    module = copy.deepcopy(loaded.model).to(torch.float64)
+    choice = (choose_precision(module, loaded.validation) if precision is None else
+              choose_precision(module, loaded.validation, [parse_precision(precision)]))
     quantized = QuantizedRun(module, choice.total_bits, choice.frac_bits)
     state_source = StateSource(quantized, tuple(vocab), len(vocab), None, quantized.n_layers,
                                quantized.n_heads, quantized.d_head, choice.total_bits,
@@ -211,7 +204,7 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
                       fidelity_splits(config, language, vocab), vocab)
     summary = {"run": name, "precision": choice.as_dict(), "fidelity": report,
                "depth": {"program": decompiled.summary["depth"],
-                         **run_depths(run_dir, config)},
+                         **run_depths(loaded)},
                "decompile": decompiled.summary}
     return Extraction(decompiled.program, decompiled.text, summary)
 

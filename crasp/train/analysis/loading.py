@@ -1,6 +1,6 @@
-"""Rebuild a finished run: its config, its best weights and its test bins.
+"""Rebuild a finished run: its config, its best weights, its validation split and test bins.
 
-The test bins are regenerated exactly as the trainer made them (``build_splits`` with the
+The splits are regenerated exactly as the trainer made them (``build_splits`` with the
 run's own config and data seed), so the metrics here are comparable with ``results.json``.
 """
 
@@ -24,6 +24,8 @@ class LoadedRun:
     model: CausalTransformer
     tests: list[EncodedSplit]
     language: object
+    vocab: tuple[str, ...]
+    validation: EncodedSplit
 
     @property
     def longest(self) -> EncodedSplit:
@@ -35,7 +37,7 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     """The finished run in ``run_dir``, read as every command reads one
     (``crasp.train.checkpoint.load_checkpoint``: results.json's vocabulary, and its
     ``selected`` overrides, since a search's best trial may have another width than
-    config.json's), with its test bins rebuilt from that config."""
+    config.json's), with its validation split and test bins rebuilt from that config."""
     run_dir = Path(run_dir)
     for name in (files.CONFIG_FILE, files.BEST_FILE):
         if not (run_dir / name).is_file():
@@ -44,12 +46,12 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     checkpoint = load_checkpoint(run_dir)
     config = TrainConfig.from_dict(checkpoint.config["train_config"]).replace(device="cpu")
     language = check_config(config)
-    vocab, _, _, _, tests = build_splits(config, language)
+    vocab, _, _, validation, tests = build_splits(config, language)
     if list(vocab) != checkpoint.config["vocab"]:
         raise CraspError(f"{run_dir}/{files.RESULTS_FILE}: the vocabulary "
                          f"{checkpoint.config['vocab']} is not the one the run's language "
                          f"gives ({list(vocab)})")
-    return LoadedRun(config, checkpoint.module, tests, language)
+    return LoadedRun(config, checkpoint.module, tests, language, vocab, validation)
 
 
 def all_tokens_batches(loaded: LoadedRun):
