@@ -2,10 +2,13 @@
 
 The walk runs every command that takes a model (``ACCEPTS`` and every export format) on every
 kind of model (built here: a compiled program, its float realization, a one-epoch training run,
-an ONNX export) and on paths that hold none; each answers normally or exits 2 with one line.
+an unfinished run, a --precision run with and without its format model, an ONNX export) and on
+paths that hold none; each answers normally or exits 2 with one line.
 """
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 import torch
@@ -18,9 +21,11 @@ from crasp.models import (ACCEPTS, KINDS, FixedPrecisionModel, FixedPrecisionRun
                           FloatRealizationModel, TrainedRun, WrongKindError, check_kind,
                           load_model, recognize)
 from crasp.models.kinds import (FIXED_PRECISION, FIXED_PRECISION_RUN, FLOAT_REALIZATION,
-                                ONNX_GRAPH, TRAINED_RUN, UNFINISHED_RUN)
+                                ONNX_GRAPH, PRECISION_RUN_WITHOUT_MODEL, TRAINED_RUN,
+                                UNFINISHED_RUN)
 from crasp.train.loop import train
 from crasp.train.presets import resolve_preset
+from crasp.train.run import FORMAT_MODEL_DIR
 
 torch.set_num_threads(1)
 
@@ -41,7 +46,8 @@ def models(tmp_path_factory) -> dict[str, object]:
     paths = {FIXED_PRECISION.name: place / "l3.model", FLOAT_REALIZATION.name: place / "l3.float",
              TRAINED_RUN.name: place / "l3.run", ONNX_GRAPH.name: place / "l3.onnx",
              FIXED_PRECISION_RUN.name: place / "l3.fp-run",
-             UNFINISHED_RUN.name: place / "l3.stopped"}
+             UNFINISHED_RUN.name: place / "l3.stopped",
+             PRECISION_RUN_WITHOUT_MODEL.name: place / "l3.fp-run-without-model"}
     program = crasp.example("L3_predict")
     assert invoke("compile", program, "-o", paths["fixed-precision"]).exit_code == 0
     assert invoke("compile", program, "--target", "float", "--max-length", "24", "-o",
@@ -58,6 +64,8 @@ def models(tmp_path_factory) -> dict[str, object]:
                                 epochs=2, warmup_steps=1, device="cpu"),
                  paths["unfinished-run"], resume=False, max_epochs_this_session=1) is None
     assert invoke("export", paths["fixed-precision"], "-o", paths["onnx"]).exit_code == 0
+    shutil.copytree(paths["fixed-precision-run"], paths["precision-run-without-model"])
+    shutil.rmtree(paths["precision-run-without-model"] / FORMAT_MODEL_DIR)
     return paths
 
 
@@ -155,13 +163,14 @@ def test_the_kinds_are_told_apart_by_the_file_names_their_writers_use():
     from crasp.models import kinds
     from crasp.train.checkpoint import ARCHITECTURE_FILE
     from crasp.train.results import RESULTS_FILE
-    from crasp.train.run import BEST_FILE, FORMAT_MODEL_DIR
+    from crasp.train.run import BEST_FILE, CONFIG_FILE, FORMAT_MODEL_DIR
 
     assert kinds.FORMAT_MODEL_DIR == FORMAT_MODEL_DIR
     assert kinds.FIXED_PRECISION_WEIGHTS == WEIGHTS_FILE
     assert kinds.CHECKPOINT_WEIGHTS == BEST_FILE
     assert kinds.REALIZATION_ARCHITECTURE == ARCHITECTURE_FILE
     assert kinds.RUN_RESULTS == RESULTS_FILE
+    assert kinds.RUN_CONFIG == CONFIG_FILE
 
 
 def test_an_onnx_graph_is_recognized_but_read_by_no_command(models):

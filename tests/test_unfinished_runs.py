@@ -9,6 +9,7 @@ removed. A session fuzzer that damaged runs and ran every command on them found 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -18,7 +19,8 @@ from click.testing import CliRunner
 from crasp.cli import cli
 from crasp.errors import CraspError
 from crasp.models import recognize
-from crasp.models.kinds import FIXED_PRECISION_RUN, TRAINED_RUN, UNFINISHED_RUN
+from crasp.models.kinds import (FIXED_PRECISION_RUN, PRECISION_RUN_WITHOUT_MODEL, TRAINED_RUN,
+                                UNFINISHED_RUN)
 from crasp.train import run as files
 from crasp.train.analysis.loading import load_run
 from crasp.train.api import load_run as api_load_run
@@ -123,8 +125,14 @@ def test_a_resume_writes_a_removed_format_model_again_the_same(precision_run, re
         (model / "model.safetensors").unlink()
     refused = invoke(*COMMANDS["eval"](run, tmp_path))
     assert refused.exit_code == 2 and refused.output.count("\n") == 1, refused.output
-    assert (f"{run} is a finished --precision run without its format model ({model}); "
-            f"crasp train --resume {run} writes it again") in refused.output
+    assert refused.output.startswith(f"error: {run} is {PRECISION_RUN_WITHOUT_MODEL.what}; ")
+    assert refused.output.endswith("crasp train --resume RUN writes its format model (RUN/model) "
+                                   "again from the run's best weights\n")
+    assert recognize(run) is PRECISION_RUN_WITHOUT_MODEL
+    with pytest.raises(CraspError, match=re.escape(
+            f"{run} is a finished --precision run without its format model ({model}); crasp "
+            f"train --resume {run} writes it again")):  # the float runs' reader says so too
+        load_run(run)
     assert invoke("train", "--resume", run, "--no-progress").exit_code == 0
     assert model_files(run) == model_files(precision_run)
     assert recognize(run) is FIXED_PRECISION_RUN

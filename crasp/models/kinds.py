@@ -1,7 +1,9 @@
 """What a path holds: the kinds of model crasp reads, and which of them each command takes.
 
-Recognizing a kind looks only at which files a path holds, never at their contents (nor
-torch), so a command refuses a wrong kind before it reads anything. A new kind of model is a
+Recognizing a kind looks at which files a path holds, never at weights (nor torch), so a
+command refuses a wrong kind before it reads any. One fact is not in a file name: a finished
+``--precision`` run whose ``model/`` was removed has a float run's files, and only its
+config.json's ``precision`` tells them apart (``_names_precision``). A new kind of model is a
 ``Kind`` here (and a module of this package with its type and loader, listed in
 ``registry.TYPES``); a new command that takes a model lists the kinds it accepts in
 ``ACCEPTS``; a command that turns one kind into another goes in ``CONVERSIONS``.
@@ -9,6 +11,7 @@ torch), so a command refuses a wrong kind before it reads anything. A new kind o
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,6 +24,7 @@ from crasp.errors import CraspError
 # the same name, which a test checks: importing it here would import torch).
 REALIZATION_ARCHITECTURE = "model.json"
 RUN_RESULTS = "results.json"   # crasp.train.results.RESULTS_FILE: a run writes it last
+RUN_CONFIG = "config.json"     # crasp.train.run.CONFIG_FILE: a run's config, written first
 FORMAT_MODEL_DIR = "model"     # crasp.train.run.FORMAT_MODEL_DIR: a --precision run's model
 ONNX_SUFFIX = ".onnx"
 
@@ -28,7 +32,7 @@ ONNX_SUFFIX = ".onnx"
 @dataclass(frozen=True)
 class Kind:
     """A kind of model: its name, what it is in words, the command that writes it, and whether
-    a path holds one (from file names alone)."""
+    a path holds one (from its file names; for a run, also its config.json's precision)."""
 
     name: str
     noun: str
@@ -52,11 +56,32 @@ UNFINISHED_RUN = Kind(
     "unfinished-run", "an unfinished run", "crasp train, stopped before it wrote results.json",
     lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
     and not (path / REALIZATION_ARCHITECTURE).exists() and not (path / RUN_RESULTS).exists())
+
+
+def _names_precision(path: Path) -> bool:
+    """Whether the run's config.json names a ``--precision`` format. A config.json that cannot
+    be read says no: the path is then read as a trained run, whose reader names the damage."""
+    try:
+        config = json.loads((path / RUN_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get("precision") is not None
+
+
+def _finished_run(path: Path) -> bool:
+    """A run's files after it finished, without a fixed-precision run's format model."""
+    return (path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
+            and not (path / REALIZATION_ARCHITECTURE).exists() and (path / RUN_RESULTS).exists()
+            and not (path / FORMAT_MODEL_DIR / FIXED_PRECISION_WEIGHTS).is_file())
+
+
 TRAINED_RUN = Kind(
     "trained-run", "a trained run", "crasp train",
-    lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
-    and not (path / REALIZATION_ARCHITECTURE).exists() and (path / RUN_RESULTS).exists()
-    and not (path / FORMAT_MODEL_DIR / FIXED_PRECISION_WEIGHTS).is_file())
+    lambda path: _finished_run(path) and not _names_precision(path))
+PRECISION_RUN_WITHOUT_MODEL = Kind(
+    "precision-run-without-model", "a finished --precision run without its format model",
+    "crasp train --precision; its model/ since removed",
+    lambda path: _finished_run(path) and _names_precision(path))
 FIXED_PRECISION_RUN = Kind(
     "fixed-precision-run", "a fixed-precision run", "crasp train --precision",
     lambda path: path.is_dir() and (path / CHECKPOINT_WEIGHTS).is_file()
@@ -66,10 +91,12 @@ ONNX_GRAPH = Kind(
     "onnx", "an ONNX graph", "crasp export",
     lambda path: path.is_file() and path.suffix.lower() == ONNX_SUFFIX)
 
-KINDS = (FIXED_PRECISION, FLOAT_REALIZATION, UNFINISHED_RUN, TRAINED_RUN, FIXED_PRECISION_RUN,
-         ONNX_GRAPH)
+KINDS = (FIXED_PRECISION, FLOAT_REALIZATION, UNFINISHED_RUN, TRAINED_RUN,
+         PRECISION_RUN_WITHOUT_MODEL, FIXED_PRECISION_RUN, ONNX_GRAPH)
 """At most one holds for any path. An unfinished run is one kind whether it trains a float model
-or ``--precision``: its files have the same names until it finishes."""
+or ``--precision``: its files have the same names until it finishes. A ``--precision`` run
+without its format model is read by no command: ``crasp train --resume`` writes the model
+again (its best weights are R of a float model's, which no float reader may take for them)."""
 
 RUNNABLE = (FIXED_PRECISION, FLOAT_REALIZATION, TRAINED_RUN, FIXED_PRECISION_RUN)
 ACCEPTS: dict[str, tuple[Kind, ...]] = {
@@ -84,6 +111,8 @@ ACCEPTS: dict[str, tuple[Kind, ...]] = {
 a path is none of them: its reader then says what is missing). ``crasp export`` declares its
 kinds per format, in ``crasp.export.FORMATS``."""
 
+REWRITE_FORMAT_MODEL = ("crasp train --resume RUN writes its format model (RUN/model) again "
+                        "from the run's best weights")
 CONVERSIONS: dict[tuple[str, str], str] = {
     (TRAINED_RUN.name, FIXED_PRECISION.name):
         "extract a program from it instead: crasp extract RUN -o PROG.crasp (it quantizes the "
@@ -101,6 +130,10 @@ CONVERSIONS: dict[tuple[str, str], str] = {
     **{(UNFINISHED_RUN.name, target.name): "finish it first: crasp train --resume RUN (a "
        "float run becomes a trained run, a --precision run a fixed-precision run)"
        for target in RUNNABLE},
+    **{(PRECISION_RUN_WITHOUT_MODEL.name, target.name): REWRITE_FORMAT_MODEL
+       for target in RUNNABLE},
+    (PRECISION_RUN_WITHOUT_MODEL.name, TRAINED_RUN.name):
+        f"{REWRITE_FORMAT_MODEL}, then decompile it exactly: crasp decompile RUN -o PROG.crasp",
 }
 """(from kind, to kind) -> how a person gets the latter from the former."""
 
