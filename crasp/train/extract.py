@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -34,6 +35,9 @@ from crasp.train.batching import EncodedSplit
 from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import evaluate
 from crasp.train.quantize import QuantizedRun
+
+if TYPE_CHECKING:
+    from crasp.train.analysis.loading import LoadedRun
 
 CANDIDATES = ((4, 1), (4, 2), (5, 2), (6, 2), (6, 3), (8, 3), (8, 4), (10, 5), (12, 6),
               (16, 8), (24, 12))
@@ -147,7 +151,7 @@ def fidelity(program: crasp.Program, module, quantized: QuantizedRun,
     return report
 
 
-def run_depths(loaded) -> dict:
+def run_depths(loaded: LoadedRun) -> dict:
     """The run's nominal depth, effective depth (crasp analyze, mean-ablation) and the
     theory's depth for its language."""
     from crasp.train.analysis.ablation import head_means
