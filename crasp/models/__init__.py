@@ -1,7 +1,7 @@
 """Every kind of model crasp reads, one type each, behind one loader.
 
-    kinds.py             what a path holds (from its file names), which kinds each command
-                         takes, and the commands that convert one kind into another
+    kinds.py             what a path holds (from its file names and a run's precision), which kinds
+                         each command takes, and the commands that convert one kind into another
     registry.py          ``load_model(path, command)``, ``check_kind`` (the kind it reads,
                          or one message) and the ``Model`` protocol
     executable.py        what the types share: vocab, n_layers, predict (the executor)
