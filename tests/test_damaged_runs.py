@@ -17,6 +17,7 @@ import torch
 from click.testing import CliRunner
 
 from crasp.cli import cli
+from crasp.languages.language import MAX_LENGTH
 from crasp.train import run as files
 from crasp.train.config import TrainConfig
 from crasp.train.loop import train
@@ -123,3 +124,32 @@ def test_a_finished_runs_summary_shows_what_results_json_lacks_as_a_dash(runs, t
                            if line.startswith(place[1] + " "))
                 assert " - " in f"{row} ", (place, row)
     assert shown > len(results)
+
+
+def bin_bounds(config: dict):
+    """Every bound of every bin a run's config.json names: (field, index, side)."""
+    yield from (("train_bin", None, side) for side in (0, 1))
+    yield from (("test_bins", index, side) for index in range(len(config["test_bins"]))
+                for side in (0, 1))
+
+
+@pytest.mark.parametrize("bound", [MAX_LENGTH + 1, 10**30])
+def test_a_bin_bound_past_the_longest_length_is_refused_by_every_reader(runs, tmp_path, bound):
+    """A finished run whose config.json names a bin bound beyond ``MAX_LENGTH``: found by the
+    fuzzer at a test bin's upper bound, where ``crasp extract`` and ``crasp analyze`` rebuilt
+    the test bins and enumerated 10**30 lengths; every bound of every bin is tried here."""
+    config = json.loads((runs / "finished" / files.CONFIG_FILE).read_text())
+    for field, index, side in bin_bounds(config):
+        changed = json.loads(json.dumps(config))
+        holder = changed[field] if index is None else changed[field][index]
+        holder[side] = bound
+        run = tmp_path / "run"
+        shutil.rmtree(run, ignore_errors=True)
+        shutil.copytree(runs / "finished", run)
+        (run / files.CONFIG_FILE).write_text(json.dumps(changed))
+        for args in (["extract", str(run), "-o", str(tmp_path / "e.crasp")],
+                     ["analyze", str(run), "-o", str(tmp_path / "a"), "--no-progress"],
+                     ["train", "--resume", str(run), "--no-progress"]):
+            result = CliRunner().invoke(cli, args)
+            assert_answered(result, (field, index, side, args[0]))
+            assert result.exit_code == 2 and "1 <= LO <= HI" in result.output, (args, result.output)

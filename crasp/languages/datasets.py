@@ -37,7 +37,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from crasp.errors import CraspError
-from crasp.languages.language import UNIFORM, Ids, Language
+from crasp.languages.language import MAX_LENGTH, UNIFORM, Ids, Language
 from crasp.util.list_text import split_list
 
 TRAIN_ROLE, TEST_ROLE, PARTITION_ROLE = 0, 1, 2
@@ -166,8 +166,9 @@ def check_bin(bin_: Sequence[int] | str) -> Bin:
     if isinstance(bin_, str):
         return parse_bin(bin_)
     lo, hi = (int(v) for v in bin_)
-    if not 0 <= lo <= hi:
-        raise CraspError(f"bad bin {lo}:{hi}: a bin LO:HI needs 0 <= LO <= HI")
+    if not 0 <= lo <= hi <= MAX_LENGTH:
+        raise CraspError(f"bad bin {lo}:{hi}: a bin LO:HI needs 0 <= LO <= HI <= "
+                         f"{MAX_LENGTH:,} (the longest string drawn here)")
     return lo, hi
 
 
@@ -342,12 +343,21 @@ class _Drawer:
 
     def _check_available(self, lengths: np.ndarray, n: int, exclude: set[bytes], bin_: Bin,
                          what: str) -> None:
-        """Refuse at once a request the bin cannot hold (counts are exact integers)."""
+        """Refuse at once a request the bin cannot hold (counts are exact integers).
+
+        The counts are summed from the shortest length up and only until they hold the
+        request (``n`` beside the excluded strings): exact counts cost time that grows with
+        the length (a Catalan number, a sum over E_k's e's), and a long bin would pay it at every
+        length when one length already holds more strings than any request."""
         lo, hi = bin_
-        total = sum(self.language.support_size(int(length)) for length in lengths)
         reaches = self.language.reaches
         excluded = sum(1 for key in exclude if lo <= len(key) <= hi
                        and (reaches is None or reaches(np.frombuffer(key, dtype=np.int8))))
+        total = 0
+        for length in lengths:
+            total += self.language.support_size(int(length))
+            if total >= n + excluded:
+                return
         available = total - excluded
         outside = " outside the training split" if excluded else ""
         if self.distinct and available < n:

@@ -28,6 +28,12 @@ MAX_ALPHABET = 127
 """The most tokens a language's alphabet can have: its ids are int8 (one byte per token, which
 the datasets' duplicate keys rely on too)."""
 
+MAX_LENGTH = 1_000_000
+"""The longest string drawn: far above any length here (the paper tests up to 400), so that a
+mistyped bound is one message, not a hang. A bin's lengths are enumerated (a length is drawn
+uniformly among those that hold strings), so the work grows with the bound: a bin 21:10**30
+never returned."""
+
 NEAR_MISS_TRIES = 200
 """Single-edit perturbations tried before giving up on a near-miss negative."""
 
@@ -39,6 +45,38 @@ def choose_weighted(weights: Sequence[int], rng: np.random.Generator) -> int:
     shares = np.cumsum([weight / total for weight in weights])
     index = int(np.searchsorted(shares, rng.random(), side="right"))
     return index if index < len(weights) else max(i for i, w in enumerate(weights) if w)
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """The lengths that hold a language's strings: every multiple of ``step`` from ``shortest``
+    on (``shortest`` itself a multiple of ``step``). Every built-in language's lengths have this
+    shape (L_k and E_k: from k; Dyck: the even ones; a^n b^n c^n: the multiples of 3); its
+    test distributions draw at the same lengths (tests/test_languages.py holds every language's
+    ``support_size(n) > 0`` to ``holds(n)``). It is stated, not counted, because counting is
+    costly: ``support_size`` is exact (a Catalan number for Dyck, a sum over the e's for E_k),
+    and testing it at every length of a bin 1:10**5 took minutes."""
+
+    shortest: int = 0
+    step: int = 1
+
+    def holds(self, n: int) -> bool:
+        return n >= self.shortest and n % self.step == 0
+
+    def within(self, lo: int, hi: int) -> np.ndarray:
+        """The lengths in [lo, hi] that hold strings, ascending, in time linear in their
+        number."""
+        first = max(lo, self.shortest)
+        first += -first % self.step
+        return np.arange(first, hi + 1, self.step, dtype=np.int64)
+
+    @property
+    def note(self) -> str:
+        """The lengths in words, for messages ("length >= 3", "even length")."""
+        if self.step == 1:
+            return "any length" if self.shortest == 0 else f"length >= {self.shortest}"
+        words = "even length" if self.step == 2 else f"length divisible by {self.step}"
+        return words if self.shortest == 0 else f"{words} >= {self.shortest}"
 
 
 UNIFORM = "uniform"
@@ -107,6 +145,7 @@ class Language:
 
     ``support_size(n)`` is the number of distinct strings ``sample_ids`` can return at length
     n (0 where it can return none); the dataset builder uses it to refuse impossible requests.
+    ``lengths`` says where it is not 0.
     ``sample_ids(n, rng)`` draws one string of length n (only called where the support is not
     empty); ``oracle(tokens)`` decides membership of one string; ``labeller(ids)`` gives the
     membership of every nonempty prefix; ``batch_labeller`` (optional) labels many strings in
@@ -123,7 +162,7 @@ class Language:
     sample_ids: Callable[[int, np.random.Generator], Ids]
     oracle: Callable[[Sequence[str]], bool]
     labeller: Callable[[Ids], np.ndarray]
-    lengths_note: str
+    lengths: Lengths
     expressible: bool
     recognition_depth: int | None
     prediction_depth: int | None
@@ -220,11 +259,19 @@ class Language:
     def lengths_in(self, lo: int, hi: int) -> np.ndarray:
         """The lengths in [lo, hi] that hold strings: the paper draws a length uniformly among
         them (for L_k, uniform in [max(lo, k), hi])."""
-        return np.array([n for n in range(lo, hi + 1) if self.support_size(n) > 0],
-                        dtype=np.int64)
+        if hi > MAX_LENGTH:
+            raise CraspError(f"lengths {lo}:{hi}: strings are drawn up to length "
+                             f"{MAX_LENGTH:,}")
+        return self.lengths.within(lo, hi)
+
+    @property
+    def lengths_note(self) -> str:
+        return self.lengths.note
 
     def draw(self, length: int, rng: np.random.Generator) -> Ids:
-        if length < 0 or self.support_size(length) == 0:
+        if length > MAX_LENGTH:
+            raise CraspError(f"length {length}: strings are drawn up to length {MAX_LENGTH:,}")
+        if not self.lengths.holds(length):
             raise CraspError(f"{self.name} has no string of length {length} "
                              f"(its strings have {self.lengths_note})")
         return self.sample_ids(length, rng)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from crasp.errors import CraspError
-from crasp.languages.language import (MAX_ALPHABET, Ids, Language, ReferenceProgram,
+from crasp.languages.language import (MAX_ALPHABET, Ids, Language, Lengths, ReferenceProgram,
                                       StringDistribution)
 from crasp.util.counting import strings_of_length
 
@@ -57,7 +57,7 @@ def program_language(spec: str, strings_from: Language | None,
         def sample_ids(n: int, rng: np.random.Generator) -> Ids:
             return rng.integers(0, len(alphabet), size=n, dtype=np.int8)
 
-        lengths_note, origin = "any length", "uniformly random strings over the alphabet"
+        lengths, origin = Lengths(), "uniformly random strings over the alphabet"
         distributions = {}
     else:
         missing = [t for t in strings_from.alphabet if t not in index]
@@ -67,7 +67,7 @@ def program_language(spec: str, strings_from: Language | None,
                              f"{{{', '.join(alphabet)}}} lacks")
         remap = np.array([index[t] for t in strings_from.alphabet], dtype=np.int8)
         support_size = strings_from.support_size
-        lengths_note = strings_from.lengths_note
+        lengths = strings_from.lengths
 
         def sample_ids(n: int, rng: np.random.Generator) -> Ids:
             return remap[strings_from.sample_ids(n, rng)]
@@ -80,7 +80,7 @@ def program_language(spec: str, strings_from: Language | None,
         name=spec, alphabet=alphabet, description=f"the language of {path}",
         support_size=support_size, sample_ids=sample_ids, oracle=oracle,
         labeller=lambda ids: answers([ids])[0], batch_labeller=answers,
-        lengths_note=lengths_note, expressible=True, recognition_depth=depth,
+        lengths=lengths, expressible=True, recognition_depth=depth,
         prediction_depth=depth, program=reference, prediction_program=reference,
         distributions=distributions,
         note=f"labels from the interpreter; {origin}; the depths are the program's (upper "

@@ -12,7 +12,7 @@ from crasp import PROGRAM_SUFFIXES
 from crasp.errors import CraspError
 from crasp.languages import blocks, controls, counting, sparse_memory
 from crasp.languages.distributions import blocks_distributions, neutral_distributions
-from crasp.languages.language import Language, ReferenceProgram
+from crasp.languages.language import Language, Lengths, ReferenceProgram
 from crasp.languages.programs import (SHIPPED_PREDICTION, SHIPPED_RECOGNITION, prediction_program,
                                       prefixes_program, program_path, recognition_program)
 
@@ -42,7 +42,7 @@ def blocks_language(k: int) -> Language:
         support_size=partial(blocks.blocks_support, k),
         sample_ids=lambda n, rng: blocks.sample_blocks(k, n, rng),
         oracle=partial(blocks.blocks_oracle, k), labeller=partial(blocks.blocks_labels, k),
-        lengths_note=f"length >= {k}", expressible=True, recognition_depth=k,
+        lengths=Lengths(k), expressible=True, recognition_depth=k,
         prediction_depth=blocks.blocks_prediction_depth(k),
         program=_family_program(k, neutral=False, which="recognition"),
         prediction_program=_family_program(k, neutral=False, which="prediction"),
@@ -63,7 +63,7 @@ def neutral_language(k: int, rate: float = blocks.DEFAULT_INSERTION_RATE) -> Lan
         support_size=partial(blocks.neutral_support, k, rate),
         sample_ids=lambda n, rng: blocks.sample_neutral(k, rate, n, rng),
         oracle=partial(blocks.neutral_oracle, k), labeller=partial(blocks.neutral_labels, k),
-        lengths_note=f"length >= {k}", expressible=True, recognition_depth=k,
+        lengths=Lengths(k), expressible=True, recognition_depth=k,
         prediction_depth=blocks.neutral_prediction_depth(k),
         program=_family_program(k, neutral=True, which="recognition"),
         prediction_program=_family_program(k, neutral=True, which="prediction"),
@@ -75,14 +75,14 @@ def neutral_language(k: int, rate: float = blocks.DEFAULT_INSERTION_RATE) -> Lan
 
 
 def _counting_language(name: str, alphabet: tuple[str, ...], description: str, support_size,
-                       sample_ids, oracle, labeller, lengths_note: str,
+                       sample_ids, oracle, labeller, lengths: Lengths,
                        example: str) -> Language:
     recognition_depth, prediction_depth = counting.DEPTHS[name]
     program = ReferenceProgram(program_path(example))
     prediction_text = counting.PREDICTION_PROGRAMS.get(name)
     return Language(
         name=name, alphabet=alphabet, description=description, support_size=support_size,
-        sample_ids=sample_ids, oracle=oracle, labeller=labeller, lengths_note=lengths_note,
+        sample_ids=sample_ids, oracle=oracle, labeller=labeller, lengths=lengths,
         expressible=True, recognition_depth=recognition_depth,
         prediction_depth=prediction_depth, program=program,
         prediction_program=(program if prediction_text is None
@@ -95,35 +95,35 @@ def _classic_languages() -> list[Language]:
         _counting_language(
             "dyck1", ("(", ")"), "balanced parentheses", counting.dyck_support,
             lambda n, rng: counting.sample_dyck(n, rng), counting.dyck_oracle,
-            counting.dyck_labels, "even length", "dyck1.crasp"),
+            counting.dyck_labels, Lengths(0, 2), "dyck1.crasp"),
         _counting_language(
             "dyck2", ("(", ")"), "balanced parentheses nested at most 2 deep",
             counting.bounded_dyck2_support, counting.sample_bounded_dyck2,
             partial(counting.dyck_oracle, bound=2), partial(counting.dyck_labels, bound=2),
-            "even length", "dyck2_bounded.crasp"),
+            Lengths(0, 2), "dyck2_bounded.crasp"),
         _counting_language(
             "anbn", ("a", "b"), "a^n b^n", partial(counting.equal_blocks_support, 2),
             partial(counting.sample_equal_blocks, 2), partial(counting.equal_blocks_oracle, 2),
-            partial(counting.equal_blocks_labels, 2), "even length", "anbn.crasp"),
+            partial(counting.equal_blocks_labels, 2), Lengths(0, 2), "anbn.crasp"),
         _counting_language(
             "anbncn", ("a", "b", "c"), "a^n b^n c^n",
             partial(counting.equal_blocks_support, 3), partial(counting.sample_equal_blocks, 3),
             partial(counting.equal_blocks_oracle, 3), partial(counting.equal_blocks_labels, 3),
-            "length divisible by 3", "anbncn.crasp"),
+            Lengths(0, 3), "anbncn.crasp"),
         _counting_language(
             "majority", ("a", "b"), "more a than b", counting.majority_support,
             counting.sample_majority, counting.majority_oracle, counting.majority_labels,
-            "length >= 1", "majority.crasp"),
+            Lengths(1), "majority.crasp"),
         _counting_language(
             "contains_ab", ("a", "b"), "some a immediately followed by b",
             counting.contains_ab_support, counting.sample_contains_ab,
-            counting.contains_ab_oracle, counting.contains_ab_labels, "length >= 2",
+            counting.contains_ab_oracle, counting.contains_ab_labels, Lengths(2),
             "contains_ab.crasp"),
         Language(
             name="parity", alphabet=("a", "b"), description="an odd number of b",
             support_size=controls.parity_support, sample_ids=controls.sample_parity,
             oracle=controls.parity_oracle, labeller=controls.parity_labels,
-            lengths_note="length >= 1", expressible=False, recognition_depth=None,
+            lengths=Lengths(1), expressible=False, recognition_depth=None,
             prediction_depth=None,
             note="negative control: not in C-RASP (Huang et al. 2025); a NoPE transformer is "
                  "not expected to length-generalize"),
@@ -131,7 +131,7 @@ def _classic_languages() -> list[Language]:
             name="aa_star", alphabet=("a", "b"), description="(aa)*: a's only, even length",
             support_size=controls.aa_star_support, sample_ids=controls.sample_aa_star,
             oracle=controls.aa_star_oracle, labeller=controls.aa_star_labels,
-            lengths_note="even length", expressible=False, recognition_depth=None,
+            lengths=Lengths(0, 2), expressible=False, recognition_depth=None,
             prediction_depth=None, program=ReferenceProgram(program_path("aa_star.crasp")),
             note="negative control: not in C-RASP (Huang et al. 2025); in C-RASP[periodic] at "
                  "depth 1, examples/aa_star.crasp (#import pos_even)"),
@@ -161,7 +161,7 @@ def memory_language(function: sparse_memory.MemoryFunction, lags: tuple[int, ...
         sample_ids=partial(sparse_memory.sample_memory, function, lags),
         oracle=partial(sparse_memory.memory_oracle, function, lags),
         labeller=partial(sparse_memory.memory_labels, function, lags),
-        lengths_note=sparse_memory.lengths_note(function, lags), expressible=True,
+        lengths=sparse_memory.lengths(function, lags), expressible=True,
         recognition_depth=1, prediction_depth=1, program=program, prediction_program=program,
         prefixes_program=ReferenceProgram(None, sparse_memory.memory_prefixes_program(
             function, lags)),

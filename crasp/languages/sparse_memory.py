@@ -47,7 +47,7 @@ import numpy as np
 
 from crasp.errors import CraspError
 from crasp.languages.counting import nonempty_strings_program
-from crasp.languages.language import Ids, choose_weighted
+from crasp.languages.language import Ids, Lengths, choose_weighted
 
 A, B = 0, 1  # ids: the alphabet is ("a", "b"), b is the bit 1
 
@@ -191,11 +191,11 @@ def memory_prefixes_program(function: MemoryFunction, lags: tuple[int, ...]) -> 
         "lag and a elsewhere for xor and or.")
 
 
-def lengths_note(function: MemoryFunction, lags: tuple[int, ...]) -> str:
+def lengths(function: MemoryFunction, lags: tuple[int, ...]) -> Lengths:
     """Where strings exist: from the shortest length that holds one. The lags inside a string
     of length n change only at n = t + 1, and more lags inside never make f unsatisfiable
     (the new ones can read a), so the shortest is 0 or some t + 1, and all longer lengths
     hold strings too; with every lag inside, xor, and and or are satisfiable."""
     shortest = next(n for n in (0, *(t + 1 for t in lags))
                     if _satisfying_counts(function, lags, n)[1].any())
-    return f"length >= {shortest}"
+    return Lengths(shortest)

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from crasp.errors import CraspError
-from crasp.languages.datasets import (MAX_STRINGS, UNIFORM, parse_bin, parse_test_bin,
-                                      parse_test_bins)
+from crasp.languages.datasets import (MAX_LENGTH, MAX_STRINGS, UNIFORM, parse_bin,
+                                      parse_test_bin, parse_test_bins)
 
 POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal", "sinusoidal-rational", "t5", "rpe-log",
            "rpe-lin")
@@ -294,11 +294,13 @@ class TrainConfig:
         if self.precision is not None:
             self._validate_precision(need)
         lo, hi = self.train_bin
-        need(1 <= lo <= hi, f"train_bin {lo}:{hi}: need 1 <= LO <= HI")
+        need(1 <= lo <= hi <= MAX_LENGTH,
+             f"train_bin {lo}:{hi}: need 1 <= LO <= HI <= {MAX_LENGTH:,}")
         need(len(self.test_bins) >= 1, "give at least one test bin")
         seen = set()
         for tlo, thi, *distribution in self.test_bins:
-            need(1 <= tlo <= thi, f"test bin {tlo}:{thi}: need 1 <= LO <= HI")
+            need(1 <= tlo <= thi <= MAX_LENGTH,
+                 f"test bin {tlo}:{thi}: need 1 <= LO <= HI <= {MAX_LENGTH:,}")
             need(thi < lo or tlo > hi,
                  f"test bin {tlo}:{thi} overlaps the train bin {lo}:{hi}; test bins must hold "
                  f"other lengths (the validation split plays the role of a train-length test)")
