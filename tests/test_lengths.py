@@ -7,6 +7,7 @@ a length bin refuses one past ``MAX_LENGTH`` (a bin 21:10**30 in a run's config.
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ from click.testing import CliRunner
 
 from crasp.cli import cli
 from crasp.errors import CraspError
-from crasp.languages import LANGUAGES, build_task, datasets, get_language
+from crasp.languages import LANGUAGES, blocks, build_task, datasets, get_language
+from crasp.languages import counting as counting_languages
 from crasp.languages.language import MAX_LENGTH, Lengths
 from crasp.train.config import TrainConfig
 
@@ -80,9 +82,12 @@ def counting(language, calls):
 def test_availability_is_counted_only_until_it_holds_the_request(name):
     calls = []
     language = counting(get_language(name), calls)
-    task = build_task(language, "1:30", ["31:100000"], n_train=20, n_test=4, seed=0,
+    build_task(language, "1:60", ["61:100000"], n_train=20, n_test=4, seed=0, distinct=True)
+    assert calls == []   # each length holds a string, and the bins have enough lengths
+    task = build_task(language, "1:60", ["61:65"], n_train=20, n_test=50, seed=0,
                       distinct=True)
-    assert [len(s) for s in task.tests[0].strings] and max(calls) < 200, max(calls)
+    assert calls == [61 if language.lengths.holds(61) else 62], calls
+    assert len({"".join(s) for s in task.tests[0].strings}) == 50
 
 
 def test_a_request_too_large_for_a_bin_is_still_counted_exactly():
@@ -130,3 +135,17 @@ def test_commands_refuse_a_bound_past_the_longest_length_in_one_line(args, tmp_p
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2 and f"HI <= {MAX_LENGTH:,}" in result.output, result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_the_closed_counts_equal_their_plain_sums():
+    """E_k's count (``neutral_support`` over L_k's letters) and majority's, now in closed form,
+    against the sums they replace (the sums, in turn, against enumeration in
+    tests/test_languages.py, for the lengths enumeration reaches)."""
+    for k in range(1, 10):
+        for n in range(0, 71):
+            plain = sum(math.comb(n, r) * blocks.blocks_support(k, n - r)
+                        for r in range(n - k + 1))
+            assert blocks.neutral_support(k, 0.3, n) == plain, (k, n)
+    for n in range(0, 201):
+        plain = sum(math.comb(n, c) for c in range(n // 2 + 1, n + 1))
+        assert counting_languages.majority_support(n) == plain, n

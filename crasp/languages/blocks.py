@@ -108,7 +108,25 @@ def neutral_support(k: int, rate: float, n: int,
     """
     if rate == 0:
         return letters_support(k, n)
+    if letters_support is blocks_support:
+        return _neutral_blocks_support(k, n)
     return sum(math.comb(n, r) * letters_support(k, n - r) for r in range(n - k + 1))
+
+
+def _neutral_blocks_support(k: int, n: int) -> int:
+    """sum_r C(n, r) C(n - r - 1, k - 1) in k terms instead of n (its cost grew with n^2 over
+    a bin's lengths: a bin 1:2000 of E_4 took 43 s).
+
+    With m = n - r letters the sum is sum_{m=1..n} C(n, m) C(m - 1, k - 1). For m >= 1,
+    C(m - 1, k - 1) = sum_{j<k} (-1)^(k-1-j) C(m, j) (the alternating partial sums of row m),
+    and sum_{m=0..n} C(n, m) C(m, j) = C(n, j) 2^(n-j) (choose the j first, then any subset of
+    the rest); the term m = 0 of that sum, C(0, j) = [j = 0], is not in ours. So the count is
+    sum_{j<k} (-1)^(k-1-j) C(n, j) 2^(n-j) - (-1)^(k-1), and 0 for n < k (the tests compare
+    both forms for k <= 9, n <= 70)."""
+    if n < k:
+        return 0
+    sign = -1 if (k - 1) % 2 else 1
+    return sum((-1) ** (k - 1 - j) * math.comb(n, j) * 2 ** (n - j) for j in range(k)) - sign
 
 
 @lru_cache(maxsize=4096)
@@ -118,8 +136,9 @@ def _e_count_cdf(k: int, rate: float, n: int) -> np.ndarray:
     if rate == 0:
         return np.ones(1)
     r = np.arange(n - k + 1)
-    log_pmf = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-                        for i in r]) + r * math.log(rate) + (n - r) * math.log1p(-rate)
+    # log C(n, i) = sum_{t=1..i} log((n - t + 1) / t), as one cumulative sum
+    log_comb = np.concatenate(([0.0], np.cumsum(np.log((n - r[1:] + 1) / r[1:]))))
+    log_pmf = log_comb + r * math.log(rate) + (n - r) * math.log1p(-rate)
     pmf = np.exp(log_pmf - log_pmf.max())
     return np.cumsum(pmf) / pmf.sum()
 
