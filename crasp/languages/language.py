@@ -52,7 +52,7 @@ class Lengths:
     """The lengths that hold a language's strings: every multiple of ``step`` from ``shortest``
     on (``shortest`` itself a multiple of ``step``). Every built-in language's lengths have this
     shape (L_k and E_k: from k; Dyck: the even ones; a^n b^n c^n: the multiples of 3); its
-    test distributions draw at the same lengths (tests/test_languages.py holds every language's
+    test distributions draw at the same lengths (tests/test_lengths.py holds every language's
     ``support_size(n) > 0`` to ``holds(n)``). It is stated, not counted, because counting is
     costly: ``support_size`` is exact (a Catalan number for Dyck, a sum over the e's for E_k),
     and testing it at every length of a bin 1:10**5 took minutes."""
