@@ -128,6 +128,10 @@ def test_a_config_refuses_a_bound_past_the_longest_length(field):
     ["generate", "dyck1", "--train-bin", "1:20", "--bins", f"21:{MAX_LENGTH + 1}", "-o", "out"],
     ["train", "--language", "L3", "--depth", "1", "--train-bin", "1:20", "--test-bins",
      f"21:{10 ** 30}", "--epochs", "1", "-o", "out", "--no-progress"],
+    ["sweep", "--languages", "L3", "--depths", "1", "--seeds", "0:0", "--grid",
+     f"test_bins=21:{10 ** 30}", "-o", "out", "--no-progress"],
+    ["sweep", "--languages", "L3", "--depths", "1", "--seeds", "0:0", "--grid",
+     f"train_bin=1:{MAX_LENGTH + 1}", "-o", "out", "--no-progress"],
 ])
 def test_commands_refuse_a_bound_past_the_longest_length_in_one_line(args, tmp_path,
                                                                      monkeypatch):
