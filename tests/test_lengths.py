@@ -2,7 +2,8 @@
 the lengths with strings (every language's and test distribution's ``support_size(n) > 0``
 agrees with it), a bin enumerates its lengths without counting strings, and every way to name
 a length bin refuses one past ``MAX_LENGTH`` (a bin 21:10**30 in a run's config.json hung
-``crasp extract`` and ``crasp analyze``; a bin 1:10**5 of E_k or Dyck took minutes)."""
+``crasp extract`` and ``crasp analyze``; a bin 1:2000 of E_4 took 43 s, and ``crasp generate
+dyck1 --bins 1:20,1:1000000`` did not end in 300 s)."""
 
 from __future__ import annotations
 
