@@ -54,8 +54,8 @@ class Lengths:
     shape (L_k and E_k: from k; Dyck: the even ones; a^n b^n c^n: the multiples of 3); its
     test distributions draw at the same lengths (tests/test_lengths.py holds every language's
     ``support_size(n) > 0`` to ``holds(n)``). It is stated, not counted, because counting is
-    costly: ``support_size`` is exact (a Catalan number for Dyck, a sum over the e's for E_k),
-    and testing it at every length of a bin took 43 s for E_4 at 1:2000."""
+    costly: ``support_size`` is exact (a Catalan number for Dyck), and testing it at every
+    length of a bin took 43 s for E_4 at 1:2000 (its count was then a sum over the e's)."""
 
     shortest: int = 0
     step: int = 1
