@@ -19,6 +19,7 @@ from crasp.cli import cli
 from crasp.errors import CraspError
 from crasp.languages import LANGUAGES, blocks, build_task, datasets, get_language
 from crasp.languages import counting as counting_languages
+from crasp.languages.datasets import MAX_TOKENS
 from crasp.languages.language import MAX_LENGTH, Lengths
 from crasp.train.config import TrainConfig
 
@@ -154,3 +155,35 @@ def test_the_closed_counts_equal_their_plain_sums():
     for n in range(0, 201):
         plain = sum(math.comb(n, c) for c in range(n // 2 + 1, n + 1))
         assert counting_languages.majority_support(n) == plain, n
+
+
+@pytest.mark.parametrize("n_train, train_bin, n_test, test_bins", [
+    (20, "1:20", 201, [f"1:{MAX_LENGTH}"]),                       # one long test bin
+    (20, "1:20", 2 * MAX_TOKENS // (3 * 1000), ["21:1000", "1001:2000"]),  # several together
+    (MAX_TOKENS // 10, "1:11", 0, ["12:20"]),                      # the training bin alone
+])
+def test_a_dataset_past_the_token_budget_is_refused_before_drawing(n_train, train_bin, n_test,
+                                                                  test_bins):
+    language = uncountable(get_language("L3"))   # nothing may be counted, let alone drawn
+    with pytest.raises(CraspError, match=f"more than {MAX_TOKENS:,}; ask for fewer"):
+        build_task(language, train_bin, test_bins, n_train=n_train, n_test=n_test, seed=0)
+
+
+def test_a_dataset_at_the_token_budget_is_not_refused_for_its_size():
+    """Exactly ``MAX_TOKENS`` passes the size check; the next refusal is the bin's (anbn has
+    two strings in 22:24), which comes before anything is drawn."""
+    n_test = (MAX_TOKENS - 10 * 20) // 24
+    assert 10 * 20 + n_test * 24 <= MAX_TOKENS < 10 * 20 + (n_test + 1) * 24
+    with pytest.raises(CraspError, match="holds only 2 distinct strings"):
+        build_task("anbn", "2:20", ["22:24"], n_train=10, n_test=n_test, seed=0, distinct=True)
+    with pytest.raises(CraspError, match=f"more than {MAX_TOKENS:,}"):
+        build_task("anbn", "2:20", ["22:24"], n_train=10, n_test=n_test + 1, seed=0,
+                   distinct=True)
+
+
+def test_generate_refuses_a_dataset_past_the_token_budget_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["generate", "L3", "--bins", f"1:20,999000:{MAX_LENGTH}",
+                                      "--n", "100000", "-o", "out"])
+    assert result.exit_code == 2 and f"more than {MAX_TOKENS:,}" in result.output, result.output
+    assert result.output.count("\n") == 1 and not (tmp_path / "out").exists()

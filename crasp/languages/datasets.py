@@ -47,6 +47,12 @@ MAX_STRINGS = 100_000_000
 mistyped count is one message, not numpy's allocation error (``--n 10000000000000`` asked for
 72.8 TiB of lengths)."""
 ATTEMPTS_SLACK = 1000
+MAX_TOKENS = 200_000_000
+"""The most tokens a dataset may ask for, counted as its strings times their bins' longest
+length: 50 times the paper's largest (10,000 strings of up to 400 tokens in each of five
+bins), and about 2 GB here (a token is an int8 id, a label byte and a reference in its
+string's token list). ``--n 100000`` over a bin 999000:1000000 asked for 10**11 and ran out
+of memory after a minute of drawing."""
 
 Bin = tuple[int, int]
 
@@ -198,6 +204,7 @@ def build_task(language: Language | str, train_bin: Sequence[int] | str,
     test_drawers = {d: _Drawer(language.under(d), negative_rate, distinct)
                     for d in dict.fromkeys(b.distribution for b in test_specs)}
     _check_request(n_train, n_test, val_fraction, seed, negative_rate)
+    _check_size(n_train, train_bin, n_test, [spec.bounds for spec in test_specs])
     drawer = _Drawer(language, negative_rate, distinct)
     drawn = drawer.draw(train_bin, n_train, _rng(seed, TRAIN_ROLE, train_bin), set(),
                         "the training bin")
@@ -257,6 +264,17 @@ def _check_request(n_train: int, n_test: int, val_fraction: float, seed: int,
         raise CraspError(f"the seed must be >= 0, not {seed}")
     if not 0 <= negative_rate <= 1:
         raise CraspError(f"the negative rate must be in [0, 1], not {negative_rate:g}")
+
+
+def _check_size(n_train: int, train_bin: Bin, n_test: int, test_bins: list[Bin]) -> None:
+    """Refuse before drawing a dataset that could exceed ``MAX_TOKENS``."""
+    asked = n_train * train_bin[1] + n_test * sum(hi for _, hi in test_bins)
+    if asked > MAX_TOKENS:
+        raise CraspError(f"{n_train:,} training strings of up to {train_bin[1]:,} tokens and "
+                         f"{n_test:,} per test bin ({len(test_bins)} bin(s), up to "
+                         f"{max((hi for _, hi in test_bins), default=0):,} tokens) can be "
+                         f"{asked:,} tokens, more than {MAX_TOKENS:,}; ask for fewer or "
+                         "shorter strings")
 
 
 def _rng(seed: int, role: int, bin_: Bin) -> np.random.Generator:
