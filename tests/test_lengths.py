@@ -187,3 +187,22 @@ def test_generate_refuses_a_dataset_past_the_token_budget_in_one_line(tmp_path, 
                                       "--n", "100000", "-o", "out"])
     assert result.exit_code == 2 and f"more than {MAX_TOKENS:,}" in result.output, result.output
     assert result.output.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_run_past_the_token_budget_is_refused_by_its_config():
+    """``crasp train`` and ``crasp sweep`` validate the config before writing anything: a sweep
+    once recorded such a cell as failed only when it ran."""
+    config = TrainConfig(language="L3", depth=1, train_bin=(1, 20),
+                         test_bins=[(999_000, MAX_LENGTH, "skewed")], n_test=100_000)
+    with pytest.raises(CraspError, match=f"more than {MAX_TOKENS:,}"):
+        config.validate()
+
+
+def test_a_sweep_past_the_token_budget_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, [
+        "sweep", "--languages", "L3", "--depths", "1", "--seeds", "0:0", "--grid",
+        f"test_bins=999000:{MAX_LENGTH}", "--grid", "n_test=100000", "-o", "out",
+        "--no-progress"])
+    assert result.exit_code == 2 and f"more than {MAX_TOKENS:,}" in result.output, result.output
+    assert not (tmp_path / "out").exists()

@@ -204,7 +204,7 @@ def build_task(language: Language | str, train_bin: Sequence[int] | str,
     test_drawers = {d: _Drawer(language.under(d), negative_rate, distinct)
                     for d in dict.fromkeys(b.distribution for b in test_specs)}
     _check_request(n_train, n_test, val_fraction, seed, negative_rate)
-    _check_size(n_train, train_bin, n_test, [spec.bounds for spec in test_specs])
+    check_size(n_train, train_bin, n_test, [spec.bounds for spec in test_specs])
     drawer = _Drawer(language, negative_rate, distinct)
     drawn = drawer.draw(train_bin, n_train, _rng(seed, TRAIN_ROLE, train_bin), set(),
                         "the training bin")
@@ -266,8 +266,9 @@ def _check_request(n_train: int, n_test: int, val_fraction: float, seed: int,
         raise CraspError(f"the negative rate must be in [0, 1], not {negative_rate:g}")
 
 
-def _check_size(n_train: int, train_bin: Bin, n_test: int, test_bins: list[Bin]) -> None:
-    """Refuse before drawing a dataset that could exceed ``MAX_TOKENS``."""
+def check_size(n_train: int, train_bin: Bin, n_test: int, test_bins: list[Bin]) -> None:
+    """Refuse before drawing a dataset that could exceed ``MAX_TOKENS`` (``build_task``, and a
+    run's config before anything of the run is written)."""
     asked = n_train * train_bin[1] + n_test * sum(hi for _, hi in test_bins)
     if asked > MAX_TOKENS:
         raise CraspError(f"{n_train:,} training strings of up to {train_bin[1]:,} tokens and "

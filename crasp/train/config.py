@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from crasp.errors import CraspError
-from crasp.languages.datasets import (MAX_LENGTH, MAX_STRINGS, UNIFORM, parse_bin,
+from crasp.languages.datasets import (MAX_LENGTH, MAX_STRINGS, UNIFORM, check_size, parse_bin,
                                       parse_test_bin, parse_test_bins)
 
 POSENCS = ("nope", "rope", "alibi", "learned", "sinusoidal", "sinusoidal-rational", "t5", "rpe-log",
@@ -307,6 +307,8 @@ class TrainConfig:
             key = (tlo, thi, *distribution)
             need(key not in seen, f"test bin {test_bin_name(key)} is given twice")
             seen.add(key)
+        check_size(self.n_train, self.train_bin, self.n_test,
+                   [(tlo, thi) for tlo, thi, *_ in self.test_bins])
         n_val = int(round(self.n_train * self.val_fraction))
         need(1 <= n_val < self.n_train,
              f"n_train={self.n_train} with val_fraction={self.val_fraction} leaves no "
