@@ -6,8 +6,9 @@ against the baseline: listing them by counting the strings of every length
 (``support_size(n) > 0`` at each n, crasp's rule before ``Language.lengths``), run in the same
 invocation. Processor time of this process, best of 3 (the baseline once: it is the slow one).
 A near-linear bin doubles its time when HI doubles; the baseline's counts are exact integers
-that grow with n (a Catalan number for Dyck-1, a sum over the e's for E_k, a binomial tail for
-majority), so it grows faster, and it runs only up to ``--baseline-up-to``.
+that grow with n (a Catalan number for Dyck-1; E_k's and majority's were sums of n binomials
+until commit 51b3a9d made them closed forms), so it grows faster, and it runs only up to
+``--baseline-up-to``.
 
     python benchmarks/bench_bin_lengths.py [--his 1000,2000,250000,500000,1000000]
 """

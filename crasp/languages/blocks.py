@@ -125,8 +125,8 @@ def _neutral_blocks_support(k: int, n: int) -> int:
     both forms for k <= 9, n <= 70)."""
     if n < k:
         return 0
-    sign = -1 if (k - 1) % 2 else 1
-    return sum((-1) ** (k - 1 - j) * math.comb(n, j) * 2 ** (n - j) for j in range(k)) - sign
+    return (sum((-1) ** (k - 1 - j) * math.comb(n, j) * 2 ** (n - j) for j in range(k))
+            - (-1) ** (k - 1))
 
 
 @lru_cache(maxsize=4096)
