@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -47,10 +49,14 @@ def test_the_verification_document_shows_what_the_commands_print(scratch):
             Path(written[2]).write_text(written[1].encode().decode("unicode_escape"))
             continue
         words = shlex.split(command)
-        result = runner.invoke(cli, words[1:], catch_exceptions=False)
+        if "--max-memory" in words:   # z3's budget counts the whole process: a fresh one
+            output = subprocess.run([sys.executable, "-m", "crasp", *words[1:]],
+                                    capture_output=True, text=True).stdout
+        else:
+            output = runner.invoke(cli, words[1:], catch_exceptions=False).output
         if words[1] not in ("equiv", "check"):
             continue
-        printed = [TIMING.sub("_ s", line) for line in result.output.splitlines()]
+        printed = [TIMING.sub("_ s", line) for line in output.splitlines()]
         assert printed == [TIMING.sub("_ s", line) for line in shown], command
         compared += 1
     assert compared >= 7

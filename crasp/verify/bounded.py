@@ -14,8 +14,9 @@ spares the solver rediscovering that the shorter prefixes agree). The first sati
 gives the shortest counterexample; its model's tokens are read off and returned. If every
 round up to N is unsatisfiable, no string of length <= N violates.
 
-A length z3 cannot decide (``unknown``: the time limit ran out) ends the search with
-``Undecided`` (``crasp.verify.solver``): the lengths before it hold, nothing is said of it.
+A length z3 cannot decide (``unknown``: the time limit ran out; or z3 ran out of memory, in
+the solver or while the programs are unrolled) ends the search with ``Undecided``
+(``crasp.verify.solver``): the lengths before it hold, nothing is said of it.
 
 Precondition: ``alphabet`` is non-empty. The caller re-runs the returned string through the
 interpreter (``crasp.verify.explain``), so a solver answer is never reported unchecked.
@@ -31,7 +32,7 @@ from crasp.verify.lemmas import Held, Lemmas
 from crasp.verify.questions import Question
 from crasp.verify.relations import candidate_relations
 from crasp.verify.sweep import body_pairs, candidate_pairs, unrolled_counts
-from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, z3
+from crasp.verify.solver import UNLIMITED, TimeLimit, Undecided, out_of_memory_undecided, z3
 
 
 KEEP_PROVED_EQUALITIES = True
@@ -122,20 +123,23 @@ def search(question: Question, alphabet: tuple[str, ...], max_length: int,
            ) -> tuple[Violation | None, Held | None]:
     """``first_violation``, and where it finds none, what its lemmas established (``Held``),
     for ``proved_pairs``."""
-    unrolling = _Unrolling(question, alphabet, max_length, limit, relations)
+    with out_of_memory_undecided("unrolling the programs"):
+        unrolling = _Unrolling(question, alphabet, max_length, limit, relations)
     z, solver = unrolling.z, unrolling.solver
     if z.is_true(z.simplify(unrolling.violation_at_bos())):
         return Violation(()), None
     for position in range(max_length):
         limit.report(f"z3: strings of length ≤ {max_length}", position, max_length)
         try:
-            violated = unrolling.advance()
-            solver.push()
-            solver.add(violated)
+            with out_of_memory_undecided("unrolling the programs"):
+                violated = unrolling.advance()
+                solver.push()
+                solver.add(violated)
             verdict = limit.check(solver, "the question")
         except Undecided as undecided:
             raise Undecided(f"{undecided.reason}, at length {position + 1}",
-                            holds_up_to=position, timed_out=undecided.timed_out) from None
+                            holds_up_to=position, timed_out=undecided.timed_out,
+                            out_of_memory=undecided.out_of_memory) from None
         if verdict == z.sat:
             model = solver.model()
             return Violation(tuple(alphabet[_which(z, model, bits)]

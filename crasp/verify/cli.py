@@ -5,7 +5,8 @@
 ``crasp/cli.py`` imports this module lazily; z3 is imported only when a search needs it
 (``crasp.verify.solver``). Exit status: 0 yes (up to N, or proved), 1 a counterexample,
 2 an error, 3 unknown (``--unbounded`` found neither a proof nor a counterexample, or the
-search was left undecided: ``--timeout`` ran out, or z3 answered unknown).
+search was left undecided: ``--timeout`` ran out, z3 ran out of ``--max-memory``, or z3
+answered unknown).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ DEFAULT_MAX_LENGTH = 20
 
 
 def question_options(command):
-    """--max-length, --alphabet, --domain, --method, --unbounded, --deepen, --timeout, --json,
-    --progress (shared by equiv and check)."""
+    """--max-length, --alphabet, --domain, --method, --unbounded, --deepen, --timeout,
+    --max-memory, --json, --progress (shared by equiv and check)."""
     for option in reversed([
         click.option("--max-length", type=click.IntRange(min=0), default=DEFAULT_MAX_LENGTH,
                      show_default=True, metavar="N",
@@ -61,6 +62,10 @@ def question_options(command):
                      help="Give up after SECONDS (the solver's calls and the enumeration "
                           "together; default: no limit) and answer unknown (exit status 3), "
                           "with the reason."),
+        click.option("--max-memory", type=click.IntRange(min=1), default=None, metavar="MB",
+                     help="Let z3 allocate at most MB megabytes (its terms and solver state; "
+                          "default: no limit); past it, answer unknown (exit status 3), with "
+                          "the reason. Enumeration uses no solver."),
         click.option("--json", "as_json_flag", is_flag=True,
                      help='Print the verdict as JSON: {"question", "programs", "result", '
                           '"counterexample", "method", ...}.'),
@@ -113,10 +118,11 @@ def _decide_with_bar(question: Question, max_length: int, alphabet, progress: bo
 
 
 def _answer(question: Question, max_length, alphabet, method, unbounded, deepen, timeout,
-            as_json_flag, progress):
+            max_memory, as_json_flag, progress):
     tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
     verdict = _decide_with_bar(question, max_length, tokens, progress, method=method,
-                               unbounded=unbounded, timeout=timeout, deepen=deepen)
+                               unbounded=unbounded, timeout=timeout, deepen=deepen,
+                               max_memory=max_memory)
     click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
     sys.exit(exit_status(verdict))
 
@@ -127,7 +133,7 @@ def _answer(question: Question, max_length, alphabet, method, unbounded, deepen,
 @question_options
 @dialect_option
 def equiv_command(first, second, max_length, alphabet, domain, method, unbounded, deepen,
-                  timeout, as_json_flag, progress, dialect):
+                  timeout, max_memory, as_json_flag, progress, dialect):
     """Decide whether programs A and B give the same answer at every position of every
     string up to length N (and, with --unbounded, of every length).
 
@@ -138,12 +144,12 @@ def equiv_command(first, second, max_length, alphabet, domain, method, unbounded
 
     Exit status 0: equivalent for every string of length ≤ N (or proved); 1: a shortest
     counterexample (the string, its last position, both answers and the first definitions
-    that differ); 3: unknown (--unbounded could not decide, or --timeout ran out); 2: an
-    error. With --domain, only the strings that the --domain program accepts are compared.
+    that differ); 3: unknown (--unbounded could not decide, --timeout ran out, or z3 ran
+    out of --max-memory); 2: an error. With --domain, only the strings that the --domain program accepts are compared.
     """
     question = _ask("equivalent", [first, second], ("A", "B"), domain, dialect)
-    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag,
-            progress)
+    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, max_memory,
+            as_json_flag, progress)
 
 
 @click.command("check")
@@ -166,7 +172,8 @@ def equiv_command(first, second, max_length, alphabet, domain, method, unbounded
 @question_options
 @dialect_option
 def check_command(program_path, kind, other, recognizes, solves, max_length, alphabet, domain,
-                  method, unbounded, deepen, timeout, as_json_flag, progress, dialect):
+                  method, unbounded, deepen, timeout, max_memory, as_json_flag, progress,
+                  dialect):
     """Decide a question about PROG's language (the strings it accepts: its answer at their
     last position) for every string up to length N, with a witness string when the answer
     is no.
@@ -178,7 +185,7 @@ def check_command(program_path, kind, other, recognizes, solves, max_length, alp
       crasp check decompiled.crasp --solves L5 --unbounded
 
     Exit status 0: yes; 1: no (with a shortest witness); 3: unknown (--unbounded could not
-    decide, or --timeout ran out); 2: an error. With --domain, the question is asked of the
+    decide, --timeout ran out, or z3 ran out of --max-memory); 2: an error. With --domain, the question is asked of the
     strings that the --domain program accepts (--universal: does PROG accept every one of
     them). --recognizes and --solves compare PROG with a built-in language's programs (the
     texts crasp languages --program NAME --which recognition|prediction|prefixes prints).
@@ -196,8 +203,8 @@ def check_command(program_path, kind, other, recognizes, solves, max_length, alp
         paths = [program_path] + ([other] if other is not None else [])
         question = _ask(kind or "includes", paths, ("PROG", "OTHER")[:len(paths)], domain,
                         dialect)
-    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, as_json_flag,
-            progress)
+    _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, max_memory,
+            as_json_flag, progress)
 
 
 def _language_question(program_path: str, recognizes: str | None, solves: str | None,

@@ -27,8 +27,8 @@ finds is confirmed on the programs as given.
 The outcome is ``holds`` (no violation up to N), ``counterexample`` (with the shortest one
 below N, or a confirmed longer one found by the induction), ``proved`` (every length) or
 ``unknown``, with the reason: the induction found neither a proof nor a real counterexample,
-or a search was left undecided (``solver.Undecided``: the time limit ran out, or z3 answered
-unknown). A yes is a proof, a no has a counterexample the interpreter confirmed, and an
+or a search was left undecided (``solver.Undecided``: the time limit ran out, z3 ran out of
+memory (``max_memory``), or z3 answered unknown). A yes is a proof, a no has a counterexample the interpreter confirmed, and an
 undecided solver call is never taken for either.
 """
 
@@ -45,7 +45,8 @@ from crasp.verify.explain import Counterexample, confirm
 from crasp.verify.induction import InductionResult
 from crasp.verify.questions import Question, chosen_alphabet, default_alphabet, searched_form
 from crasp.verify.shrink import shrink_question
-from crasp.verify.solver import Progress, TimeLimit, Undecided
+from crasp.verify.solver import (Progress, TimeLimit, Undecided, memory_budget,
+                                 out_of_memory_undecided)
 from crasp.verify.vacuity import VACUITY_SECONDS, Vacuity, antecedent, decide_vacuity
 
 METHODS = ("auto", "smt", "enumerate")
@@ -119,6 +120,10 @@ class Verdict:
     vacuity: Vacuity | None = None
     """Whether a yes is vacuous (``crasp.verify.vacuity``); None for other answers and for
     questions nothing makes hold trivially."""
+    max_memory: int | None = None
+    """z3's memory budget in megabytes (None: none)."""
+    out_of_memory: bool = False
+    """The outcome is unknown because z3 ran out of memory."""
 
 
 def _induction(question: Question, alphabet: tuple[str, ...], depth: int, limit: TimeLimit,
@@ -126,11 +131,12 @@ def _induction(question: Question, alphabet: tuple[str, ...], depth: int, limit:
     """k-induction up to ``depth``, strengthened by the pairs the bounded search proved, and
     once more with the second round's lemmas if that is inconclusive (``SECOND_ROUND``)."""
     from crasp.verify import bounded, induction as induction_pass
-    pairs = bounded.proved_pairs(question, alphabet, depth, limit, held=held)
-    induction = induction_pass.prove(question, alphabet, depth, pairs, limit)
-    if induction.inconclusive and SECOND_ROUND:
-        pairs = bounded.proved_pairs(question, alphabet, depth, limit, second_round=True)
+    with out_of_memory_undecided("encoding the induction"):
+        pairs = bounded.proved_pairs(question, alphabet, depth, limit, held=held)
         induction = induction_pass.prove(question, alphabet, depth, pairs, limit)
+        if induction.inconclusive and SECOND_ROUND:
+            pairs = bounded.proved_pairs(question, alphabet, depth, limit, second_round=True)
+            induction = induction_pass.prove(question, alphabet, depth, pairs, limit)
     return induction
 
 
@@ -171,7 +177,7 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
            method: str = "auto", unbounded: bool = False,
            timeout: float | None = None, shrink: bool = True,
            deepen: int | None = None, progress: Progress | None = None,
-           check_vacuity: bool = True) -> Verdict:
+           check_vacuity: bool = True, max_memory: int | None = None) -> Verdict:
     """Answer ``question`` for every string of length <= ``max_length`` over ``alphabet``
     (default: the programs' tokens plus one foreign token), and with ``unbounded`` for every
     length, within ``timeout`` seconds (None: no limit; the answer is ``unknown`` if the
@@ -183,17 +189,38 @@ def decide(question: Question, max_length: int = 20, alphabet: tuple[str, ...] |
     A yes then says whether it is vacuous (``vacuity``: a domain, or an includes' OTHER,
     that accepts no nonempty string; ``check_vacuity=False`` leaves that out, for the
     verifier's own side questions, whose answers are read, not reported). ``progress`` is told
-    where the searches are (``solver.Progress``; the CLI's bar)."""
+    where the searches are (``solver.Progress``; the CLI's bar). ``max_memory``: z3 allocates
+    at most this many megabytes (None: the budget of the question this one is part of, by
+    default none); past it the answer is ``unknown`` (``solver.memory_budget``)."""
     started = time.perf_counter()
     limit = TimeLimit(timeout, progress)
-    verdict = _answer(question, max_length, alphabet, method, unbounded, shrink, deepen, limit,
-                      started)
-    needed = antecedent(verdict.question)
-    if not check_vacuity or needed is None or verdict.outcome not in ("holds", "proved"):
-        return verdict
-    vacuity = decide_vacuity(needed[0], verdict.alphabet, max_length, unbounded,
-                             limit.share(VACUITY_SECONDS), within=needed[1])
+    with memory_budget(max_memory):
+        try:
+            with out_of_memory_undecided("building the programs' terms"):
+                verdict = _answer(question, max_length, alphabet, method, unbounded, shrink,
+                                  deepen, limit, started)
+        except Undecided as undecided:   # only z3's memory escapes _answer's own handlers
+            verdict = Verdict(question, *_searched_alphabet(question, alphabet), max_length,
+                              "smt", "unknown", None, False, None,
+                              time.perf_counter() - started, undecided.reason,
+                              timeout=limit.seconds, timed_out=undecided.timed_out,
+                              out_of_memory=undecided.out_of_memory)
+        verdict = dataclasses.replace(verdict, max_memory=max_memory)
+        needed = antecedent(verdict.question)
+        if not check_vacuity or needed is None or verdict.outcome not in ("holds", "proved"):
+            return verdict
+        vacuity = decide_vacuity(needed[0], verdict.alphabet, max_length, unbounded,
+                                 limit.share(VACUITY_SECONDS), within=needed[1])
     return dataclasses.replace(verdict, vacuity=vacuity, seconds=time.perf_counter() - started)
+
+
+def _searched_alphabet(question: Question, alphabet: tuple[str, ...] | None
+                       ) -> tuple[tuple[str, ...], str | None]:
+    """The alphabet the searches run over and the foreign token in it (None: ``alphabet``
+    was chosen): ``alphabet``, else the searched programs' tokens plus a foreign one."""
+    if alphabet is not None:
+        return chosen_alphabet(tuple(alphabet)), None
+    return default_alphabet(searched_form(question).evaluated)
 
 
 def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | None,
@@ -203,11 +230,7 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
     asked, question = question, searched_form(question)
     if method not in METHODS:
         raise CraspError(f"unknown method {method!r} (expected one of {', '.join(METHODS)})")
-    foreign = None
-    if alphabet is not None:
-        alphabet = chosen_alphabet(tuple(alphabet))
-    else:
-        alphabet, foreign = default_alphabet(question.evaluated)
+    alphabet, foreign = _searched_alphabet(asked, alphabet)
     # decided here, never taken from the caller: assuming a domain that is not
     # prefix-closed would miss violations
     closure = None if question.domain is None else decide_closure(
@@ -237,10 +260,12 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
     def verdict(outcome: str, counterexample: Counterexample | None = None,
                 shortest: bool = False, induction: InductionResult | None = None,
                 reason: str | None = None, decided_length: int | None = None,
-                timed_out: bool = False, without_domain: bool = False) -> Verdict:
+                timed_out: bool = False, without_domain: bool = False,
+                out_of_memory: bool = False) -> Verdict:
         return Verdict(asked, alphabet, foreign, max_length, method, outcome, counterexample,
                        shortest, induction, time.perf_counter() - started, reason,
-                       decided_length, limit.seconds, closure, timed_out, without_domain)
+                       decided_length, limit.seconds, closure, timed_out, without_domain,
+                       out_of_memory=out_of_memory)
 
     held = None   # what the solver's search proved of the relations between counts
     try:
@@ -253,7 +278,8 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
             violation, held = search(searched, alphabet, max_length, limit)
     except Undecided as undecided:
         return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to,
-                       timed_out=undecided.timed_out)
+                       timed_out=undecided.timed_out,
+                       out_of_memory=undecided.out_of_memory)
     if violation:
         return verdict("counterexample", confirm(question, violation.tokens), shortest=True)
     if not unbounded:
@@ -264,7 +290,8 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
         induction = _induction(searched, alphabet, depth, limit, held)
     except Undecided as undecided:
         return verdict("unknown", reason=f"{undecided.reason}, in the induction",
-                       decided_length=max_length, timed_out=undecided.timed_out)
+                       decided_length=max_length, timed_out=undecided.timed_out,
+                       out_of_memory=undecided.out_of_memory)
     if induction.proved:
         return verdict("proved", induction=induction)
     if induction.inconclusive and searched.domain is not None and not searched.prefix_closed:
@@ -283,7 +310,8 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
             return verdict("unknown", induction=induction, reason=f"{inconclusive}; "
                            f"the search beyond length {max_length}: {undecided.reason}",
                            decided_length=max(max_length, undecided.holds_up_to or 0),
-                           timed_out=undecided.timed_out)
+                           timed_out=undecided.timed_out,
+                           out_of_memory=undecided.out_of_memory)
         if found:   # none has length <= N, so this is a shortest one
             method = "smt"   # whichever searched up to N, z3 found this one
             return verdict("counterexample", confirm(question, found.tokens), shortest=True,

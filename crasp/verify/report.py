@@ -182,4 +182,6 @@ def as_json(verdict: Verdict) -> dict:
         "decided_length": verdict.decided_length,
         "timeout": verdict.timeout,
         "timed_out": verdict.timed_out,
+        "max_memory": verdict.max_memory,
+        "out_of_memory": verdict.out_of_memory,
     }

@@ -1,5 +1,5 @@
 """The z3 solver, imported only when a question needs it (the ``verify`` extra), and the time
-limit every search runs under.
+limit and memory budget every search runs under.
 
 crasp's core never imports z3; ``crasp equiv`` and ``crasp check`` load it through ``z3()``,
 which turns a missing installation into one line on stderr (exit status 2) instead of a
@@ -9,18 +9,33 @@ Every solver call goes through ``TimeLimit.check``: it gives z3 what is left of 
 (``--timeout``) and turns z3's third answer, ``unknown`` (the time ran out, or z3 gave up),
 into ``Undecided``, which the driver reports as the answer ``unknown`` with z3's reason. So no
 caller can mistake an undecided call for ``unsat``, the answer that proves.
+
+The memory budget (``--max-memory``) is z3's global parameter ``memory_max_size``, set for the
+whole question by ``memory_budget``. z3 counts every allocation of its own (terms, solver
+state) against it, and the first one past it fails with ``Z3Exception("out of memory")``,
+from whichever call allocated: a solver call (``TimeLimit.check``) or a call that builds
+terms. ``out_of_memory_undecided`` turns that exception into ``Undecided``, so it too ends in
+the answer ``unknown``. Why a budget: the bounded search keeps every position's terms and
+lemmas, so its memory grows linearly with N (examples/L3.crasp against itself: a peak of
+170 MB at N = 500, 268 MB at 1,000, 447 MB at 2,000; docs/verification.md), and only
+``--timeout`` bounded it. What z3 frees on the way back
+(Python drops the solver) is usable again, so the same process can go on asking questions.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import time
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Callable
 
 from crasp.errors import CraspError
 
 INSTALL_HINT = "pip install 'crasp[verify]' (or pip install z3-solver)"
+MEMORY_PARAMETER = "memory_max_size"
+"""z3's global parameter for the memory budget, in megabytes (0: none)."""
 
 
 def z3() -> ModuleType:
@@ -36,11 +51,55 @@ def z3() -> ModuleType:
 class Undecided(Exception):
     """A search could not decide the question: ``reason`` says why (for people);
     ``holds_up_to``, where known, the longest length up to which no string violates it;
-    ``timed_out``, whether the time limit ran out (rather than z3 giving up otherwise)."""
+    ``timed_out``, whether the time limit ran out (rather than z3 giving up otherwise);
+    ``out_of_memory``, whether z3 ran out of memory (its budget, ``--max-memory``)."""
 
-    def __init__(self, reason: str, holds_up_to: int | None = None, timed_out: bool = False):
+    def __init__(self, reason: str, holds_up_to: int | None = None, timed_out: bool = False,
+                 out_of_memory: bool = False):
         super().__init__(reason)
         self.reason, self.holds_up_to, self.timed_out = reason, holds_up_to, timed_out
+        self.out_of_memory = out_of_memory
+
+
+@contextmanager
+def memory_budget(megabytes: int | None):
+    """z3 allocates at most ``megabytes`` while the block runs (None: leave the budget as it
+    is, by default none); the budget before is restored after, so a question asked inside
+    another (a domain's closure, a vacuity check) runs under the outer budget."""
+    if megabytes is None:
+        yield
+        return
+    if megabytes < 1:
+        raise CraspError(f"the memory budget must be at least 1 MB, not {megabytes!r}")
+    try:
+        import z3 as z
+    except ImportError:   # nothing to bound; a search that needs z3 says how to install it
+        yield
+        return
+    before = z.get_param(MEMORY_PARAMETER)
+    z.set_param(MEMORY_PARAMETER, megabytes)
+    try:
+        yield
+    finally:
+        z.set_param(MEMORY_PARAMETER, before)
+
+
+@contextmanager
+def out_of_memory_undecided(doing: str):
+    """z3's ``out of memory`` inside the block raised as ``Undecided`` (``doing`` says what
+    the search was doing); z3's other errors pass through. It imports nothing: where z3 was
+    never imported, nothing in the block can have run out of z3's memory."""
+    try:
+        yield
+    except Exception as error:
+        z = sys.modules.get("z3")
+        if z is None or not isinstance(error, z.Z3Exception) or \
+                "out of memory" not in str(error.value):
+            raise
+        budget = z.get_param(MEMORY_PARAMETER)
+        within = f"its budget, --max-memory {budget} MB" if budget != "0" else "no budget set"
+        raise Undecided(f"z3 ran out of memory ({within}) while {doing}",
+                        out_of_memory=True) from None
 
 
 Progress = Callable[[str, int, int], None]
@@ -97,7 +156,8 @@ class TimeLimit:
         if effort is not None:
             solver.set("rlimit", effort)
         try:
-            verdict = solver.check(*assumptions)
+            with out_of_memory_undecided(f"deciding {what}"):
+                verdict = solver.check(*assumptions)
             reason = solver.reason_unknown() if verdict == z.unknown else None
         finally:
             if effort is not None:

@@ -1,0 +1,204 @@
+"""``--max-memory``: z3 running out of its memory budget, wherever it allocates (a solver call,
+a term added to a solver, the induction's encoding, a question's set-up), answers ``unknown``
+(exit status 3) with the reason, is never reported as ``holds`` or ``proved``, and leaves the
+process able to answer the next question."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+import z3
+from click.testing import CliRunner
+
+import crasp
+from crasp.cli import cli
+from crasp.errors import CraspError
+from crasp.verify import Question, decide
+from crasp.verify import driver, induction
+from crasp.verify.solver import MEMORY_PARAMETER, Undecided, memory_budget, \
+    out_of_memory_undecided
+from test_verify_limits import QUESTIONS
+
+L3 = crasp.example("L3")
+NEVER = """alphabet "a" "b"
+same = #"a" == #"b"
+more = #"a" > #"b"
+answer = same && more
+"""
+"""A program that accepts no string, which the searches cannot see from its form."""
+OUT_OF_MEMORY = z3.Z3Exception(b"out of memory")
+
+
+def budget_above_now(megabytes: int) -> int:
+    """A budget ``megabytes`` above what z3 holds now in this process (earlier tests' terms
+    count against it: the budget is z3's whole allocation, not one question's)."""
+    return z3.Z3_get_estimated_alloc_size() // 2**20 + megabytes
+
+
+QUESTION_COMMANDS = {
+    "equivalent": ["equiv", str(L3), str(L3)],
+    "includes": ["check", str(L3), "--includes", str(L3)],
+    "universal": ["check", str(crasp.example("majority")), "--universal", "--domain",
+                  str(crasp.example("majority"))],
+    "empty": ["check", "never.crasp", "--empty"],
+    "prefix-closed": ["check", str(crasp.example("L3_prefixes")), "--prefix-closed"],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(QUESTION_COMMANDS))
+def test_a_budget_too_small_for_the_length_answers_unknown_after_the_lengths_it_decided(
+        kind, tmp_path, monkeypatch):
+    """Each question, over 3,000 positions, with 30 MB more than z3 holds now: it runs out
+    part way, says how far it decided, and exits 3; the same question to a short length
+    decides within the same budget."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "never.crasp").write_text(NEVER)
+    runner = CliRunner()
+    budget = str(budget_above_now(30))
+    result = runner.invoke(cli, QUESTION_COMMANDS[kind] + [
+        "--max-length", "3000", "--method", "smt", "--max-memory", budget, "--json"])
+    assert result.exit_code == 3, result.output
+    verdict = json.loads(result.output)
+    assert verdict["result"] == "unknown" and verdict["out_of_memory"] is True
+    assert verdict["max_memory"] == int(budget) and verdict["timed_out"] is False
+    assert f"z3 ran out of memory (its budget, --max-memory {budget} MB)" in verdict["reason"]
+    assert verdict["decided_length"] is not None and 0 < verdict["decided_length"] < 3000
+    assert z3.get_param(MEMORY_PARAMETER) == "0"   # restored for whatever runs next
+    text = runner.invoke(cli, QUESTION_COMMANDS[kind] + [
+        "--max-length", "3000", "--method", "smt", "--max-memory", budget])
+    assert text.exit_code == 3 and text.output.startswith("unknown: ")
+    # the second run's length differs: the first one's garbage may still count against z3
+    assert re.search(r"for every string of length ≤ \d+( that \S+ accepts)?, but z3 ran out of "
+                     "memory", text.output)
+    short = runner.invoke(cli, QUESTION_COMMANDS[kind] + [
+        "--max-length", "8", "--method", "smt", "--max-memory", budget, "--json"])
+    assert short.exit_code in (0, 1), short.output
+    assert json.loads(short.output)["out_of_memory"] is False
+
+
+def test_after_running_out_the_next_question_is_decided():
+    question = Question("equivalent", (crasp.load_program(L3),) * 2, ("A", "B"))
+    starved = decide(question, 3000, method="smt", max_memory=budget_above_now(20))
+    assert starved.outcome == "unknown" and starved.out_of_memory
+    assert decide(question, 40, method="smt").outcome == "holds"
+    assert decide(question, 40, method="smt", unbounded=True).outcome == "proved"
+
+
+class RaiseAt:
+    """``z3.Solver``'s method ``name`` raising ``error`` at its ``at``-th call (from 0) and
+    working otherwise; ``calls`` counts them."""
+
+    def __init__(self, name: str, at: int | None, error: Exception = OUT_OF_MEMORY):
+        self.name, self.at, self.error, self.calls = name, at, error, 0
+        self.real = getattr(z3.Solver, name)
+
+    def install(self, monkeypatch) -> RaiseAt:
+        def method(solver, *arguments, **keywords):
+            self.calls += 1
+            if self.calls - 1 == self.at:
+                raise self.error
+            return self.real(solver, *arguments, **keywords)
+        monkeypatch.setattr(z3.Solver, self.name, method)
+        return self
+
+
+@pytest.mark.parametrize("method_name", ["check", "add"])
+@pytest.mark.parametrize("name", sorted(QUESTIONS))
+def test_running_out_at_any_solver_call_is_unknown_never_a_proof(name, method_name,
+                                                                  monkeypatch):
+    """Every call of ``Solver.check`` (the solver's work) or ``Solver.add`` (terms built and
+    asserted) in turn runs out of memory: the verdict is then unknown because of it, or, where
+    only a side question ran out (whether OTHER accepts anything), proved with that side
+    question unknown for the same reason. Without it, the same question is proved."""
+    question, alphabet = QUESTIONS[name]
+    counting = RaiseAt(method_name, None).install(monkeypatch)
+    assert decide(question, 6, alphabet, method="smt", unbounded=True).outcome == "proved"
+    assert counting.calls > 0
+    for at in range(counting.calls):
+        RaiseAt(method_name, at).install(monkeypatch)
+        verdict = decide(question, 6, alphabet, method="smt", unbounded=True)
+        if verdict.outcome == "proved":
+            assert verdict.vacuity is not None and verdict.vacuity.status == "unknown", at
+            assert "z3 ran out of memory (no budget set)" in verdict.vacuity.detail
+            continue
+        assert verdict.outcome == "unknown" and verdict.out_of_memory, (at, verdict)
+        assert "z3 ran out of memory (no budget set) while " in verdict.reason
+        assert not verdict.timed_out
+
+
+def test_running_out_in_the_induction_keeps_the_lengths_the_search_decided(monkeypatch):
+    def starved(*arguments):
+        raise OUT_OF_MEMORY
+    monkeypatch.setattr(induction, "prove", starved)
+    question, alphabet = QUESTIONS["proved"]
+    verdict = decide(question, 9, alphabet, method="smt", unbounded=True)
+    assert verdict.outcome == "unknown" and verdict.out_of_memory
+    assert verdict.decided_length == 9
+    assert verdict.reason.endswith("while encoding the induction, in the induction")
+
+
+def test_running_out_before_any_search_is_unknown_with_nothing_decided(monkeypatch):
+    """A domain's closure question (a question of its own, run first) that runs out outside
+    its own handlers: the fallback of ``decide``."""
+    def starved(*arguments):
+        raise OUT_OF_MEMORY
+    monkeypatch.setattr(driver, "decide_closure", starved)
+    program = crasp.load_program(L3)
+    verdict = decide(Question("equivalent", (program, program), ("A", "B"), program), 5)
+    assert verdict.outcome == "unknown" and verdict.out_of_memory
+    assert verdict.decided_length is None and verdict.alphabet == ("a", "b", "?")
+    assert "while building the programs' terms" in verdict.reason
+
+
+def test_other_z3_errors_are_not_taken_for_running_out(monkeypatch):
+    RaiseAt("check", 0, z3.Z3Exception(b"invalid argument")).install(monkeypatch)
+    question, alphabet = QUESTIONS["proved"]
+    with pytest.raises(z3.Z3Exception, match="invalid argument"):
+        decide(question, 6, alphabet, method="smt")
+    with pytest.raises(z3.Z3Exception), out_of_memory_undecided("testing"):
+        raise z3.Z3Exception("invalid argument")
+    with pytest.raises(Undecided, match="while testing"), out_of_memory_undecided("testing"):
+        raise OUT_OF_MEMORY
+
+
+def test_a_budget_is_restored_after_its_block_and_a_nested_question_keeps_the_outer_one():
+    assert z3.get_param(MEMORY_PARAMETER) == "0"
+    with memory_budget(5000):
+        assert z3.get_param(MEMORY_PARAMETER) == "5000"
+        with memory_budget(None):
+            assert z3.get_param(MEMORY_PARAMETER) == "5000"
+        with memory_budget(7000):
+            assert z3.get_param(MEMORY_PARAMETER) == "7000"
+        assert z3.get_param(MEMORY_PARAMETER) == "5000"
+    assert z3.get_param(MEMORY_PARAMETER) == "0"
+    with pytest.raises(CraspError, match="at least 1 MB"), memory_budget(0):
+        pass
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots", "1.5"])
+def test_a_budget_must_be_a_positive_whole_number_of_megabytes(value):
+    result = CliRunner().invoke(cli, ["equiv", str(L3), str(L3), "--max-memory", value])
+    assert result.exit_code == 2 and "--max-memory" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_enumeration_needs_no_budget():
+    result = CliRunner().invoke(cli, ["equiv", str(L3), str(L3), "--max-length", "8",
+                                      "--method", "enumerate", "--max-memory", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+    assert verdict["result"] == "holds" and verdict["out_of_memory"] is False
+
+
+def test_a_budget_without_z3_installed_still_enumerates(monkeypatch):
+    monkeypatch.setitem(sys.modules, "z3", None)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["equiv", str(L3), str(L3), "--max-length", "8",
+                                 "--method", "enumerate", "--max-memory", "10"])
+    assert result.exit_code == 0, result.output
+    solver = runner.invoke(cli, ["equiv", str(L3), str(L3), "--method", "smt",
+                                 "--max-memory", "10"])
+    assert solver.exit_code == 2 and "this needs the z3 solver" in solver.output
