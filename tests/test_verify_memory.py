@@ -6,6 +6,7 @@ process able to answer the next question."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
@@ -18,8 +19,8 @@ from crasp.cli import cli
 from crasp.errors import CraspError
 from crasp.verify import Question, decide
 from crasp.verify import driver, induction
-from crasp.verify.solver import MEMORY_PARAMETER, Undecided, memory_budget, \
-    out_of_memory_undecided
+from crasp.verify.solver import MEMORY_PARAMETER, Undecided, default_memory_budget, \
+    memory_budget, out_of_memory_undecided
 from test_verify_limits import QUESTIONS
 
 L3 = crasp.example("L3")
@@ -178,11 +179,22 @@ def test_a_budget_is_restored_after_its_block_and_a_nested_question_keeps_the_ou
         pass
 
 
-@pytest.mark.parametrize("value", ["0", "-5", "lots", "1.5"])
+@pytest.mark.parametrize("value", ["-5", "lots", "1.5"])
 def test_a_budget_must_be_a_positive_whole_number_of_megabytes(value):
     result = CliRunner().invoke(cli, ["equiv", str(L3), str(L3), "--max-memory", value])
     assert result.exit_code == 2 and "--max-memory" in result.output
     assert "Traceback" not in result.output
+
+
+def test_the_commands_default_to_half_the_machine_and_zero_sets_no_budget():
+    runner = CliRunner()
+    for budget, expected in ([], default_memory_budget()), (["--max-memory", "0"], None):
+        result = runner.invoke(cli, ["equiv", str(L3), str(L3), "--max-length", "30",
+                                     "--method", "smt", "--json", *budget])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["max_memory"] == expected
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert default_memory_budget() == physical // 2**21
 
 
 def test_enumeration_needs_no_budget():

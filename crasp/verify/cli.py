@@ -23,6 +23,7 @@ from crasp.util.progress import progress_bar, progress_option, wants_progress
 from crasp.verify.driver import METHODS, decide
 from crasp.verify.questions import Question
 from crasp.verify.report import as_json, exit_status, format_text
+from crasp.verify.solver import default_memory_budget
 
 DEFAULT_MAX_LENGTH = 20
 
@@ -62,10 +63,11 @@ def question_options(command):
                      help="Give up after SECONDS (the solver's calls and the enumeration "
                           "together; default: no limit) and answer unknown (exit status 3), "
                           "with the reason."),
-        click.option("--max-memory", type=click.IntRange(min=1), default=None, metavar="MB",
+        click.option("--max-memory", type=click.IntRange(min=0), default=None, metavar="MB",
                      help="Let z3 allocate at most MB megabytes (its terms and solver state; "
-                          "default: no limit); past it, answer unknown (exit status 3), with "
-                          "the reason. Enumeration uses no solver."),
+                          "default: half of this machine's memory; 0: no limit); past it, "
+                          "answer unknown (exit status 3), with the reason. Enumeration uses "
+                          "no solver."),
         click.option("--json", "as_json_flag", is_flag=True,
                      help='Print the verdict as JSON: {"question", "programs", "result", '
                           '"counterexample", "method", ...}.'),
@@ -120,9 +122,11 @@ def _decide_with_bar(question: Question, max_length: int, alphabet, progress: bo
 def _answer(question: Question, max_length, alphabet, method, unbounded, deepen, timeout,
             max_memory, as_json_flag, progress):
     tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
+    if max_memory is None:
+        max_memory = default_memory_budget()
     verdict = _decide_with_bar(question, max_length, tokens, progress, method=method,
                                unbounded=unbounded, timeout=timeout, deepen=deepen,
-                               max_memory=max_memory)
+                               max_memory=max_memory or None)
     click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
     sys.exit(exit_status(verdict))
 

@@ -25,6 +25,7 @@ lemmas, so its memory grows linearly with N (examples/L3.crasp against itself: a
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -59,6 +60,19 @@ class Undecided(Exception):
         super().__init__(reason)
         self.reason, self.holds_up_to, self.timed_out = reason, holds_up_to, timed_out
         self.out_of_memory = out_of_memory
+
+
+def default_memory_budget() -> int | None:
+    """The budget of ``crasp equiv`` and ``crasp check`` without ``--max-memory``: half of
+    this machine's physical memory, in megabytes (None where the system does not say). Why
+    half: z3 counts only its own allocations, and the process around it (the interpreter's
+    samples, Python) needs the rest; a search asked for an astronomical N then ends with
+    ``unknown`` instead of the system killing it, or the machine swapping."""
+    try:
+        pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):   # no sysconf (Windows), or no such name
+        return None
+    return max(pages * page_size // 2**21, 1) if pages > 0 and page_size > 0 else None
 
 
 @contextmanager
