@@ -19,6 +19,7 @@ from crasp.cli import cli
 from crasp.errors import CraspError
 from crasp.languages import LANGUAGES, blocks, build_task, datasets, get_language
 from crasp.languages import counting as counting_languages
+from crasp.languages import distributions
 from crasp.languages.datasets import MAX_TOKENS
 from crasp.languages.language import MAX_LENGTH, Lengths
 from crasp.train.config import TrainConfig
@@ -155,6 +156,24 @@ def test_the_closed_counts_equal_their_plain_sums():
     for n in range(0, 201):
         plain = sum(math.comb(n, c) for c in range(n // 2 + 1, n + 1))
         assert counting_languages.majority_support(n) == plain, n
+
+
+def test_a_letter_count_that_settles_gives_the_same_e_k_count_in_fewer_terms():
+    """E_k under ``extreme`` (whose letter count is k 4^(k-1) from 4k + 1 letters on): the
+    count in 4k + 1 terms against the sum of n terms, for every length up to 40 past where it
+    settles, and the settled value itself against ``extreme_support`` well past it."""
+    for k in range(1, 8):
+        settles = distributions.EXTREME.settles_at(k)
+        assert all(distributions.extreme_support(k, m) == k * 4 ** (k - 1)
+                   for m in range(settles, settles + 60))
+        assert distributions.extreme_support(k, settles - 1) != k * 4 ** (k - 1) or k == 1
+        for n in range(0, settles + 41):
+            plain = sum(math.comb(n, r) * distributions.extreme_support(k, n - r)
+                        for r in range(n - k + 1))
+            assert blocks.neutral_support(k, 0.3, n, distributions.extreme_support,
+                                          settles) == plain, (k, n)
+    assert get_language("E3").under("extreme").support_size(30) == \
+        blocks.neutral_support(3, 0.3, 30, distributions.extreme_support)
 
 
 @pytest.mark.parametrize("n_train, train_bin, n_test, test_bins", [

@@ -99,17 +99,29 @@ LettersSampler = Callable[[int, int, np.random.Generator], Ids]
 
 
 def neutral_support(k: int, rate: float, n: int,
-                    letters_support: LettersSupport = blocks_support) -> int:
+                    letters_support: LettersSupport = blocks_support,
+                    settles_at: int | None = None) -> int:
     """The number of strings of length n the E_k generator can produce.
 
     With rate 0 it produces the letters' strings only; otherwise every string made of them
     and e's: choose the r <= n - k positions of e (C(n, r) ways) and a letters string on the
     other n - r (``letters_support(k, n - r)`` ways; C(n-r-1, k-1) for all of L_k).
+
+    That sum has n terms; two letter laws have it in fewer. All of L_k: k terms
+    (``_neutral_blocks_support``). A law whose count no longer changes from ``settles_at``
+    letters on (``letters_support(k, m) = c`` for every m >= M, as for ``extreme``, whose
+    short blocks are bounded): with m = n - r letters, sum_{m<M} C(n, m) f(m) + c sum_{m>=M}
+    C(n, m), and the second sum is 2^n - sum_{m<M} C(n, m), so M terms for every n >= M.
     """
     if rate == 0:
         return letters_support(k, n)
     if letters_support is blocks_support:
         return _neutral_blocks_support(k, n)
+    if settles_at is not None and n >= settles_at:
+        below = range(k, settles_at)
+        return (sum(math.comb(n, m) * letters_support(k, m) for m in below)
+                + letters_support(k, settles_at)
+                * (2 ** n - sum(math.comb(n, m) for m in range(settles_at))))
     return sum(math.comb(n, r) * letters_support(k, n - r) for r in range(n - k + 1))
 
 

@@ -49,7 +49,9 @@ class CompositionDistribution:
     ``support(k, n)`` is the exact number of compositions ``sample(k, n, rng)`` can return
     and ``reaches(lengths)`` says whether it can return this one (the dataset builder's
     distinct-string checks rely on both); ``sample`` is only called for n >= k, and returns
-    the k block lengths as an int64 array.
+    the k block lengths as an int64 array. ``settles_at(k)``: a length M from which
+    ``support(k, n)`` is the same for every n >= M (None: no such length), which lets E_k
+    count its strings in M terms instead of n (``blocks.neutral_support``).
     """
 
     name: str
@@ -57,6 +59,7 @@ class CompositionDistribution:
     support: Callable[[int, int], int]
     sample: Callable[[int, int, np.random.Generator], np.ndarray]
     reaches: Callable[[np.ndarray], bool]
+    settles_at: Callable[[int], int | None] = lambda k: None
 
 
 # ---------------------------------------------------------------------------- skewed
@@ -108,11 +111,20 @@ def extreme_support(k: int, n: int) -> int:
     k - 1 parts that leave it more than EXTREME_SHORT_MAX letters; plus those with every part
     short. ``sample_extreme_composition`` reaches each of them (an all-short composition with
     any choice of the long block).
+
+    From n = k S + 1 on (S = EXTREME_SHORT_MAX) it is k S^(k-1): no composition is all short
+    (their sum is at most k S), and every tuple of k - 1 short parts leaves the long one at
+    least n - (k - 1) S >= S + 1 letters (``_extreme_settles_at``).
     """
     if n < k:
         return 0
     one_long = k * _short_tuples(k - 1, n - EXTREME_SHORT_MAX - 1)
     return one_long + _short_tuples_summing_to(k, n)
+
+
+def _extreme_settles_at(k: int) -> int:
+    """The length from which ``extreme_support(k, n)`` is k S^(k-1) for every n."""
+    return k * EXTREME_SHORT_MAX + 1
 
 
 def sample_extreme_composition(k: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -160,7 +172,8 @@ EXTREME = CompositionDistribution(
     definition=f"one block, chosen uniformly, is long; every other block has a length uniform "
                f"in 1..{EXTREME_SHORT_MAX} (conditioned on the long block keeping a letter)",
     support=extreme_support, sample=sample_extreme_composition,
-    reaches=lambda lengths: int(np.sum(lengths > EXTREME_SHORT_MAX)) <= 1)
+    reaches=lambda lengths: int(np.sum(lengths > EXTREME_SHORT_MAX)) <= 1,
+    settles_at=_extreme_settles_at)
 
 COMPOSITION_DISTRIBUTIONS = {d.name: d for d in (SKEWED, EXTREME)}
 """The named distributions besides ``uniform`` (the language's own generator), by name."""
@@ -191,7 +204,8 @@ def neutral_distributions(k: int, rate: float) -> dict[str, StringDistribution]:
     return {name: StringDistribution(
                 name, f"{composition.definition}, applied to the letters; e's inserted at "
                       f"rate {rate:g} as by E{k}'s generator",
-                partial(neutral_support, k, rate, letters_support=composition.support),
+                partial(neutral_support, k, rate, letters_support=composition.support,
+                        settles_at=composition.settles_at(k)),
                 partial(sample_neutral, k, rate,
                         sample_letters=_letters_of(composition)),
                 _reaches_of(composition))
