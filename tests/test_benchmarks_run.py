@@ -41,7 +41,8 @@ FLOAT_SMALL = ("--strings 1 --length 1 --beyond-length 1 --beyond-strings 1 --on
                "--onnx-strings 1")
 
 SMALLEST_RUNS: dict[str, list[str | SlowRun]] = {
-    "bench_bin_lengths.py": ["--his 20,40 --baseline-up-to 20"],
+    "bench_bin_lengths.py": ["--his 20,40 --baseline-up-to 20 --extreme-ns 20,40 "
+                             "--extreme-baseline-up-to 20"],
     "bench_compiler.py": ["--definitions 3 --strings 1 --length 1"],
     "bench_decompile.py": [
         # seed 0 is refused at the default --max-states, seed 1 is timed and printed
