@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -214,3 +215,27 @@ def test_a_budget_without_z3_installed_still_enumerates(monkeypatch):
     solver = runner.invoke(cli, ["equiv", str(L3), str(L3), "--method", "smt",
                                  "--max-memory", "10"])
     assert solver.exit_code == 2 and "this needs the z3 solver" in solver.output
+
+
+@pytest.mark.parametrize("megabytes", [1, 2, 4, 8, 16, 32])
+def test_a_fresh_process_under_any_budget_answers_and_never_crashes(megabytes):
+    """In a fresh process z3's context does not exist yet; made under a budget too small for
+    it, it was null and the next call crashed the process (2 MB: a segmentation fault)."""
+    done = subprocess.run([sys.executable, "-m", "crasp", "equiv", str(L3), str(L3), "--method",
+                           "smt", "--max-length", "300", "--max-memory", str(megabytes),
+                           "--json", "--no-progress"], capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    verdict = json.loads(done.stdout)
+    assert verdict["out_of_memory"] is True and verdict["max_memory"] == megabytes
+
+
+def test_the_lengths_enumerated_before_z3_count_as_decided():
+    """``auto`` enumerates the short lengths first (up to 6 over three tokens); z3 running out
+    before its first length still leaves those decided."""
+    question = Question("equivalent", (crasp.load_program(L3),) * 2, ("A", "B"))
+    decided = {}
+    for method in "auto", "smt":
+        verdict = decide(question, 300, method=method, max_memory=budget_above_now(1))
+        assert verdict.outcome == "unknown" and verdict.out_of_memory
+        decided[method] = verdict.decided_length
+    assert decided["auto"] == 6 and (decided["smt"] or 0) < 6, decided

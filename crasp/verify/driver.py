@@ -268,16 +268,20 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
                        out_of_memory=out_of_memory)
 
     held = None   # what the solver's search proved of the relations between counts
+    enumerated = None   # the lengths the enumerated prefix decided, once it has
     try:
         violation = enumeration.first_violation(question, alphabet, prefix, limit) \
             if prefix else None
         if violation:
             method = "enumeration"
         else:
+            enumerated = prefix or None
             searched = shrink_question(question, alphabet) if shrink else question
             violation, held = search(searched, alphabet, max_length, limit)
     except Undecided as undecided:
-        return verdict("unknown", reason=undecided.reason, decided_length=undecided.holds_up_to,
+        decided = max((length for length in (enumerated, undecided.holds_up_to)
+                       if length is not None), default=None)
+        return verdict("unknown", reason=undecided.reason, decided_length=decided,
                        timed_out=undecided.timed_out,
                        out_of_memory=undecided.out_of_memory)
     if violation:

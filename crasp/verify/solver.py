@@ -90,6 +90,9 @@ def memory_budget(megabytes: int | None):
     except ImportError:   # nothing to bound; a search that needs z3 says how to install it
         yield
         return
+    # z3's Python API makes its one context on first use; made under a budget too small for
+    # it, the context is null and the next call crashes the process (a 2 MB budget did)
+    z.main_ctx()
     before = z.get_param(MEMORY_PARAMETER)
     z.set_param(MEMORY_PARAMETER, megabytes)
     try:
