@@ -101,6 +101,18 @@ def memory_budget(megabytes: int | None):
         z.set_param(MEMORY_PARAMETER, before)
 
 
+def _ran_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is z3's ``out of memory``, or was raised while handling it: z3's
+    Python API turns some errors into its own (``Solver.model`` answers any failure with
+    ``model is not available``), so the original is then the exception's context."""
+    z = sys.modules.get("z3")
+    while z is not None and error is not None:
+        if isinstance(error, z.Z3Exception) and "out of memory" in str(error.value):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 @contextmanager
 def out_of_memory_undecided(doing: str):
     """z3's ``out of memory`` inside the block raised as ``Undecided`` (``doing`` says what
@@ -109,10 +121,9 @@ def out_of_memory_undecided(doing: str):
     try:
         yield
     except Exception as error:
-        z = sys.modules.get("z3")
-        if z is None or not isinstance(error, z.Z3Exception) or \
-                "out of memory" not in str(error.value):
+        if not _ran_out_of_memory(error):
             raise
+        z = sys.modules["z3"]
         budget = z.get_param(MEMORY_PARAMETER)
         within = f"its budget, --max-memory {budget} MB" if budget != "0" else "no budget set"
         raise Undecided(f"z3 ran out of memory ({within}) while {doing}",
