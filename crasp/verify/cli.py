@@ -149,7 +149,8 @@ def equiv_command(first, second, max_length, alphabet, domain, method, unbounded
     Exit status 0: equivalent for every string of length ≤ N (or proved); 1: a shortest
     counterexample (the string, its last position, both answers and the first definitions
     that differ); 3: unknown (--unbounded could not decide, --timeout ran out, or z3 ran
-    out of --max-memory); 2: an error. With --domain, only the strings that the --domain program accepts are compared.
+    out of --max-memory); 2: an error. With --domain, only the strings that the --domain
+    program accepts are compared.
     """
     question = _ask("equivalent", [first, second], ("A", "B"), domain, dialect)
     _answer(question, max_length, alphabet, method, unbounded, deepen, timeout, max_memory,
@@ -189,10 +190,11 @@ def check_command(program_path, kind, other, recognizes, solves, max_length, alp
       crasp check decompiled.crasp --solves L5 --unbounded
 
     Exit status 0: yes; 1: no (with a shortest witness); 3: unknown (--unbounded could not
-    decide, --timeout ran out, or z3 ran out of --max-memory); 2: an error. With --domain, the question is asked of the
-    strings that the --domain program accepts (--universal: does PROG accept every one of
-    them). --recognizes and --solves compare PROG with a built-in language's programs (the
-    texts crasp languages --program NAME --which recognition|prediction|prefixes prints).
+    decide, --timeout ran out, or z3 ran out of --max-memory); 2: an error. With --domain,
+    the question is asked of the strings that the --domain program accepts (--universal:
+    does PROG accept every one of them). --recognizes and --solves compare PROG with a
+    built-in language's programs (the texts crasp languages --program NAME --which
+    recognition|prediction|prefixes prints).
     """
     given = [kind, other, recognizes, solves]
     if sum(choice is not None for choice in given) != 1:

@@ -28,8 +28,9 @@ The outcome is ``holds`` (no violation up to N), ``counterexample`` (with the sh
 below N, or a confirmed longer one found by the induction), ``proved`` (every length) or
 ``unknown``, with the reason: the induction found neither a proof nor a real counterexample,
 or a search was left undecided (``solver.Undecided``: the time limit ran out, z3 ran out of
-memory (``max_memory``), or z3 answered unknown). A yes is a proof, a no has a counterexample the interpreter confirmed, and an
-undecided solver call is never taken for either.
+memory (``max_memory``), or z3 answered unknown). A yes is a proof, a no has a
+counterexample the interpreter confirmed, and an undecided solver call is never taken for
+either.
 """
 
 from __future__ import annotations
