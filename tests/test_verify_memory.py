@@ -5,6 +5,7 @@ process able to answer the next question."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from crasp.verify import Question, decide
 from crasp.verify import driver, induction
 from crasp.verify.solver import MEMORY_PARAMETER, Undecided, default_memory_budget, \
     memory_budget, out_of_memory_undecided
-from test_verify_limits import QUESTIONS
+from test_verify_limits import QUESTIONS, UnknownAt
 
 L3 = crasp.example("L3")
 NEVER = """alphabet "a" "b"
@@ -36,7 +37,9 @@ OUT_OF_MEMORY = z3.Z3Exception(b"out of memory")
 
 def budget_above_now(megabytes: int) -> int:
     """A budget ``megabytes`` above what z3 holds now in this process (earlier tests' terms
-    count against it: the budget is z3's whole allocation, not one question's)."""
+    count against it: the budget is z3's whole allocation, not one question's), once what
+    they no longer use is freed (else it could be freed during the question, making room)."""
+    gc.collect()
     return z3.Z3_get_estimated_alloc_size() // 2**20 + megabytes
 
 
@@ -143,6 +146,22 @@ def test_running_out_at_any_solver_call_is_unknown_never_an_answer(name, method_
         assert verdict.outcome == "unknown" and verdict.out_of_memory, (at, verdict)
         assert "z3 ran out of memory (no budget set) while " in verdict.reason
         assert not verdict.timed_out
+
+
+@pytest.mark.parametrize("reason", ["out of memory", "memout"])
+def test_a_solver_call_that_answers_unknown_for_memory_is_out_of_memory(reason, monkeypatch):
+    """z3's solver may answer ``unknown`` with the reason ``out of memory`` instead of raising
+    (``compile --prove`` under a small budget did): each call in turn answering so gives an
+    unknown verdict because of memory, never a proof."""
+    question, alphabet = QUESTIONS["proved"]
+    counting = UnknownAt(None).install(monkeypatch)
+    decide(question, 6, alphabet, method="smt", unbounded=True)
+    monkeypatch.setattr(z3.Solver, "reason_unknown", lambda solver: reason)
+    for at in range(counting.calls):
+        UnknownAt(at).install(monkeypatch)
+        verdict = decide(question, 6, alphabet, method="smt", unbounded=True)
+        assert verdict.outcome == "unknown" and verdict.out_of_memory, (at, verdict)
+        assert "z3 ran out of memory (no budget set) while deciding" in verdict.reason
 
 
 def test_running_out_in_the_induction_keeps_the_lengths_the_search_decided(monkeypatch):
@@ -253,3 +272,16 @@ def test_the_lengths_enumerated_before_z3_count_as_decided():
         assert verdict.outcome == "unknown" and verdict.out_of_memory
         decided[method] = verdict.decided_length
     assert decided["auto"] == 6 and (decided["smt"] or 0) < 6, decided
+
+
+def test_prove_runs_under_the_default_budget_and_fails_past_it(tmp_path, monkeypatch):
+    """``compile --prove`` takes the commands' default budget; where z3 runs out of it, the
+    proof fails (exit status 1) with the reason, as for an unknown."""
+    from crasp.verify import cli as verify_cli
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(verify_cli, "default_memory_budget", lambda: budget_above_now(1))
+    result = CliRunner().invoke(cli, ["compile", str(L3), "-o", "m.model", "--prove", "1000"])
+    assert result.exit_code == 1, result.output
+    assert "compile --prove: unknown: " in result.output
+    assert "z3 ran out of memory (its budget, --max-memory" in result.output
+    assert "Traceback" not in result.output

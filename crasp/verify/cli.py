@@ -258,10 +258,11 @@ def prove_equivalence(original: syntax.Program, result: syntax.Program,
     """Run equiv between ``original`` and ``result`` (over ``alphabet``; default: their tokens
     and a foreign one); print the verdict on stderr, each line prefixed with ``what`` (for
     example "compile --prove"). True when they are equivalent for every string of length ≤
-    ``max_length`` (not when z3 leaves that ``unknown``). A progress bar shows on stderr when
-    it is a terminal."""
+    ``max_length`` (not when z3 leaves that ``unknown``, or runs out of the commands' default
+    memory budget, ``default_memory_budget``). A progress bar shows on stderr when it is a
+    terminal."""
     verdict = _decide_with_bar(Question("equivalent", (original, result), ("input", "output")),
-                               max_length, alphabet, None)
+                               max_length, alphabet, None, max_memory=default_memory_budget())
     for line in format_text(verdict).splitlines():
         click.echo(f"{what}: {line}", err=True)
     return verdict.outcome == "holds"

@@ -13,9 +13,10 @@ caller can mistake an undecided call for ``unsat``, the answer that proves.
 The memory budget (``--max-memory``) is z3's global parameter ``memory_max_size``, set for the
 whole question by ``memory_budget``. z3 counts every allocation of its own (terms, solver
 state) against it, and the first one past it fails with ``Z3Exception("out of memory")``,
-from whichever call allocated: a solver call (``TimeLimit.check``) or a call that builds
-terms. ``out_of_memory_undecided`` turns that exception into ``Undecided``, so it too ends in
-the answer ``unknown``. Why a budget: the bounded search keeps every position's terms and
+from whichever call allocated: a solver call (``TimeLimit.check``; there z3 may instead
+answer ``unknown`` with the reason ``out of memory``) or a call that builds terms.
+``out_of_memory_undecided`` turns that exception into ``Undecided``, so it too ends in the
+answer ``unknown``. Why a budget: the bounded search keeps every position's terms and
 lemmas, so its memory grows linearly with N (examples/L3.crasp against itself: a peak of
 170 MB at N = 500, 268 MB at 1,000, 447 MB at 2,000; docs/verification.md), and only
 ``--timeout`` bounded it. What z3 frees on the way back
@@ -123,11 +124,20 @@ def out_of_memory_undecided(doing: str):
     except Exception as error:
         if not _ran_out_of_memory(error):
             raise
-        z = sys.modules["z3"]
-        budget = z.get_param(MEMORY_PARAMETER)
-        within = f"its budget, --max-memory {budget} MB" if budget != "0" else "no budget set"
-        raise Undecided(f"z3 ran out of memory ({within}) while {doing}",
-                        out_of_memory=True) from None
+        raise _out_of_memory(doing) from None
+
+
+def _out_of_memory(doing: str) -> Undecided:
+    """The ``Undecided`` of z3 running out of memory while ``doing``, naming the budget."""
+    budget = sys.modules["z3"].get_param(MEMORY_PARAMETER)
+    within = f"its budget, --max-memory {budget} MB" if budget != "0" else "no budget set"
+    return Undecided(f"z3 ran out of memory ({within}) while {doing}", out_of_memory=True)
+
+
+def _memory_reason(reason: str) -> bool:
+    """Whether z3's reason for an ``unknown`` is running out of memory: a solver call may
+    answer so instead of raising (``out of memory``; its SMT core says ``memout``)."""
+    return "memory" in reason or reason == "memout"
 
 
 Progress = Callable[[str, int, int], None]
@@ -190,6 +200,8 @@ class TimeLimit:
         finally:
             if effort is not None:
                 solver.set("rlimit", 0)   # 0: no limit for the solver's later calls
+        if verdict == z.unknown and _memory_reason(reason):
+            raise _out_of_memory(f"deciding {what}")
         if verdict == z.unknown:
             # z3 names a spent rlimit "max. resource limit exceeded" or, inside some of its
             # tactics, "canceled", as it does a spent timeout: the clock tells them apart
