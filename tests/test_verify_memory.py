@@ -228,7 +228,23 @@ def test_the_commands_default_to_half_the_machine_and_zero_sets_no_budget():
         assert result.exit_code == 0, result.output
         assert json.loads(result.output)["max_memory"] == expected
     physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    assert default_memory_budget() == physical // 2**21
+    assert default_memory_budget(()) == physical // 2**21
+
+
+def test_the_default_takes_a_container_s_limit_where_it_is_less(tmp_path):
+    """A control group's limit below the machine's memory (a container's) sets the default;
+    "max" (cgroup v2's no limit), an unreadable file or a limit above it does not."""
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    files = {"v2": "max\n", "v1": f"{2 * physical}\n", "small": "1073741824\n",
+             "binary": b"\xff\xfe", "empty": ""}
+    for name, text in files.items():
+        path = tmp_path / name
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    paths = {name: str(tmp_path / name) for name in files}
+    assert default_memory_budget((paths["v2"], paths["v1"], paths["binary"],
+                                  paths["empty"], str(tmp_path / "missing"))) == \
+        physical // 2**21
+    assert default_memory_budget((paths["v2"], paths["small"])) == 512
 
 
 def test_enumeration_needs_no_budget():

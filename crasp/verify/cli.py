@@ -65,9 +65,9 @@ def question_options(command):
                           "with the reason."),
         click.option("--max-memory", type=click.IntRange(min=0), default=None, metavar="MB",
                      help="Let z3 allocate at most MB megabytes (its terms and solver state; "
-                          "default: half of this machine's memory; 0: no limit); past it, "
-                          "answer unknown (exit status 3), with the reason. Enumeration uses "
-                          "no solver."),
+                          "default: half of the memory this process may use; 0: no limit); "
+                          "past it, answer unknown (exit status 3), with the reason. "
+                          "Enumeration uses no solver."),
         click.option("--json", "as_json_flag", is_flag=True,
                      help='Print the verdict as JSON: {"question", "programs", "result", '
                           '"counterexample", "method", ...}.'),

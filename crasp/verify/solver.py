@@ -63,17 +63,36 @@ class Undecided(Exception):
         self.out_of_memory = out_of_memory
 
 
-def default_memory_budget() -> int | None:
-    """The budget of ``crasp equiv`` and ``crasp check`` without ``--max-memory``: half of
-    this machine's physical memory, in megabytes (None where the system does not say). Why
-    half: z3 counts only its own allocations, and the process around it (the interpreter's
-    samples, Python) needs the rest; a search asked for an astronomical N then ends with
-    ``unknown`` instead of the system killing it, or the machine swapping."""
+CGROUP_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max",
+                        "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+"""Where Linux states the memory limit of this process's control group (v2, then v1): in a
+container it is what the process may use, while the physical memory is the host's."""
+
+
+def default_memory_budget(limit_files: tuple[str, ...] = CGROUP_MEMORY_LIMITS) -> int | None:
+    """The budget of ``crasp equiv`` and ``crasp check`` without ``--max-memory``, and of
+    ``--prove``: half of the memory this process may use, in megabytes: the machine's physical
+    memory, or its control group's limit where that is less (``limit_files``; None where the
+    system says neither). Why half: z3 counts only its own allocations, and the process
+    around it (the interpreter's samples, Python) needs the rest; a search asked for an
+    astronomical N then ends with ``unknown`` instead of the system killing it, or the
+    machine swapping."""
+    sizes = []
     try:
         pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        if pages > 0 and page_size > 0:
+            sizes.append(pages * page_size)
     except (AttributeError, ValueError, OSError):   # no sysconf (Windows), or no such name
-        return None
-    return max(pages * page_size // 2**21, 1) if pages > 0 and page_size > 0 else None
+        pass
+    for path in limit_files:
+        try:
+            with open(path, encoding="ascii") as limit:
+                stated = limit.read().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if stated.isdigit() and int(stated) > 0:   # v2 says "max" where there is no limit
+            sizes.append(int(stated))
+    return max(min(sizes) // 2**21, 1) if sizes else None
 
 
 @contextmanager
