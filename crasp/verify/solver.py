@@ -17,10 +17,10 @@ from whichever call allocated: a solver call (``TimeLimit.check``; there z3 may 
 answer ``unknown`` with the reason ``out of memory``) or a call that builds terms.
 ``out_of_memory_undecided`` turns that exception into ``Undecided``, so it too ends in the
 answer ``unknown``. Why a budget: the bounded search keeps every position's terms and
-lemmas, so its memory grows linearly with N (examples/L3.crasp against itself: a peak of
-170 MB at N = 500, 268 MB at 1,000, 447 MB at 2,000; docs/verification.md), and only
-``--timeout`` bounded it. What z3 frees on the way back
-(Python drops the solver) is usable again, so the same process can go on asking questions.
+lemmas, so its memory grows linearly with N (docs/verification.md: a budget of 50 MB
+decides examples/L3.crasp against itself up to length 225, 100 MB up to 506), and only
+``--timeout`` bounded it. What z3 frees on the way back (Python drops the solver) is usable
+again, so the same process can go on asking questions.
 """
 
 from __future__ import annotations
