@@ -21,8 +21,8 @@ from crasp.cli import cli
 from crasp.errors import CraspError
 from crasp.verify import Question, decide
 from crasp.verify import driver, induction
-from crasp.verify.solver import MEMORY_PARAMETER, Undecided, default_memory_budget, \
-    memory_budget, out_of_memory_undecided
+from crasp.verify.solver import LARGEST_MEMORY_BUDGET, MEMORY_PARAMETER, Undecided, \
+    default_memory_budget, memory_budget, out_of_memory_undecided
 from test_verify_limits import QUESTIONS, UnknownAt
 
 L3 = crasp.example("L3")
@@ -209,11 +209,15 @@ def test_a_budget_is_restored_after_its_block_and_a_nested_question_keeps_the_ou
             assert z3.get_param(MEMORY_PARAMETER) == "7000"
         assert z3.get_param(MEMORY_PARAMETER) == "5000"
     assert z3.get_param(MEMORY_PARAMETER) == "0"
-    with pytest.raises(CraspError, match="at least 1 MB"), memory_budget(0):
-        pass
+    for megabytes in 0, LARGEST_MEMORY_BUDGET + 1:
+        with pytest.raises(CraspError, match="must be 1 to 4,294,967,295 MB"), \
+                memory_budget(megabytes):
+            pass
+    with memory_budget(LARGEST_MEMORY_BUDGET):
+        assert z3.get_param(MEMORY_PARAMETER) == str(LARGEST_MEMORY_BUDGET)
 
 
-@pytest.mark.parametrize("value", ["-5", "lots", "1.5"])
+@pytest.mark.parametrize("value", ["-5", "lots", "1.5", str(2**32), str(10**12)])
 def test_a_budget_must_be_a_positive_whole_number_of_megabytes(value):
     result = CliRunner().invoke(cli, ["equiv", str(L3), str(L3), "--max-memory", value])
     assert result.exit_code == 2 and "--max-memory" in result.output

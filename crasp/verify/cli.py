@@ -23,7 +23,7 @@ from crasp.util.progress import progress_bar, progress_option, wants_progress
 from crasp.verify.driver import METHODS, decide
 from crasp.verify.questions import Question
 from crasp.verify.report import as_json, exit_status, format_text
-from crasp.verify.solver import default_memory_budget
+from crasp.verify.solver import LARGEST_MEMORY_BUDGET, default_memory_budget
 
 DEFAULT_MAX_LENGTH = 20
 
@@ -63,7 +63,8 @@ def question_options(command):
                      help="Give up after SECONDS (the solver's calls and the enumeration "
                           "together; default: no limit) and answer unknown (exit status 3), "
                           "with the reason."),
-        click.option("--max-memory", type=click.IntRange(min=0), default=None, metavar="MB",
+        click.option("--max-memory", type=click.IntRange(0, LARGEST_MEMORY_BUDGET), default=None,
+                     metavar="MB",
                      help="Let z3 allocate at most MB megabytes (its terms and solver state; "
                           "default: half of the memory this process may use; 0: no limit); "
                           "past it, answer unknown (exit status 3), with the reason. "

@@ -38,6 +38,9 @@ from crasp.errors import CraspError
 INSTALL_HINT = "pip install 'crasp[verify]' (or pip install z3-solver)"
 MEMORY_PARAMETER = "memory_max_size"
 """z3's global parameter for the memory budget, in megabytes (0: none)."""
+LARGEST_MEMORY_BUDGET = 2**32 - 1
+"""The largest budget z3 takes, in megabytes (an unsigned int: 4 PB); past it z3 only prints
+a warning and keeps the budget it had, so a larger one is refused instead."""
 
 
 def z3() -> ModuleType:
@@ -103,8 +106,9 @@ def memory_budget(megabytes: int | None):
     if megabytes is None:
         yield
         return
-    if megabytes < 1:
-        raise CraspError(f"the memory budget must be at least 1 MB, not {megabytes!r}")
+    if not 1 <= megabytes <= LARGEST_MEMORY_BUDGET:
+        raise CraspError(f"the memory budget must be 1 to {LARGEST_MEMORY_BUDGET:,} MB, not "
+                         f"{megabytes!r}")
     try:
         import z3 as z
     except ImportError:   # nothing to bound; a search that needs z3 says how to install it
