@@ -92,6 +92,12 @@ WITHOUT_DOMAIN_SECONDS = 30.0
 assumed is tried again with the domain left out (``_proved_without_domain``)."""
 MAX_ENUMERATED_STRINGS = 50_000_000
 """--method enumerate refuses more strings than this (it would run for many minutes)."""
+MAX_ENUMERATED_LENGTH = 1_000_000
+"""The longest strings enumeration runs (``auto`` asks z3 beyond it, and ``--method
+enumerate`` refuses). Enumeration runs each string whole, every definition at every
+position, so its memory grows with N even where the strings are few: over one token there is
+one string of each length, and ``--alphabet a --max-length 1000000000`` took the machine's
+23 GB within 40 s before this bound."""
 
 
 @dataclass(frozen=True)
@@ -224,6 +230,20 @@ def _searched_alphabet(question: Question, alphabet: tuple[str, ...] | None
     return default_alphabet(searched_form(question).evaluated)
 
 
+def _enumerated_prefix(size: int, max_length: int) -> int:
+    """The lengths ``auto`` enumerates before it asks z3 (``PREFIX_STRINGS``): up to the
+    longest whose strings number at most PREFIX_STRINGS, never past N or
+    MAX_ENUMERATED_LENGTH. Over one token every length has one string, so that is the whole
+    of min(N, MAX_ENUMERATED_LENGTH), found without counting up to it."""
+    if size == 1:
+        return min(max_length, MAX_ENUMERATED_LENGTH)
+    prefix = 0
+    while (prefix < max_length and
+           enumeration.strings_of_length(size, prefix + 1) <= PREFIX_STRINGS):
+        prefix += 1
+    return prefix
+
+
 def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | None,
             method: str, unbounded: bool, shrink: bool, deepen: int | None,
             limit: TimeLimit, started: float) -> Verdict:
@@ -242,14 +262,18 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
     strings = enumeration.strings_of_length(len(alphabet), max_length)
     prefix = 0
     if method == "auto":
-        method = "enumerate" if strings <= ENUMERATION_LIMIT else "smt"
-        while (prefix < max_length and method == "smt" and
-               enumeration.strings_of_length(len(alphabet), prefix + 1) <= PREFIX_STRINGS):
-            prefix += 1
+        method = "enumerate" if (strings <= ENUMERATION_LIMIT and
+                                 max_length <= MAX_ENUMERATED_LENGTH) else "smt"
+        if method == "smt":
+            prefix = _enumerated_prefix(len(alphabet), max_length)
     if method == "enumerate":
         if strings > MAX_ENUMERATED_STRINGS:
             raise CraspError(f"--method enumerate: {len(alphabet)}^{max_length} strings is too "
                              f"many to run (more than {MAX_ENUMERATED_STRINGS:,}); use "
+                             "--method smt or a smaller --max-length")
+        if max_length > MAX_ENUMERATED_LENGTH:
+            raise CraspError(f"--method enumerate: strings of {max_length:,} tokens are too long "
+                             f"to run whole (at most {MAX_ENUMERATED_LENGTH:,}); use "
                              "--method smt or a smaller --max-length")
         def search(*arguments):
             return enumeration.first_violation(*arguments), None
