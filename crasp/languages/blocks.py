@@ -118,10 +118,9 @@ def neutral_support(k: int, rate: float, n: int,
     if letters_support is blocks_support:
         return _neutral_blocks_support(k, n)
     if settles_at is not None and n >= settles_at:
-        below = range(k, settles_at)
-        return (sum(math.comb(n, m) * letters_support(k, m) for m in below)
-                + letters_support(k, settles_at)
-                * (2 ** n - sum(math.comb(n, m) for m in range(settles_at))))
+        below = [math.comb(n, m) for m in range(settles_at)]
+        return (sum(below[m] * letters_support(k, m) for m in range(k, settles_at))
+                + letters_support(k, settles_at) * (2 ** n - sum(below)))
     return sum(math.comb(n, r) * letters_support(k, n - r) for r in range(n - k + 1))
 
 

@@ -137,9 +137,7 @@ def search(question: Question, alphabet: tuple[str, ...], max_length: int,
                 solver.add(violated)
             verdict = limit.check(solver, "the question")
         except Undecided as undecided:
-            raise Undecided(f"{undecided.reason}, at length {position + 1}",
-                            holds_up_to=position, timed_out=undecided.timed_out,
-                            out_of_memory=undecided.out_of_memory) from None
+            raise undecided.at(f"at length {position + 1}", holds_up_to=position) from None
         if verdict == z.sat:
             model = solver.model()
             return Violation(tuple(alphabet[_which(z, model, bits)]

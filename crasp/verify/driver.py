@@ -285,12 +285,14 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
     def verdict(outcome: str, counterexample: Counterexample | None = None,
                 shortest: bool = False, induction: InductionResult | None = None,
                 reason: str | None = None, decided_length: int | None = None,
-                timed_out: bool = False, without_domain: bool = False,
-                out_of_memory: bool = False) -> Verdict:
+                without_domain: bool = False, undecided: Undecided | None = None) -> Verdict:
+        """``undecided``: why a search was left undecided, which says whether time or memory
+        ran out."""
         return Verdict(asked, alphabet, foreign, max_length, method, outcome, counterexample,
                        shortest, induction, time.perf_counter() - started, reason,
-                       decided_length, limit.seconds, closure, timed_out, without_domain,
-                       out_of_memory=out_of_memory)
+                       decided_length, limit.seconds, closure,
+                       undecided is not None and undecided.timed_out, without_domain,
+                       out_of_memory=undecided is not None and undecided.out_of_memory)
 
     held = None   # what the solver's search proved of the relations between counts
     enumerated = None   # the lengths the enumerated prefix decided, once it has
@@ -307,8 +309,7 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
         decided = max((length for length in (enumerated, undecided.holds_up_to)
                        if length is not None), default=None)
         return verdict("unknown", reason=undecided.reason, decided_length=decided,
-                       timed_out=undecided.timed_out,
-                       out_of_memory=undecided.out_of_memory)
+                       undecided=undecided)
     if violation:
         return verdict("counterexample", confirm(question, violation.tokens), shortest=True)
     if not unbounded:
@@ -319,8 +320,7 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
         induction = _induction(searched, alphabet, depth, limit, held)
     except Undecided as undecided:
         return verdict("unknown", reason=f"{undecided.reason}, in the induction",
-                       decided_length=max_length, timed_out=undecided.timed_out,
-                       out_of_memory=undecided.out_of_memory)
+                       decided_length=max_length, undecided=undecided)
     if induction.proved:
         return verdict("proved", induction=induction)
     if induction.inconclusive and searched.domain is not None and not searched.prefix_closed:
@@ -339,8 +339,7 @@ def _answer(question: Question, max_length: int, alphabet: tuple[str, ...] | Non
             return verdict("unknown", induction=induction, reason=f"{inconclusive}; "
                            f"the search beyond length {max_length}: {undecided.reason}",
                            decided_length=max(max_length, undecided.holds_up_to or 0),
-                           timed_out=undecided.timed_out,
-                           out_of_memory=undecided.out_of_memory)
+                           undecided=undecided)
         if found:   # none has length <= N, so this is a shortest one
             method = "smt"   # whichever searched up to N, z3 found this one
             return verdict("counterexample", confirm(question, found.tokens), shortest=True,

@@ -65,6 +65,12 @@ class Undecided(Exception):
         self.reason, self.holds_up_to, self.timed_out = reason, holds_up_to, timed_out
         self.out_of_memory = out_of_memory
 
+    def at(self, where: str, holds_up_to: int) -> Undecided:
+        """The same cause, said to be ``where`` (appended to the reason), with the lengths
+        known to hold: a search passing it on keeps whether time or memory ran out."""
+        return Undecided(f"{self.reason}, {where}", holds_up_to, self.timed_out,
+                         self.out_of_memory)
+
 
 CGROUP_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max",
                         "/sys/fs/cgroup/memory/memory.limit_in_bytes")
