@@ -13,8 +13,8 @@ until commit 51b3a9d made them closed forms), so it grows faster, and it runs on
 Then one length's count of E_4 under ``extreme`` (where a narrow bin is asked for more
 strings than it has lengths, so its counts are summed): ``support_size(n)``, which sums 17
 terms once the letter count has settled (``blocks.neutral_support``'s ``settles_at``), against
-the sum over all n numbers of e's it replaces (the baseline, same invocation, up to
-``--baseline-up-to``).
+the sum over all n numbers of e's it replaces (``neutral_support`` without ``settles_at``: the
+baseline, same invocation, up to ``--extreme-baseline-up-to``).
 
     python benchmarks/bench_bin_lengths.py [--his 1000,2000,250000,500000,1000000]
                                            [--extreme-ns 1000,2000,4000,8000,1000000]
@@ -23,7 +23,6 @@ the sum over all n numbers of e's it replaces (the baseline, same invocation, up
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -34,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from crasp.languages import build_task, get_language  # noqa: E402
+from crasp.languages.blocks import DEFAULT_INSERTION_RATE, neutral_support  # noqa: E402
 from crasp.languages.distributions import extreme_support  # noqa: E402
 from timing import best_of_each  # noqa: E402
 
@@ -47,8 +47,9 @@ def counted_lengths(language, lo: int, hi: int) -> list[int]:
 
 def summed_extreme_count(k: int, n: int) -> int:
     """The baseline: E_k's count under extreme as the sum over r e's of C(n, r) times the
-    letters' count, n - k + 1 terms."""
-    return sum(math.comb(n, r) * extreme_support(k, n - r) for r in range(n - k + 1))
+    letters' count, n - k + 1 terms (``neutral_support`` told nothing of where the letters'
+    count settles)."""
+    return neutral_support(k, DEFAULT_INSERTION_RATE, n, extreme_support)
 
 
 def extreme_counts(ns: list[int], baseline_up_to: int) -> None:

@@ -109,12 +109,16 @@ class _StageBar:
 
 
 def _decide_with_bar(question: Question, max_length: int, alphabet, progress: bool | None,
-                     **options):
+                     max_memory: int | None = None, **options):
     """``decide``, with a ``_StageBar`` on stderr where ``progress`` (--progress; None: when
-    stderr is a terminal) asks for one."""
+    stderr is a terminal) asks for one, under the commands' memory budget: ``max_memory``
+    as --max-memory reads it (None: ``default_memory_budget``; 0: none)."""
+    if max_memory is None:
+        max_memory = default_memory_budget()
     bar = _StageBar() if wants_progress(progress) else None
     try:
-        return decide(question, max_length, alphabet, progress=bar, **options)
+        return decide(question, max_length, alphabet, progress=bar,
+                      max_memory=max_memory or None, **options)
     finally:
         if bar is not None:
             bar.close()
@@ -123,11 +127,9 @@ def _decide_with_bar(question: Question, max_length: int, alphabet, progress: bo
 def _answer(question: Question, max_length, alphabet, method, unbounded, deepen, timeout,
             max_memory, as_json_flag, progress):
     tokens = split_tokens(alphabet) if alphabet else None   # given but blank: an error
-    if max_memory is None:
-        max_memory = default_memory_budget()
-    verdict = _decide_with_bar(question, max_length, tokens, progress, method=method,
-                               unbounded=unbounded, timeout=timeout, deepen=deepen,
-                               max_memory=max_memory or None)
+    verdict = _decide_with_bar(question, max_length, tokens, progress, max_memory,
+                               method=method, unbounded=unbounded, timeout=timeout,
+                               deepen=deepen)
     click.echo(json.dumps(as_json(verdict), indent=2) if as_json_flag else format_text(verdict))
     sys.exit(exit_status(verdict))
 
@@ -263,7 +265,7 @@ def prove_equivalence(original: syntax.Program, result: syntax.Program,
     memory budget, ``default_memory_budget``). A progress bar shows on stderr when it is a
     terminal."""
     verdict = _decide_with_bar(Question("equivalent", (original, result), ("input", "output")),
-                               max_length, alphabet, None, max_memory=default_memory_budget())
+                               max_length, alphabet, None)
     for line in format_text(verdict).splitlines():
         click.echo(f"{what}: {line}", err=True)
     return verdict.outcome == "holds"
