@@ -45,10 +45,12 @@ class OutputKind:
     ``marker`` is the file (inside a directory) whose JSON object ``recognise`` accepts; for a
     single-file output (``marker`` is None) ``recognise`` gets the file's first bytes.
     ``own_entries`` are entries crasp makes before the marker (a sweep's ``locks/``): a
-    directory holding only those counts as empty. ``written`` are the names (``fnmatch``
-    patterns) of every entry crasp writes in such a directory: ``--force`` replaces one only
-    when all its entries match, so a file a person added there is never deleted (None: not
-    enumerable, as a zoo's model folders; every entry counts as crasp's).
+    directory holding only those counts as empty. ``written`` are the paths of every file crasp
+    writes in such a directory, relative to it, ``/``-separated, each part an ``fnmatch``
+    pattern (``models/*/meta.json``): ``--force`` replaces one only when every file in it, at
+    any depth, matches, so a file a person added anywhere inside is never deleted (None: not
+    enumerable; every entry counts as crasp's). A directory is looked into when a pattern
+    leads through it; an ``own_entries`` directory counts as crasp's with all it holds.
     """
 
     name: str
@@ -71,10 +73,23 @@ DATASET = OutputKind(
     lambda value: _has("language", "splits", "bins", "format")(value)
     and value["format"] in ("paper", "jsonl"),
     written=("manifest.json", "*_src.txt", "*_tgt.txt", "*.jsonl"))
+ANALYSIS_FILES = (".crasp-analyze", "*.json", "*.csv", "*.png")
+RUN_FILES = ("config.json", "model.json", "metrics.jsonl", "results.json", "*.safetensors",
+             "state.pt", "cell.json", "error.txt")
+
+
+def _inside(directory: str, patterns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"{directory}/{pattern}" for pattern in patterns)
+
+
+# A run's own sub-results: a --precision run's format model in model/ (crasp.train.run's
+# FORMAT_MODEL_DIR), crasp analyze's default places analysis/ and hessian/, and a split
+# search's trials/N/ (crasp.train.search_parts' TRIALS_DIR), each a run of its own.
+RUN_WRITTEN = RUN_FILES + _inside("model", COMPILED_MODEL.written)
 TRAINING_RUN = OutputKind(
     "training run", "config.json", _has("language", "depth", "posenc", "preset", "seed"),
-    written=("config.json", "model.json", "metrics.jsonl", "results.json", "*.safetensors",
-             "state.pt", "cell.json", "error.txt", "analysis"))
+    written=RUN_WRITTEN + _inside("analysis", ANALYSIS_FILES) + _inside("hessian", ANALYSIS_FILES)
+    + _inside("trials/*", RUN_WRITTEN))
 SWEEP = OutputKind("sweep", "sweep.json", _has("version", "specs"), own_entries=("locks",))
 REPORT = OutputKind("report", "report.json", _has("sources", "threshold", "tables"))
 TRACE_MARKERS = (b"# crasp trace", b"<!DOCTYPE html><html><head><meta name='generator' "
@@ -85,8 +100,7 @@ FLOAT_REALIZATION = OutputKind(
     "float realization", "model.json",
     lambda value: isinstance(value, dict) and value.get("kind") == "crasp-float-realization",
     written=("model.json", "config.json", "*.safetensors"))
-ANALYSIS = OutputKind("analysis", ".crasp-analyze", _has("kind"),
-                      written=(".crasp-analyze", "*.json", "*.csv", "*.png"))
+ANALYSIS = OutputKind("analysis", ".crasp-analyze", _has("kind"), written=ANALYSIS_FILES)
 DIRECTORY_KINDS = (COMPILED_MODEL, FLOAT_REALIZATION, DATASET, TRAINING_RUN, SWEEP, REPORT,
                    ANALYSIS)
 
@@ -161,13 +175,34 @@ def claim(path: str | Path, kind: OutputKind, force: bool) -> bool:
 
 
 def _not_written(path: Path, kind: OutputKind) -> list[str]:
-    """The entries of the directory ``path`` that are not among what crasp writes for
-    ``kind`` (sorted; none for a kind whose entries are not enumerable)."""
-    if kind.written is None or not path.is_dir():
+    """The files, and directories that no pattern leads through, inside the directory ``path``
+    at any depth, that are not among what crasp writes for ``kind``: their paths relative to
+    ``path``, sorted (none for a kind whose entries are not enumerable)."""
+    if kind.written is None or not path.is_dir() or path.is_symlink():
         return []
-    patterns = kind.written + kind.own_entries
-    return sorted(entry.name for entry in path.iterdir()
-                  if not any(fnmatch.fnmatchcase(entry.name, pattern) for pattern in patterns))
+    patterns = [tuple(pattern.split("/")) for pattern in kind.written]
+    foreign: list[str] = []
+
+    def matches(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+        return all(fnmatch.fnmatchcase(part, glob) for part, glob in zip(parts, pattern))
+
+    def visit(directory: Path, parts: tuple[str, ...]) -> None:
+        for entry in sorted(directory.iterdir(), key=lambda entry: entry.name):
+            here = parts + (entry.name,)
+            if entry.is_dir() and not entry.is_symlink():
+                if not parts and entry.name in kind.own_entries:
+                    continue
+                if any(len(pattern) > len(here) and matches(here, pattern)
+                       for pattern in patterns):
+                    visit(entry, here)
+                    continue
+            elif any(len(pattern) == len(here) and matches(here, pattern)
+                     for pattern in patterns):
+                continue
+            foreign.append("/".join(here))
+
+    visit(path, ())
+    return foreign
 
 
 def claim_updatable(path: str | Path, kind: OutputKind) -> None:

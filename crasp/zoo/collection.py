@@ -32,12 +32,15 @@ from crasp import syntax
 from crasp.compiler import compile_program, execute, load_model
 from crasp.errors import CraspError, ProgramError
 from crasp.languages.programs import PROGRAMS_DIR
-from crasp.util.outputs import OutputKind, replace_directory
+from crasp.util.outputs import COMPILED_MODEL, OutputKind, replace_directory
 from crasp.zoo.ground_truth import ground_truth
 from crasp.zoo.random_programs import random_program
 
+MODEL_FILES = ("program.crasp", "meta.json") + COMPILED_MODEL.written
 ZOO = OutputKind("zoo", "zoo.json",
-                 lambda value: isinstance(value, dict) and value.get("format") == "crasp-zoo")
+                 lambda value: isinstance(value, dict) and value.get("format") == "crasp-zoo",
+                 written=("zoo.json", "index.csv", "index.md")
+                 + tuple(f"models/*/{name}" for name in MODEL_FILES))
 CHECK_LENGTH = 8
 CHECK_PER_LENGTH = 512
 LONG_STRINGS, LONG_LENGTH = 8, 200
