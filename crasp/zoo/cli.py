@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from crasp.errors import CraspError
+from crasp.util.progress import progress_option, wants_progress
 
 
 @click.group("zoo")
@@ -30,12 +31,14 @@ def zoo_command():
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the random programs.")
 @click.option("--force", is_flag=True, help="Replace ZOO if it is a zoo crasp wrote.")
-def build_command(output, programs_glob, random_count, depths, seed, force):
+@progress_option
+def build_command(output, programs_glob, random_count, depths, seed, force, progress):
     """Compile reference and random programs into ZOO: per model the weights, config, program
     and meta.json (its circuit), plus index.csv and index.md."""
     from crasp.zoo.collection import build_zoo, parse_depths
 
-    summary = build_zoo(output, programs_glob, random_count, parse_depths(depths), seed, force)
+    summary = build_zoo(output, programs_glob, random_count, parse_depths(depths), seed, force,
+                        wants_progress(progress))
     for skipped in summary["skipped"]:
         click.echo(f"skipped {skipped}")
     click.echo(f"wrote {len(summary['models'])} models to {output}")
@@ -43,12 +46,13 @@ def build_command(output, programs_glob, random_count, depths, seed, force):
 
 @zoo_command.command("check")
 @click.argument("zoo", metavar="ZOO")
-def check_command(zoo):
+@progress_option
+def check_command(zoo, progress):
     """Re-verify every model of ZOO against its program: its hash, its weights, and its
     decisions at every position against the interpreter."""
     from crasp.zoo.collection import check_zoo
 
-    results = check_zoo(zoo)
+    results = check_zoo(zoo, wants_progress(progress))
     failed = [(name, problem) for name, problem in results if problem]
     for name, problem in results:
         click.echo(f"{name}: {'ok' if problem is None else problem}")

@@ -33,6 +33,7 @@ from crasp.compiler import compile_program, execute, load_model
 from crasp.errors import CraspError, ProgramError
 from crasp.languages.programs import PROGRAMS_DIR
 from crasp.util.outputs import COMPILED_MODEL, OutputKind, replace_directory
+from crasp.util.progress import progress_bar
 from crasp.zoo.ground_truth import ground_truth
 from crasp.zoo.random_programs import random_program
 
@@ -86,8 +87,8 @@ def _every_boolean_varies(program) -> bool:
     return True
 
 
-def collect(programs_glob: str, random_count: int, depths: tuple[int, int], seed: int
-            ) -> tuple[list[tuple[str, str, str]], list[str]]:
+def collect(programs_glob: str, random_count: int, depths: tuple[int, int], seed: int,
+            progress: bool = False) -> tuple[list[tuple[str, str, str]], list[str]]:
     """(name, source kind, program text) of every model, and the reference programs skipped
     (those the compiler refuses, and positional ones, named with the reason)."""
     chosen, skipped = [], []
@@ -105,7 +106,8 @@ def collect(programs_glob: str, random_count: int, depths: tuple[int, int], seed
             continue
         chosen.append((path.stem, "reference", path.read_text()))
     low, high = depths
-    for index in range(random_count):
+    for index in progress_bar(iterable=range(random_count), desc="random programs",
+                              unit="program", disable=not progress):
         depth = low + index % (high - low + 1)
         for attempt in range(MAX_ATTEMPTS):   # a program with a constant part is passed over
             text = random_program(seed * 1_000_003 + index * 1_009 + attempt, depth)
@@ -116,14 +118,16 @@ def collect(programs_glob: str, random_count: int, depths: tuple[int, int], seed
 
 
 def build_zoo(output: str | Path, programs_glob: str = "*", random_count: int = 0,
-              depths: tuple[int, int] = (1, 6), seed: int = 0, force: bool = False) -> dict:
+              depths: tuple[int, int] = (1, 6), seed: int = 0, force: bool = False,
+              progress: bool = False) -> dict:
     """Compile the collection into ``output`` atomically; return ``zoo.json``'s object."""
-    chosen, skipped = collect(programs_glob, random_count, depths, seed)
+    chosen, skipped = collect(programs_glob, random_count, depths, seed, progress)
     if not chosen:
         raise CraspError(f"no program matches --programs {programs_glob!r} and --random is 0: "
                          f"the zoo would be empty")
     rows, entries = [], []
-    for name, kind, text in chosen:
+    for name, kind, text in progress_bar(iterable=chosen, desc="compiled", unit="model",
+                                         disable=not progress):
         program = crasp.parse_program(text, filename=f"{name}.crasp")
         model = compile_program(program)
         circuit = ground_truth(program)
@@ -212,12 +216,12 @@ def zoo_models(zoo: str | Path) -> list[str]:
     return names
 
 
-def check_zoo(zoo: str | Path) -> list[tuple[str, str | None]]:
+def check_zoo(zoo: str | Path, progress: bool = False) -> list[tuple[str, str | None]]:
     """(name, problem or None) for every model the zoo's ``zoo.json`` lists."""
     root = Path(zoo)
     names = zoo_models(root)
     results = []
-    for name in names:
+    for name in progress_bar(iterable=names, desc="checked", unit="model", disable=not progress):
         place = root / "models" / name
         try:
             results.append((name, check_model(place)))
