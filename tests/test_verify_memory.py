@@ -23,6 +23,7 @@ from crasp.verify import Question, decide
 from crasp.verify import driver, induction
 from crasp.verify.solver import LARGEST_MEMORY_BUDGET, MEMORY_PARAMETER, Undecided, \
     default_memory_budget, memory_budget, out_of_memory_undecided
+from crasp.verify.solver import z3 as solver_z3
 from test_verify_limits import QUESTIONS, UnknownAt
 
 L3 = crasp.example("L3")
@@ -199,22 +200,59 @@ def test_other_z3_errors_are_not_taken_for_running_out(monkeypatch):
         raise OUT_OF_MEMORY
 
 
+def in_force() -> str:
+    """z3's budget as a search sees it: through ``solver.z3()``, which gives z3 the budget of
+    the block it is in first."""
+    return solver_z3().get_param(MEMORY_PARAMETER)
+
+
 def test_a_budget_is_restored_after_its_block_and_a_nested_question_keeps_the_outer_one():
+    assert in_force() == "0"
+    with memory_budget(5000):
+        assert z3.get_param(MEMORY_PARAMETER) == "0"   # given to z3 at its first use only
+        assert in_force() == "5000"
+        with memory_budget(None):
+            assert in_force() == "5000"
+        with memory_budget(7000):
+            assert in_force() == "7000"
+        assert in_force() == "5000"
+        with memory_budget(7000):
+            pass   # never given to z3: nothing to restore
+        assert z3.get_param(MEMORY_PARAMETER) == "5000"
     assert z3.get_param(MEMORY_PARAMETER) == "0"
     with memory_budget(5000):
-        assert z3.get_param(MEMORY_PARAMETER) == "5000"
-        with memory_budget(None):
-            assert z3.get_param(MEMORY_PARAMETER) == "5000"
         with memory_budget(7000):
-            assert z3.get_param(MEMORY_PARAMETER) == "7000"
-        assert z3.get_param(MEMORY_PARAMETER) == "5000"
-    assert z3.get_param(MEMORY_PARAMETER) == "0"
+            assert in_force() == "7000"
+        assert z3.get_param(MEMORY_PARAMETER) == "0"   # the outer block's, given only now
+        assert in_force() == "5000"
+    assert in_force() == "0"
     for megabytes in 0, LARGEST_MEMORY_BUDGET + 1:
         with pytest.raises(CraspError, match="must be 1 to 4,294,967,295 MB"), \
                 memory_budget(megabytes):
             pass
     with memory_budget(LARGEST_MEMORY_BUDGET):
-        assert z3.get_param(MEMORY_PARAMETER) == str(LARGEST_MEMORY_BUDGET)
+        assert in_force() == str(LARGEST_MEMORY_BUDGET)
+
+
+L4 = crasp.example("L4")
+
+
+@pytest.mark.parametrize("arguments", [
+    ["equiv", str(L3), str(L4), "--method", "enumerate", "--max-length", "5"],
+    ["check", str(L3), "--empty", "--method", "enumerate", "--max-length", "5"],
+    ["check", str(L3), "--universal", "--alphabet", "a", "--max-length", "500"],
+    ["fmt", str(L4), "--prove", "5"]])
+def test_a_question_that_needs_no_solver_does_not_load_z3_under_the_default_budget(arguments):
+    """The default budget is given to z3 when a search first asks for it: enumeration, and
+    a one-token alphabet (one string a length), never import z3 (it cost 0.15 s and 27 MB,
+    a third of such a command)."""
+    code = ("import sys; from click.testing import CliRunner; from crasp.cli import cli; "
+            f"r = CliRunner().invoke(cli, {arguments!r}); "
+            "print(r.exit_code, 'z3' in sys.modules); print(r.output)")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    status, loaded = ran.stdout.splitlines()[0].split()
+    assert status in ("0", "1") and loaded == "False", ran.stdout + ran.stderr
 
 
 @pytest.mark.parametrize("value", ["-5", "lots", "1.5", str(2**32), str(10**12)])

@@ -44,12 +44,15 @@ a warning and keeps the budget it had, so a larger one is refused instead."""
 
 
 def z3() -> ModuleType:
-    """The ``z3`` module, or a ``CraspError`` saying how to install it."""
+    """The ``z3`` module, or a ``CraspError`` saying how to install it; under a memory budget
+    not yet given to z3, the budget is set first (``memory_budget``)."""
     try:
         import z3 as module
     except ImportError:
         raise CraspError(f"this needs the z3 solver, which is not installed: {INSTALL_HINT}; "
                          "or use --method enumerate") from None
+    if _budgets and _budgets[-1].before is None:
+        _budgets[-1].give_to(module)
     return module
 
 
@@ -104,31 +107,47 @@ def default_memory_budget(limit_files: tuple[str, ...] = CGROUP_MEMORY_LIMITS) -
     return max(min(sizes) // 2**21, 1) if sizes else None
 
 
+class _Budget:
+    """One ``memory_budget`` block: its megabytes, and z3's budget before it once it is set."""
+
+    def __init__(self, megabytes: int):
+        self.megabytes, self.before = megabytes, None
+
+    def give_to(self, z: ModuleType) -> None:
+        # z3's Python API makes its one context on first use; made under a budget too small
+        # for it, the context is null and the next call crashes the process (a 2 MB budget did)
+        z.main_ctx()
+        self.before = z.get_param(MEMORY_PARAMETER)
+        z.set_param(MEMORY_PARAMETER, self.megabytes)
+
+
+_budgets: list[_Budget] = []
+"""The ``memory_budget`` blocks the process is in, innermost last."""
+
+
 @contextmanager
 def memory_budget(megabytes: int | None):
     """z3 allocates at most ``megabytes`` while the block runs (None: leave the budget as it
     is, by default none); the budget before is restored after, so a question asked inside
-    another (a domain's closure, a vacuity check) runs under the outer budget."""
+    another (a domain's closure, a vacuity check) runs under the outer budget.
+
+    The budget is given to z3 at the block's first ``z3()``, not on entry: a question that
+    needs no solver (``--method enumerate``, a one-token alphabet) runs without importing z3
+    (0.15 s and 27 MB of a 0.45 s, 63 MB command)."""
     if megabytes is None:
         yield
         return
     if not 1 <= megabytes <= LARGEST_MEMORY_BUDGET:
         raise CraspError(f"the memory budget must be 1 to {LARGEST_MEMORY_BUDGET:,} MB, not "
                          f"{megabytes!r}")
-    try:
-        import z3 as z
-    except ImportError:   # nothing to bound; a search that needs z3 says how to install it
-        yield
-        return
-    # z3's Python API makes its one context on first use; made under a budget too small for
-    # it, the context is null and the next call crashes the process (a 2 MB budget did)
-    z.main_ctx()
-    before = z.get_param(MEMORY_PARAMETER)
-    z.set_param(MEMORY_PARAMETER, megabytes)
+    budget = _Budget(megabytes)
+    _budgets.append(budget)
     try:
         yield
     finally:
-        z.set_param(MEMORY_PARAMETER, before)
+        _budgets.pop()
+        if budget.before is not None:
+            sys.modules["z3"].set_param(MEMORY_PARAMETER, budget.before)
 
 
 def _ran_out_of_memory(error: BaseException) -> bool:
