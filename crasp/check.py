@@ -56,6 +56,15 @@ class _Checker:
         return ProgramError(message, source=self.parsed.source, filename=self.parsed.filename,
                             span=span, expected=expected, note=note)
 
+    def _end_of_source(self) -> Span:
+        """Just past the last character of the last line that holds any (where a definition
+        is missing); 1:1 in an empty text."""
+        lines = self.parsed.source.splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        line, column = (len(lines), len(lines[-1].expandtabs(1)) + 1) if lines else (1, 1)
+        return Span(line, column, line, column)
+
     # ------------------------------------------------------------ statements
 
     def program(self, extra_alphabet: tuple[str, ...], count_answer: bool) -> syntax.Program:
@@ -73,7 +82,7 @@ class _Checker:
                                  statement.span, expected="NAME = expression")
             definitions.append(self.definition(statement))
         if not definitions:
-            raise self.error("the program defines nothing", None,
+            raise self.error("the program defines nothing", self._end_of_source(),
                              expected="at least one line NAME = expression; the last one is "
                                       "the program's answer")
         answer = definitions[-1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 
 import pytest
 from hypothesis import given, settings
@@ -133,10 +135,26 @@ def test_program_errors_point_at_the_problem(name, source, line, column, message
     assert "expected: " in rendered or "note: " in rendered or name == "bad character"
 
 
-def test_empty_program_is_an_error():
-    for source in ["", "// only a comment\n\n", "#import pred\n"]:
-        with pytest.raises(ProgramError, match="defines nothing"):
-            crasp.parse_program(source)
+@pytest.mark.parametrize("lines", [lines for lines in itertools.product(
+    ["", "// only a comment", "#import pred", 'alphabet "a" "b"', "  \t", "\t// tab"], repeat=3)
+    if sum(line.startswith("alphabet") for line in lines) <= 1])   # a second is its own error
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_program_that_defines_nothing_is_an_error_placed_after_its_last_text(lines, newline):
+    """Every mix of blank lines, comments, imports and alphabets, either line ending: the
+    error points just past the last character of the last line that holds any."""
+    source = newline.join(lines) + newline
+    with pytest.raises(ProgramError, match="defines nothing") as caught:
+        crasp.parse_program(source, "prog.crasp")
+    held = [index for index, line in enumerate(lines) if line.strip()]
+    line = held[-1] + 1 if held else 1
+    column = len(lines[held[-1]]) + 1 if held else 1
+    assert (caught.value.line, caught.value.column) == (line, column)
+    rendered = caught.value.render()
+    assert rendered.startswith(f"prog.crasp:{line}:{column}: error: the program defines nothing")
+    if held:
+        shown, caret = rendered.splitlines()[1:3]
+        assert shown == "    " + lines[held[-1]].expandtabs(1)
+        assert caret.index("^") == 4 + column - 1
 
 
 def test_unknown_input_token_names_token_and_position_with_strict_alphabet():
