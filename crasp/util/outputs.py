@@ -187,7 +187,7 @@ def _not_written(path: Path, kind: OutputKind) -> list[str]:
         return all(fnmatch.fnmatchcase(part, glob) for part, glob in zip(parts, pattern))
 
     def visit(directory: Path, parts: tuple[str, ...]) -> None:
-        for entry in sorted(directory.iterdir(), key=lambda entry: entry.name):
+        for entry in directory.iterdir():
             here = parts + (entry.name,)
             if entry.is_dir() and not entry.is_symlink():
                 if not parts and entry.name in kind.own_entries:
@@ -202,7 +202,7 @@ def _not_written(path: Path, kind: OutputKind) -> list[str]:
             foreign.append("/".join(here))
 
     visit(path, ())
-    return foreign
+    return sorted(foreign)
 
 
 def claim_updatable(path: str | Path, kind: OutputKind) -> None:
