@@ -24,6 +24,7 @@ from crasp.util.inputs import MAX_LINE_BYTES, line_groups, read_lines, tokenize
 from crasp.loading import (STDIN_NAME, dialect_option, load_program_argument, split_tokens,
                            utf8_arguments)
 from crasp.util.outputs import OutputError, writing
+from crasp.util.progress import progress_option, wants_progress
 from crasp.util.standard_output import checked_standard_output
 from crasp.util.tables import format_table
 from crasp.verify.cli import prove_equivalence, prove_option
@@ -318,8 +319,8 @@ def _depth_table(report: crasp.depth.DepthReport) -> str:
 
 
 def verification_options(command):
-    """--max-length, --random-length, --random-count and --seed: what --verify runs (shared by
-    depth-check and decompile)."""
+    """--max-length, --random-length, --random-count, --seed and --progress: what --verify runs
+    (shared by depth-check and decompile)."""
     for option in reversed([
         click.option("--max-length", type=click.IntRange(min=0), default=8, show_default=True,
                      help="--verify: every string up to this length."),
@@ -328,7 +329,7 @@ def verification_options(command):
         click.option("--random-count", type=click.IntRange(min=0), default=64,
                      show_default=True, help="--verify: how many random strings."),
         click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-                     help="--verify: random seed.")]):
+                     help="--verify: random seed."), progress_option]):
         command = option(command)
     return command
 
@@ -346,7 +347,7 @@ def verification_options(command):
                    "none (--verify then also tries strings with them).")
 @dialect_option
 def depth_check_command(program_path, max_depth, as_json, verify, max_length, random_length,
-                        random_count, seed, extra_alphabet, dialect):
+                        random_count, seed, progress, extra_alphabet, dialect):
     """Report the counting depth of every definition of PROG and of the program.
 
     \b
@@ -373,7 +374,7 @@ def depth_check_command(program_path, max_depth, as_json, verify, max_length, ra
 
         verification = compiler.verify(program, max_exhaustive_length=max_length,
                                        max_random_length=random_length, n_random=random_count,
-                                       seed=seed)
+                                       seed=seed, progress=wants_progress(progress))
         result["verify"] = {"ok": verification.ok,
                             "checked_strings": verification.checked_strings,
                             "counterexample": verification.counterexample,

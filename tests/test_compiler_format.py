@@ -276,6 +276,25 @@ def test_run_model_reports_a_broken_directory(runner, tmp_path):
     assert result.exit_code == 2 and "does not exist" in result.output
 
 
+@pytest.mark.parametrize("command", ["depth-check", "decompile"])
+def test_verify_counts_its_strings_on_stderr_only_with_progress(tmp_path, command):
+    """--verify over many long random strings takes minutes (10,000 of up to 2,000 tokens:
+    3 minutes): --progress counts them, the exhaustive ones (31 up to length 4) included."""
+    if command == "depth-check":
+        arguments = ["depth-check", "examples/majority.crasp"]
+    else:
+        compile_program(crasp.load_program("examples/majority.crasp")).save(tmp_path / "m")
+        arguments = ["decompile", str(tmp_path / "m"), "-o", str(tmp_path / "m.crasp")]
+    arguments += ["--verify", "--max-length", "4", "--random-count", "5", "--random-length",
+                  "30"]
+    quiet = CliRunner().invoke(cli, arguments)
+    assert quiet.exit_code == 0 and quiet.stderr == "", quiet.output
+    shown = CliRunner().invoke(cli, [*arguments, "--force", "--progress"]
+                               if command == "decompile" else [*arguments, "--progress"])
+    assert shown.exit_code == 0, shown.output
+    assert "verified: 100%" in shown.stderr and "36/36" in shown.stderr
+
+
 def test_depth_check_verify_exits_1_on_a_disagreement(runner, monkeypatch):
     from crasp.compiler import verification
 

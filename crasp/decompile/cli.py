@@ -24,6 +24,7 @@ from crasp.errors import CraspError
 from crasp.models import load_model
 from crasp.util.atomic import rewrite_in_place, write_text_atomic
 from crasp.util.outputs import writing
+from crasp.util.progress import wants_progress
 from crasp.verify.cli import prove_equivalence, prove_option
 
 
@@ -109,7 +110,7 @@ def vocabulary_only_option(command):
 @verification_options
 @prove_option
 def decompile_command(model_dir, output, max_states, force, as_json, verify_flag,
-                      vocabulary_only, max_length, random_length, random_count, seed,
+                      vocabulary_only, max_length, random_length, random_count, seed, progress,
                       prove_length):
     """Decompile MODEL (a crasp model directory) into a C-RASP program of the same depth.
 
@@ -139,7 +140,7 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     verification = None
     if verify_flag:
         verification = verify(result.program, max_length, random_length, random_count, seed,
-                              model=model)
+                              model=model, progress=wants_progress(progress))
         summary["verify"] = {"ok": verification.ok,
                              "checked_strings": verification.checked_strings,
                              "counterexample": verification.counterexample,
