@@ -85,3 +85,17 @@ def test_errors_are_clear(tmp_path):
     assert wrong.exit_code == 2 and "lacks the language's token(s) a, b" in wrong.output
     bins = invoke("eval", tmp_path / "d", "--language", "dyck1", "--bins", "9")
     assert bins.exit_code == 2 and "Traceback" not in bins.output
+
+
+def test_eval_counts_the_strings_it_scores_only_with_progress(tmp_path):
+    """A trained run's bins take minutes to score (the paper grid's: 5 bins of 1,000 strings
+    of up to 400 tokens): --progress counts the strings of every bin together; the scores
+    are the same with and without it."""
+    result = invoke("compile", "examples/majority.crasp", "-o", tmp_path / "m")
+    assert result.exit_code == 0, result.output
+    arguments = ["eval", tmp_path / "m", "--language", "majority", "--bins", "5:9,30:40",
+                 "--n", "25", "--json"]
+    quiet, shown = invoke(*arguments), invoke(*arguments, "--progress")
+    assert quiet.exit_code == shown.exit_code == 0, quiet.output + shown.output
+    assert quiet.stderr == "" and quiet.stdout == shown.stdout
+    assert "scored: 100%" in shown.stderr and "50/50" in shown.stderr

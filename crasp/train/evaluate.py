@@ -19,6 +19,7 @@ from crasp.compiler.executor import score_ids
 from crasp.errors import CraspError
 from crasp.languages.datasets import MAX_STRINGS, parse_test_bins
 from crasp.models import load_model
+from crasp.util.progress import progress_bar, progress_option, wants_progress
 from crasp.util.tables import format_table
 from crasp.train.config import TrainConfig
 from crasp.train.loop import build_splits, check_config
@@ -45,13 +46,19 @@ class Scorer(torch.nn.Module):
         return torch.as_tensor(score_ids(self.model, self.table[tokens.cpu().numpy()]))
 
 
-def evaluate_model(model, config: TrainConfig) -> list[tuple[str, SplitMetrics]]:
-    """The trainer's metrics of ``model`` on each test bin of ``config``."""
+def evaluate_model(model, config: TrainConfig, progress: bool = False
+                   ) -> list[tuple[str, SplitMetrics]]:
+    """The trainer's metrics of ``model`` on each test bin of ``config``; ``progress`` counts
+    the strings scored on stderr (a trained run's 5 bins of 1,000 strings of up to 400 tokens
+    take minutes)."""
     language = check_config(config)
     vocab, _, _, _, tests = build_splits(config, language)
     scorer = Scorer(model, vocab)
-    return [(split.name, evaluate(scorer, split, torch.device("cpu"), config.eval_batch_tokens))
-            for split in tests]
+    with progress_bar(total=sum(split.n for split in tests), desc="scored", unit="string",
+                      disable=not progress) as bar:
+        return [(split.name, evaluate(scorer, split, torch.device("cpu"),
+                                      config.eval_batch_tokens, bar.update))
+                for split in tests]
 
 
 def eval_config(model, language: str, bins: str, n: int | None, seed: int | None
@@ -86,7 +93,8 @@ def eval_config(model, language: str, bins: str, n: int | None, seed: int | None
 @click.option("--json", "as_json", is_flag=True,
               help='Print a JSON list, one object per bin: {"bin", "exact_match", '
                    '"token_accuracy", "n", ...}.')
-def eval_command(model_dir, language, bins, n, seed, as_json):
+@progress_option
+def eval_command(model_dir, language, bins, n, seed, as_json, progress):
     """Score MODEL (compiled exact, compiled float, or a trained run) on a language's test bins
     with the trainer's metrics.
 
@@ -103,7 +111,8 @@ def eval_command(model_dir, language, bins, n, seed, as_json):
                          f"BOS and {limit:,} tokens only")
     rows = [{"bin": name, **metrics.as_dict()}
             for name, metrics in evaluate_model(model, eval_config(model, language, bins, n,
-                                                                    seed))]
+                                                                    seed),
+                                                wants_progress(progress))]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

@@ -11,6 +11,7 @@ A position is predicted "in the language" iff its logit is > 0. Counts are integ
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -62,8 +63,10 @@ class SplitMetrics:
 
 
 @torch.inference_mode()
-def evaluate(model: torch.nn.Module, split: EncodedSplit, device, max_tokens: int) -> SplitMetrics:
-    """Metrics of ``model`` (put in eval mode, then restored) on one encoded split."""
+def evaluate(model: torch.nn.Module, split: EncodedSplit, device, max_tokens: int,
+             scored: Callable[[int], object] | None = None) -> SplitMetrics:
+    """Metrics of ``model`` (put in eval mode, then restored) on one encoded split;
+    ``scored(k)`` is told after each batch of ``k`` strings (a progress bar's ``update``)."""
     was_training = model.training
     model.eval()
     exact = correct = total = 0
@@ -76,6 +79,8 @@ def evaluate(model: torch.nn.Module, split: EncodedSplit, device, max_tokens: in
             exact, correct, total = exact + e, correct + c, total + t
             loss_sum += float(F.binary_cross_entropy_with_logits(
                 logits[batch.mask], batch.labels[batch.mask], reduction="sum"))
+            if scored is not None:
+                scored(len(batch.tokens))
     finally:
         model.train(was_training)
     return SplitMetrics(split.n, exact, correct, total, loss_sum / total if total else 0.0)
