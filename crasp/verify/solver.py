@@ -11,10 +11,11 @@ into ``Undecided``, which the driver reports as the answer ``unknown`` with z3's
 caller can mistake an undecided call for ``unsat``, the answer that proves.
 
 The memory budget (``--max-memory``) is z3's global parameter ``memory_max_size``, set for the
-whole question by ``memory_budget``. z3 counts every allocation of its own (terms, solver
-state) against it, and the first one past it fails with ``Z3Exception("out of memory")``,
-from whichever call allocated: a solver call (``TimeLimit.check``; there z3 may instead
-answer ``unknown`` with the reason ``out of memory``) or a call that builds terms.
+whole question by ``memory_budget`` (given to z3 at the question's first ``z3()``). z3 counts
+every allocation of its own (terms, solver state) against it, and the first one past it fails
+with ``Z3Exception("out of memory")``, from whichever call allocated: a solver call
+(``TimeLimit.check``; there z3 may instead answer ``unknown`` with the reason ``out of
+memory``) or a call that builds terms.
 ``out_of_memory_undecided`` turns that exception into ``Undecided``, so it too ends in the
 answer ``unknown``. Why a budget: the bounded search keeps every position's terms and
 lemmas, so its memory grows linearly with N (docs/verification.md: a budget of 50 MB
