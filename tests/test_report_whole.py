@@ -171,3 +171,59 @@ def test_a_report_never_writes_into_the_sweeps_it_reads(tmp_path, monkeypatch, q
         assert after == sweep_files
     assert calls == ["L3", "L4", "L5"]  # the second report reused the first one's cache
     assert (out / rep.COMPILED_CACHE).is_file()
+
+
+def test_a_persons_picture_beside_a_report_stays_and_the_old_reports_go(tmp_path, quick_plots):
+    """A file of a picture's pattern that no report showed is the person's: a refresh keeps
+    it; the earlier report's own pictures (its report.md shows them) go, the old sweep's
+    RoPE heatmap among them."""
+    synthetic(tmp_path / "old")
+    new_sweep(tmp_path / "new")
+    out = tmp_path / "report"
+    assert CliRunner().invoke(cli, ["report", str(tmp_path / "old"), "--no-compiled",
+                                    "-o", str(out)]).exit_code == 0
+    assert (out / "heatmap_rope.png").is_file()
+    mine = {"heatmap_mine.png": b"my heatmap", "budget_notes.png": b"my notes"}
+    for name, data in mine.items():
+        (out / name).write_bytes(data)
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "new"), "--no-compiled",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert all((out / name).read_bytes() == data for name, data in mine.items())
+    assert not (out / "heatmap_rope.png").exists()
+    fresh = rep.write_report(rep.build_report([tmp_path / "new"], compiled=False),
+                             tmp_path / "fresh")
+    assert set(contents(out)) == {path.name for path in fresh.values()} | set(mine)
+
+
+def test_a_new_picture_never_takes_the_place_of_a_file_no_report_showed(tmp_path, quick_plots):
+    """With report.md gone, which pictures were the report's is not known: a new one whose
+    name is taken is refused, naming it, and nothing changes."""
+    synthetic(tmp_path / "old")
+    out = tmp_path / "report"
+    arguments = ["report", str(tmp_path / "old"), "--no-compiled", "-o", str(out)]
+    assert CliRunner().invoke(cli, arguments).exit_code == 0
+    (out / "report.md").unlink()
+    (out / "heatmap_nope.png").write_bytes(b"a picture of mine")
+    before = contents(out)
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 2 and "heatmap_nope.png" in result.output, result.output
+    assert "Traceback" not in result.output and contents(out) == before
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize("report_json", sorted(
+    (Path(__file__).resolve().parents[1] / "docs").rglob("report.json")),
+    ids=lambda path: str(path.parent.relative_to(Path(__file__).resolve().parents[1])))
+def test_every_picture_of_a_committed_report_is_shown_in_its_markdown(report_json):
+    """What a refresh relies on to tell a report's pictures from a person's, on every
+    committed report (18): the pictures beside report.md are exactly those it shows."""
+    from fnmatch import fnmatch
+
+    from crasp.train.report.replacing import PICTURES, SHOWN_PICTURE
+
+    folder = report_json.parent
+    shown = set(SHOWN_PICTURE.findall((folder / "report.md").read_text(encoding="utf-8")))
+    there = {path.name for path in folder.glob("*.png")
+             if any(fnmatch(path.name, picture) for picture in PICTURES)}
+    assert shown == there and there
