@@ -62,7 +62,7 @@ class _Checker:
         lines = self.parsed.source.splitlines()
         while lines and not lines[-1].strip():
             lines.pop()
-        line, column = (len(lines), len(lines[-1].expandtabs(1)) + 1) if lines else (1, 1)
+        line, column = (len(lines), len(lines[-1]) + 1) if lines else (1, 1)
         return Span(line, column, line, column)
 
     # ------------------------------------------------------------ statements

@@ -212,9 +212,11 @@ def test_a_new_picture_never_takes_the_place_of_a_file_no_report_showed(tmp_path
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
 
 
-@pytest.mark.parametrize("report_json", sorted(
-    (Path(__file__).resolve().parents[1] / "docs").rglob("report.json")),
-    ids=lambda path: str(path.parent.relative_to(Path(__file__).resolve().parents[1])))
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("report_json", sorted((ROOT / "docs").rglob("report.json")),
+                         ids=lambda path: str(path.parent.relative_to(ROOT)))
 def test_every_picture_of_a_committed_report_is_shown_in_its_markdown(report_json):
     """What a refresh relies on to tell a report's pictures from a person's, on every
     committed report (18): the pictures beside report.md are exactly those it shows."""

@@ -87,12 +87,11 @@ def _swap(out: Path, staging: Path, retired: Path) -> None:
     new = sorted(os.listdir(staging))
     taken = [name for name in new if name not in old and os.path.lexists(out / name)]
     if taken:
+        is_, it = ("is", "it") if len(taken) == 1 else ("are", "them")
         raise OutputError(f"refusing to refresh the report in {out}: {', '.join(taken)} "
-                          f"there {'is' if len(taken) == 1 else 'are'} not the earlier "
-                          f"report's (its report.md does not show "
-                          f"{'it' if len(taken) == 1 else 'them'}), and crasp does not "
-                          f"replace a file it did not write; move "
-                          f"{'it' if len(taken) == 1 else 'them'} away")
+                          f"there {is_} not the earlier report's (its report.md does not show "
+                          f"{it}), and crasp does not replace a file it did not write; move "
+                          f"{it} away")
     moves = [(out / name, retired / name) for name in old]
     moves += [(staging / name, out / name) for name in new]
     done: list[tuple[Path, Path]] = []
