@@ -295,6 +295,29 @@ def test_verify_counts_its_strings_on_stderr_only_with_progress(tmp_path, comman
     assert "verified: 100%" in shown.stderr and "36/36" in shown.stderr
 
 
+def test_decompile_shows_its_work_of_the_budget_only_with_progress(tmp_path):
+    """A trained model's states can take minutes to enumerate: --progress shows the work
+    spent (the summary's "work"), of --max-states, and no time left (the work ends where the
+    states end, not at the limit)."""
+    compile_program(crasp.load_program("examples/dyck1.crasp")).save(tmp_path / "m")
+    arguments = ["decompile", str(tmp_path / "m"), "--json", "--max-states", "9000"]
+    quiet = CliRunner().invoke(cli, [*arguments, "-o", str(tmp_path / "a.crasp")])
+    shown = CliRunner().invoke(cli, [*arguments, "-o", str(tmp_path / "b.crasp"), "--progress"])
+    assert quiet.exit_code == shown.exit_code == 0, quiet.output + shown.output
+    assert "decompile" not in quiet.stderr
+    work = json.loads(shown.stdout)["work"]
+    last = shown.stderr.replace("\r", "\n").splitlines()
+    bars = [line for line in last if line.startswith("decompile:")]
+    assert bars and f"| {work}/9000 units of --max-states [" in bars[-1]
+    assert "<" not in bars[-1]    # tqdm's "elapsed<remaining"
+    refused = CliRunner().invoke(cli, [*arguments[:-1], "60", "-o", str(tmp_path / "c.crasp"),
+                                       "--progress"])
+    assert refused.exit_code == 2 and "too many states" in refused.stderr
+    spent = [line for line in refused.stderr.replace("\r", "\n").splitlines()
+             if line.startswith("decompile:")][-1]
+    assert int(spent.split("| ")[1].split("/")[0]) <= 60
+
+
 def test_depth_check_verify_exits_1_on_a_disagreement(runner, monkeypatch):
     from crasp.compiler import verification
 

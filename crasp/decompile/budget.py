@@ -25,6 +25,7 @@ and a model too large is refused after at most ``limit`` units of work, whatever
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from crasp.errors import CraspError
 
@@ -52,11 +53,13 @@ class StateLimitError(CraspError):
 @dataclass
 class Budget:
     """``limit`` units; ``spent`` so far, and on what (``spent_on``: a kind of work, such as
-    "layer 1: attention tables", -> its units, for the refusal message)."""
+    "layer 1: attention tables", -> its units, for the refusal message); ``charged(units)`` is
+    told of every charge granted (a progress bar's ``update``)."""
 
     limit: int = DEFAULT_MAX_STATES
     spent: int = 0
     spent_on: dict[str, int] = field(default_factory=dict)
+    charged: Callable[[int], object] | None = field(default=None, repr=False, compare=False)
 
     def charge(self, units: int, kind: str, what: str) -> None:
         """Spend ``units`` on ``what`` (words such as "layer 2 would enumerate 20 (query state,
@@ -76,3 +79,5 @@ class Budget:
                 self.spent, self.limit)
         self.spent += units
         self.spent_on[kind] = self.spent_on.get(kind, 0) + units
+        if self.charged is not None:
+            self.charged(units)

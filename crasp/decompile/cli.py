@@ -135,7 +135,7 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     replacing = output != "-" and check_program_output(output, force)
     model = load_model(model_dir, "decompile").executable
     result = decompile_model(model, source=model_dir, max_states=max_states,
-                             vocabulary_only=vocabulary_only)
+                             vocabulary_only=vocabulary_only, progress=wants_progress(progress))
     summary = dict(result.summary)
     verification = None
     if verify_flag:

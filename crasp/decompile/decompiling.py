@@ -29,6 +29,7 @@ from crasp.decompile.enumerate_states import StateSource, enumerate_states
 from crasp.decompile import vocabulary
 from crasp.decompile.readable import Unreadable, readable_program
 from crasp.compiler.model_format import CompiledModel
+from crasp.util.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Decompilation:
 
 def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
                     max_states: int = DEFAULT_MAX_STATES, readable: bool = True,
-                    vocabulary_only: bool = False) -> Decompilation:
+                    vocabulary_only: bool = False, progress: bool = False) -> Decompilation:
     """The C-RASP program, of depth at most the model's layer count, that answers as ``model``
     at every position of every input (the passes: ``enumerate_states`` → ``classify``
     → ``write_program``, then ``readable`` unless ``readable`` is False or its program would
@@ -66,18 +67,22 @@ def decompile_model(model: CompiledModel | StateSource, source: str = "a model",
     if isinstance(model, CompiledModel):
         model = StateSource.from_model(model)
     check_vocabulary(model.vocab, source)
-    budget = Budget(max_states)
-    machine = enumerate_states(model, budget)
-    classes = classify(machine)
-    text = write_program(machine, classes, list(model.labels), source, budget)
-    program = crasp.parse_program(text, source)  # what was written, read back
-    note = READABLE_NOTE
-    if vocabulary_only:
-        text, program = vocabulary.over_vocabulary(text, program, tuple(model.vocab))
-        note = vocabulary.NOTE
-    readability = "not asked for"
-    if readable:
-        text, program, readability = shorter(text, program, budget, note)
+    # no time left is estimated: the work ends where the model's states end, not at the limit
+    with progress_bar(total=max_states, desc="decompile", unit="unit",
+                      bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} units of --max-states "
+                                 "[{elapsed}, {rate_fmt}]", disable=not progress) as bar:
+        budget = Budget(max_states, charged=bar.update)
+        machine = enumerate_states(model, budget)
+        classes = classify(machine)
+        text = write_program(machine, classes, list(model.labels), source, budget)
+        program = crasp.parse_program(text, source)  # what was written, read back
+        note = READABLE_NOTE
+        if vocabulary_only:
+            text, program = vocabulary.over_vocabulary(text, program, tuple(model.vocab))
+            note = vocabulary.NOTE
+        readability = "not asked for"
+        if readable:
+            text, program, readability = shorter(text, program, budget, note)
     report = crasp.analyze(program)
     summary = {
         "layers": len(machine.layers),

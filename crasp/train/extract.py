@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import torch
@@ -35,6 +35,7 @@ from crasp.train.batching import EncodedSplit
 from crasp.train.config import TrainConfig, test_bin_name
 from crasp.train.metrics import evaluate
 from crasp.train.quantize import QuantizedRun
+from crasp.util.progress import progress_bar
 
 if TYPE_CHECKING:
     from crasp.train.analysis.loading import LoadedRun
@@ -59,15 +60,16 @@ class PrecisionChoice:
                 "candidates": self.candidates}
 
 
-def choose_precision(module, validation: EncodedSplit,
-                     candidates=CANDIDATES) -> PrecisionChoice:
+def choose_precision(module, validation: EncodedSplit, candidates=CANDIDATES,
+                     scored: Callable[[int], object] | None = None) -> PrecisionChoice:
     """The first candidate whose validation token accuracy reaches the float model's (see
-    the module docstring), with every candidate's scores."""
-    reference = evaluate(module, validation, "cpu", EVAL_TOKENS)
+    the module docstring), with every candidate's scores; ``scored(k)`` is told after each
+    batch of ``k`` validation strings scored (the float model's, then each candidate's)."""
+    reference = evaluate(module, validation, "cpu", EVAL_TOKENS, scored)
     rows, chosen = [], None
     for total_bits, frac_bits in candidates:
         metrics = evaluate(QuantizedRun(module, total_bits, frac_bits), validation, "cpu",
-                           EVAL_TOKENS)
+                           EVAL_TOKENS, scored)
         rows.append({"total_bits": total_bits, "frac_bits": frac_bits,
                      "token_accuracy": metrics.token_accuracy,
                      "exact_match": metrics.exact_match})
@@ -90,8 +92,10 @@ def split_tokens(split: EncodedSplit, vocab) -> list[list[str]]:
     return [[vocab[i] for i in ids[row, 1:split.lengths[row]]] for row in range(split.n)]
 
 
-def model_decisions(module, split: EncodedSplit) -> np.ndarray:
-    """``module``'s decisions [N, T] at every token position (False past each length)."""
+def model_decisions(module, split: EncodedSplit,
+                    scored: Callable[[int], object] | None = None) -> np.ndarray:
+    """``module``'s decisions [N, T] at every token position (False past each length);
+    ``scored(k)`` is told after each batch of ``k`` strings."""
     width = split.tokens.shape[1]
     out = np.zeros((split.n, width - 1), dtype=bool)
     rows = max(1, EVAL_TOKENS // width)
@@ -99,6 +103,8 @@ def model_decisions(module, split: EncodedSplit) -> np.ndarray:
         for start in range(0, split.n, rows):
             scores = module(split.tokens[start:start + rows]).double().numpy()
             out[start:start + rows] = _decisions(scores, split)
+            if scored is not None:
+                scored(len(scores))
     real = np.arange(width - 1)[None, :] < (split.lengths - 1)[:, None]
     return out & real
 
@@ -136,8 +142,11 @@ def fidelity_splits(config: TrainConfig, language, vocab) -> list[EncodedSplit]:
 
 
 def fidelity(program: crasp.Program, module, quantized: QuantizedRun,
-             splits: list[EncodedSplit], vocab) -> dict:
-    """Per split: the program against the float model, and against the quantized model."""
+             splits: list[EncodedSplit], vocab,
+             scored: Callable[[int], object] | None = None) -> dict:
+    """Per split: the program against the float model, and against the quantized model;
+    ``scored(k)`` is told after each batch of ``k`` strings a model answered (each string
+    twice: by the float model and by the quantized one)."""
     report = {}
     for split in splits:
         tokens = split_tokens(split, vocab)
@@ -146,18 +155,22 @@ def fidelity(program: crasp.Program, module, quantized: QuantizedRun,
         padded = np.zeros((split.n, width), dtype=bool)
         padded[:, :answers.shape[1]] = answers
         report[split.name] = {
-            "float": agreement(padded, model_decisions(module, split), split),
-            "quantized": agreement(padded, model_decisions(quantized, split), split)}
+            "float": agreement(padded, model_decisions(module, split, scored), split),
+            "quantized": agreement(padded, model_decisions(quantized, split, scored), split)}
     return report
 
 
-def run_depths(loaded: LoadedRun) -> dict:
+def run_depths(loaded: LoadedRun, progress: bool = False) -> dict:
     """The run's nominal depth, effective depth (crasp analyze, mean-ablation) and the
-    theory's depth for its language."""
+    theory's depth for its language; ``progress`` counts the ablated evaluations (the heads'
+    means, then up to 2^depth subsets of layers kept)."""
     from crasp.train.analysis.ablation import head_means
     from crasp.train.analysis.depth import effective_depth
 
-    result = effective_depth(loaded, head_means(loaded))
+    with _bar(progress, "effective depth", 1 + 2 ** loaded.config.depth, "ablation") as bar:
+        means = head_means(loaded)
+        bar.update(1)
+        result = effective_depth(loaded, means, tried_one=lambda: bar.update(1))
     return {"nominal": loaded.config.depth, "effective": result["effective_depth"],
             "theory": result["theory_depth"], "theory_bound": result["theory_bound"]}
 
@@ -171,13 +184,20 @@ class Extraction:
     summary: dict
 
 
+def _bar(progress: bool, desc: str, total: int, unit: str):
+    return progress_bar(total=total, desc=desc, unit=unit, disable=not progress)
+
+
 def extract_run(run_dir: str | Path, max_states: int, precision: str | None = None,
-                source: str | None = None, vocabulary_only: bool = False) -> Extraction:
+                source: str | None = None, vocabulary_only: bool = False,
+                progress: bool = False) -> Extraction:
     """Quantize, decompile and measure the trained (float) run in ``run_dir`` (module
     docstring). ``precision`` ("P.S") skips the choice; ``vocabulary_only`` as
     ``decompile_model``'s (the fidelity is measured on strings of the vocabulary either
     way). Raises ``StateLimitError`` when the quantized model has more states than
-    ``max_states``."""
+    ``max_states``. ``progress`` shows a bar per step on stderr: a run of the paper's size
+    (d_model 256, strings of up to 400 tokens) reads every string in the format's exact
+    arithmetic, which costs seconds per string."""
     from crasp.decompile import decompile_model
     from crasp.decompile.enumerate_states import StateLimitError, StateSource
     from crasp.train.analysis.loading import load_run
@@ -188,8 +208,11 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     config, language, vocab = loaded.config, loaded.language, loaded.vocab
     # a float64 copy: the effective depth below is measured on the run's own float32 model
     module = copy.deepcopy(loaded.model).to(torch.float64)
-    choice = (choose_precision(module, loaded.validation) if precision is None else
-              choose_precision(module, loaded.validation, [parse_precision(precision)]))
+    candidates = CANDIDATES if precision is None else [parse_precision(precision)]
+    with _bar(progress, "precision", (1 + len(candidates)) * loaded.validation.n,
+              "string") as bar:
+        choice = choose_precision(module, loaded.validation, candidates, bar.update)
+        bar.total = bar.n   # the choice stops at the first candidate good enough
     quantized = QuantizedRun(module, choice.total_bits, choice.frac_bits)
     state_source = StateSource(quantized, tuple(vocab), len(vocab), None, quantized.n_layers,
                                quantized.n_heads, quantized.d_head, choice.total_bits,
@@ -199,16 +222,17 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     read_as = f"{name} read at precision {choice.total_bits}.{choice.frac_bits}"
     try:
         decompiled = decompile_model(state_source, read_as, max_states,
-                                     vocabulary_only=vocabulary_only)
+                                     vocabulary_only=vocabulary_only, progress=progress)
     except StateLimitError as error:
         raise StateLimitError(f"{read_as} (chosen by validation accuracy, "
                               f"{choice.candidates[-1]['token_accuracy']:.4f}; "
                               f"--precision sets it): {error}", error.spent, error.limit) from None
-    report = fidelity(decompiled.program, module, quantized,
-                      fidelity_splits(config, language, vocab), vocab)
+    splits = fidelity_splits(config, language, vocab)
+    with _bar(progress, "fidelity", 2 * sum(split.n for split in splits), "string") as bar:
+        report = fidelity(decompiled.program, module, quantized, splits, vocab, bar.update)
     summary = {"run": name, "precision": choice.as_dict(), "fidelity": report,
                "depth": {"program": decompiled.summary["depth"],
-                         **run_depths(loaded)},
+                         **run_depths(loaded, progress)},
                "decompile": decompiled.summary}
     return Extraction(decompiled.program, decompiled.text, summary)
 

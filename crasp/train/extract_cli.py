@@ -14,6 +14,7 @@ from crasp.decompile.cli import check_program_output, vocabulary_only_option, wr
 from crasp.decompile.enumerate_states import DEFAULT_MAX_STATES
 from crasp.models import check_kind
 from crasp.train.extract import extract_run, format_extraction
+from crasp.util.progress import progress_option, wants_progress
 
 
 @click.command("extract")
@@ -31,7 +32,9 @@ from crasp.train.extract import extract_run, format_extraction
               help='Print the report as JSON: {"run", "precision", "fidelity", "depth", '
                    '"decompile", "output"}.')
 @vocabulary_only_option
-def extract_command(run_dir, output, precision, max_states, force, as_json, vocabulary_only):
+@progress_option
+def extract_command(run_dir, output, precision, max_states, force, as_json, vocabulary_only,
+                    progress):
     """Extract a C-RASP program from a trained RUN of the ordinary (float) class.
 
     The run is read in fixed precision (P and S chosen by validation accuracy, reported),
@@ -48,7 +51,8 @@ def extract_command(run_dir, output, precision, max_states, force, as_json, voca
     """
     replacing = output != "-" and check_program_output(output, force)
     check_kind(run_dir, "extract")
-    result = extract_run(run_dir, max_states, precision, vocabulary_only=vocabulary_only)
+    result = extract_run(run_dir, max_states, precision, vocabulary_only=vocabulary_only,
+                         progress=wants_progress(progress))
     summary = dict(result.summary)
     write_program_file(output, result.text, replacing)
     if output != "-":
