@@ -258,7 +258,7 @@ def test_a_forced_run_restores_the_old_one_on_failure_and_replaces_it_on_interru
     with pytest.raises(OSError):
         with restored_on_failure(place, TRAINING_RUN, force=True):
             place.mkdir()
-            (place / "half.bin").write_bytes(b"partial")
+            (place / "metrics.jsonl").write_bytes(b"partial")
             raise OSError(errno.ENOSPC, "No space left on device")
     assert snapshot(place) == before and leftovers(tmp_path) == []
     with pytest.raises(KeyboardInterrupt):
@@ -267,6 +267,65 @@ def test_a_forced_run_restores_the_old_one_on_failure_and_replaces_it_on_interru
             (place / "state.pt").write_bytes(b"resumable")
             raise KeyboardInterrupt
     assert snapshot(place) == {"state.pt": b"resumable"} and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("added", ["a file inside", "a folder inside", "a file in its place"])
+def test_a_failed_forced_run_keeps_what_a_person_added_and_says_where_the_old_one_is(
+        tmp_path, added):
+    """A run is trained for hours; a person adds notes to its folder (or puts a file where it
+    is written) and the run then fails: nothing is removed, the person's entry and the failed
+    run stay, and the error names the hidden folder that keeps the old run."""
+    from crasp.util.outputs import TRAINING_RUN, OutputError, restored_on_failure
+
+    place = tmp_path / "run"
+    make_training_run(place)
+    before = snapshot(place)
+    with pytest.raises(OutputError) as refused:
+        with restored_on_failure(place, TRAINING_RUN, force=True):
+            if added == "a file in its place":
+                place.write_text("mine")
+            else:
+                place.mkdir()
+                (place / "state.pt").write_bytes(b"partial")
+                if added == "a file inside":
+                    (place / "notes.txt").write_text("mine")
+                else:
+                    (place / "mine").mkdir()
+            raise OSError(errno.ENOSPC, "No space left on device")
+    message = str(refused.value)
+    assert message.startswith("[Errno 28] No space left on device")
+    kept = [entry for entry in tmp_path.iterdir() if entry.name.startswith(".run.")]
+    assert len(kept) == 1 and snapshot(kept[0]) == before and str(kept[0]) in message
+    if added == "a file in its place":
+        assert place.read_text() == "mine" and "(run)" in message
+    elif added == "a file inside":
+        assert (place / "notes.txt").read_text() == "mine" and "(notes.txt)" in message
+    else:
+        assert (place / "mine").is_dir() and "(mine)" in message
+
+
+def test_a_place_made_again_while_the_old_result_is_aside_keeps_both(tmp_path, monkeypatch):
+    """--force moved the old result aside; before the new one is renamed in, a person makes
+    the place again and puts a file in it: the new one is not written, the person's file stays,
+    and the error names the hidden folder that keeps the old result."""
+    from crasp.util import outputs
+    kind, old = _kind_and_old_result(tmp_path)
+    before = snapshot(old)
+    checked = outputs._not_written
+
+    def made_again(path, kind):
+        if path.name.endswith(outputs.RETIRED_SUFFIX):   # the re-check, after the move aside
+            old.mkdir()
+            (old / "notes.txt").write_text("mine")
+        return checked(path, kind)
+
+    monkeypatch.setattr(outputs, "_not_written", made_again)
+    with pytest.raises(outputs.OutputError) as refused:
+        outputs.replace_directory(old, kind, True, _model_writer())
+    assert "was made again" in str(refused.value)
+    assert snapshot(old) == {"notes.txt": b"mine"}
+    kept = [entry for entry in tmp_path.iterdir() if entry.name.startswith(".model.")]
+    assert len(kept) == 1 and snapshot(kept[0]) == before and str(kept[0]) in str(refused.value)
 
 
 def test_a_symbolic_link_to_a_model_is_not_replaced(tmp_path):

@@ -314,12 +314,23 @@ def _swap_in(staging: Path, path: Path, old_present: bool, kind: OutputKind) -> 
     try:
         os.rename(staging, path)
     except BaseException:
-        os.rename(retired, path)
+        _put_back(retired, path, kind)
         raise
     if retired.is_dir():
         shutil.rmtree(retired, ignore_errors=True)
     else:
         retired.unlink(missing_ok=True)
+
+
+def _put_back(retired: Path, path: Path, kind: OutputKind) -> None:
+    """Rename the earlier result back to ``path``; where a person made ``path`` again
+    meanwhile, leave theirs and say where the earlier result is kept."""
+    try:
+        os.rename(retired, path)
+    except OSError:
+        raise OutputError(f"{path} was made again while crasp was replacing the {kind.name} "
+                          f"there; it is left as it is, nothing was written, and the earlier "
+                          f"{kind.name} is kept in {retired}") from None
 
 
 def replace_file(path: str | Path, kind: OutputKind, force: bool, data: bytes) -> None:
@@ -334,7 +345,9 @@ def restored_on_failure(path: str | Path, kind: OutputKind, force: bool) -> Iter
     """For a result built in place over a long time (a training run): the old result of
     ``kind`` at ``path`` is moved aside while the body writes a new one there, put back if the
     body fails, and removed once it succeeds. An interruption (Ctrl-C) keeps the new, resumable
-    result; a hard kill leaves the old one in a hidden sibling ``.NAME.*.crasp-old``."""
+    result; a hard kill leaves the old one in a hidden sibling ``.NAME.*.crasp-old``. Where a
+    person put something into the new result before the body failed, neither is removed: the
+    error says where the old one is kept."""
     path = Path(path)
     if not claim(path, kind, force):
         yield
@@ -344,11 +357,18 @@ def restored_on_failure(path: str | Path, kind: OutputKind, force: bool) -> Iter
         os.rename(path, retired)
     try:
         yield
-    except Exception:
+    except Exception as error:
         with writing(path, kind):
+            added = (_not_written(path, kind) if path.is_dir() and not path.is_symlink()
+                     else [path.name] if os.path.lexists(path) else [])
+            if added:   # a person's file in (or at) the failed new result: neither is removed
+                raise OutputError(f"{error}\n{path} holds what crasp did not write "
+                                  f"({', '.join(added)}), so the failed new {kind.name} is left "
+                                  f"there with it, and the earlier {kind.name} is kept in "
+                                  f"{retired}") from error
             if os.path.lexists(path):
                 shutil.rmtree(path)
-            os.rename(retired, path)
+            _put_back(retired, path, kind)
         raise
     except BaseException:  # interrupted: the new result is resumable and replaces the old
         shutil.rmtree(retired, ignore_errors=True)
