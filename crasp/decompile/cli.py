@@ -22,8 +22,8 @@ from crasp.decompile.budget import DEFAULT_MAX_STATES
 from crasp.decompile.write_program import HEADER
 from crasp.errors import CraspError
 from crasp.models import load_model
-from crasp.util.atomic import rewrite_in_place, write_text_atomic
-from crasp.util.outputs import writing
+from crasp.util.atomic import rewrite_in_place
+from crasp.util.outputs import write_file, writing
 from crasp.util.progress import wants_progress
 from crasp.verify.cli import prove_equivalence, prove_option
 
@@ -55,15 +55,17 @@ def check_program_output(output: str, force: bool) -> bool:
 
 def write_program_file(output: str, text: str, replacing: bool) -> None:
     """The program on standard output (``-``) or into ``output`` (checked by
-    ``check_program_output``): atomically, or in place where it replaces one of ours."""
+    ``check_program_output`` before the work, and again now: an extraction takes hours, and a
+    person may have made or changed the file meanwhile): atomically, never over a file made
+    since, or in place where it replaces one of ours."""
     if output == "-":
         click.echo(text, nl=False)
         return
-    with writing(output, "program"):
-        if replacing:  # through a symbolic link, into the same file, as fmt -w
+    if check_program_output(output, replacing):  # through a symbolic link, into the same
+        with writing(output, "program"):           # file, as fmt -w
             rewrite_in_place(output, text.encode("utf-8"))
-        else:
-            write_text_atomic(output, text)
+    else:
+        write_file(output, "program", text.encode("utf-8"), replacing=False)
 
 
 def _describe(result: VerificationResult) -> str:

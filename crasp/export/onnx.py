@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +33,8 @@ from onnx import TensorProto, helper, numpy_helper
 from crasp.compiler.model_config import (EMBED, OUT_BIAS, OUT_WEIGHT, alibi, attention, ffn,
                                          periodic)
 from crasp.compiler.model_format import CompiledModel
-from crasp.util.atomic import write_bytes_atomic
 from crasp.errors import CraspError
-from crasp.util.outputs import writing
+from crasp.util.outputs import write_file
 
 OPSET = 17
 PRODUCER = "crasp"
@@ -256,10 +256,17 @@ def write_onnx(model, path: str | Path, force: bool = False) -> None:
     and it is an ONNX file crasp wrote."""
     model = getattr(model, "executable", model)
     target = Path(path)
-    if target.exists() and not (force and target.is_file() and _ours(target)):
+    _claim(target, force)
+    data = onnx_model(model).SerializeToString()
+    # the claim again: a person may have made or changed the file while the graph was built
+    write_file(target, "ONNX graph", data, _claim(target, force))
+
+
+def _claim(target: Path, force: bool) -> bool:
+    """Whether an ONNX file crasp wrote is at ``target`` to be replaced (only with ``force``);
+    refuses anything else there."""
+    if os.path.lexists(target) and not (force and target.is_file() and _ours(target)):
         raise CraspError(f"refusing to overwrite {str(target)!r}: it exists" +
                          (" and is not an ONNX file written by crasp" if force else
                           " (use --force to replace an ONNX file crasp wrote)"))
-    data = onnx_model(model).SerializeToString()
-    with writing(target, "ONNX graph"):
-        write_bytes_atomic(target, data)
+    return os.path.lexists(target)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -14,8 +15,11 @@ def current_umask() -> int:
     return umask
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
+def write_bytes_atomic(path: str | Path, data: bytes, replace: bool = True) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename.
+    With ``replace`` False, the file is put in place only if nothing is at ``path`` at that
+    moment (``FileExistsError`` otherwise, ``path`` untouched): a hard link, which unlike a
+    rename never replaces."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -26,10 +30,30 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, path)
+        if replace:
+            os.replace(temporary, path)
+        else:
+            _put_new(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _put_new(temporary: str, path: Path) -> None:
+    """Move ``temporary`` to ``path`` unless something is there (``FileExistsError``)."""
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        raise
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+        # a file system without hard links: take the name with an exclusive create, then
+        # rename over that empty file of ours
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        os.replace(temporary, path)
+        return
+    os.unlink(temporary)
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

@@ -335,9 +335,22 @@ def _put_back(retired: Path, path: Path, kind: OutputKind) -> None:
 
 def replace_file(path: str | Path, kind: OutputKind, force: bool, data: bytes) -> None:
     """Write one ``kind`` file atomically (temporary sibling, fsync, rename) after the claim."""
-    claim(path, kind, force)
+    write_file(path, kind, data, claim(path, kind, force))
+
+
+def write_file(path: str | Path, kind: OutputKind | str, data: bytes, replacing: bool) -> None:
+    """Write ``data`` at ``path`` atomically after its claim. Where the claim found nothing
+    there (``replacing`` False), never over a file made there since (a claim can be hours
+    old: a long extraction): ``OutputError`` then, and that file left as it is."""
     with writing(path, kind):
-        write_bytes_atomic(path, data)
+        try:
+            write_bytes_atomic(path, data, replace=replacing)
+        except FileExistsError:
+            if not os.path.lexists(path) or _under_a_file(Path(path)):
+                raise
+            raise OutputError(f"{path} appeared while crasp was working; it is left as it "
+                              f"is, and nothing was written (choose another place, or move "
+                              f"it away)") from None
 
 
 @contextmanager

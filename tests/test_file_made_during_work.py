@@ -1,0 +1,171 @@
+"""A single-file result is claimed before the work and written after it, and the work can take
+hours (``crasp extract`` on a run of the paper's size). A file a person makes at that place
+meanwhile is never replaced, and a program of ours that a person replaces meanwhile is not
+overwritten either: every single-file writer (decompile's and extract's program, the ONNX
+export, a trace) checks the place again when it writes, and puts a new file in place only where
+nothing is (``crasp.util.atomic.write_bytes_atomic(replace=False)``: a hard link, not a rename).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import crasp
+from crasp.cli import cli
+from crasp.compiler import compile_program
+from crasp.train.loop import train
+from crasp.train.presets import resolve_preset
+from crasp.util.atomic import write_bytes_atomic
+
+torch.set_num_threads(1)
+PERSON = b"// my own notes, written while crasp worked\n"
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory):
+    """A compiled model and a tiny float run, shared by the writers."""
+    root = tmp_path_factory.mktemp("made-during-work")
+    compile_program(crasp.load_program(crasp.example("dyck1"))).save(root / "model")
+    train(resolve_preset("default", language="L3", depth=1, d_model=2, n_heads=1, d_ff=8,
+                         train_bin=(4, 8), test_bins=[(9, 12)], n_train=60, n_test=10,
+                         epochs=1, device="cpu"), root / "run", resume=False)
+    return root
+
+
+def _writers(places: Path) -> dict[str, tuple[list[str], str, str]]:
+    """name -> (arguments without -o, its output's suffix, the attribute doing the work)."""
+    return {
+        "decompile": (["decompile", str(places / "model")], ".crasp",
+                      "crasp.decompile.cli.decompile_model"),
+        "extract": (["extract", str(places / "run")], ".crasp",
+                    "crasp.train.extract_cli.extract_run"),
+        "export onnx": (["export", str(places / "model"), "--format", "onnx"], ".onnx",
+                        "crasp.export.onnx.onnx_model"),
+    }
+
+
+def _during_work(monkeypatch, attribute: str, change) -> None:
+    """Make ``change()`` happen while the work ``attribute`` names runs."""
+    module_name, name = attribute.rsplit(".", 1)
+    module = __import__(module_name, fromlist=[name])
+    work = getattr(module, name)
+
+    def working(*args, **kwargs):
+        result = work(*args, **kwargs)
+        change()
+        return result
+
+    monkeypatch.setattr(module, name, working)
+
+
+def _hidden(folder: Path) -> list[str]:
+    return [entry.name for entry in folder.iterdir() if entry.name.startswith(".")]
+
+
+@pytest.mark.parametrize("writer", ["decompile", "extract", "export onnx"])
+@pytest.mark.parametrize("made", ["a file", "a symbolic link", "a folder"])
+def test_a_place_made_during_the_work_is_left_as_it_is(places, tmp_path, monkeypatch, writer,
+                                                       made):
+    arguments, suffix, attribute = _writers(places)[writer]
+    target = tmp_path / f"out{suffix}"
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_bytes(PERSON)
+
+    def make():
+        if made == "a file":
+            target.write_bytes(PERSON)
+        elif made == "a symbolic link":
+            target.symlink_to(elsewhere)
+        else:
+            target.mkdir()
+            (target / "notes.txt").write_bytes(PERSON)
+
+    _during_work(monkeypatch, attribute, make)
+    result = CliRunner().invoke(cli, [*arguments, "-o", str(target)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and str(target.name) in result.output
+    assert elsewhere.read_bytes() == PERSON
+    if made == "a file":
+        assert target.read_bytes() == PERSON
+    elif made == "a symbolic link":
+        assert target.is_symlink() and os.readlink(target) == str(elsewhere)
+    else:
+        assert (target / "notes.txt").read_bytes() == PERSON
+    assert _hidden(tmp_path) == []
+
+
+@pytest.mark.parametrize("writer", ["decompile", "extract", "export onnx"])
+def test_a_result_of_ours_replaced_by_a_person_during_the_work_is_not_overwritten(
+        places, tmp_path, monkeypatch, writer):
+    """--force was given for crasp's own earlier result; while the new one was computed, a
+    person put their own file there: it stays."""
+    arguments, suffix, attribute = _writers(places)[writer]
+    target = tmp_path / f"out{suffix}"
+    first = CliRunner().invoke(cli, [*arguments, "-o", str(target)])
+    assert first.exit_code == 0, first.output
+    _during_work(monkeypatch, attribute, lambda: target.write_bytes(PERSON))
+    result = CliRunner().invoke(cli, [*arguments, "-o", str(target), "--force"])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert target.read_bytes() == PERSON and _hidden(tmp_path) == []
+
+
+@pytest.mark.parametrize("writer", ["decompile", "extract", "export onnx"])
+def test_an_earlier_result_of_ours_removed_during_the_work_is_written_anew(
+        places, tmp_path, monkeypatch, writer):
+    arguments, suffix, attribute = _writers(places)[writer]
+    target = tmp_path / f"out{suffix}"
+    assert CliRunner().invoke(cli, [*arguments, "-o", str(target)]).exit_code == 0
+    expected = target.read_bytes()
+    _during_work(monkeypatch, attribute, target.unlink)
+    result = CliRunner().invoke(cli, [*arguments, "-o", str(target), "--force"])
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes() == expected and _hidden(tmp_path) == []
+
+
+def test_a_trace_never_replaces_a_file_made_as_it_is_written(tmp_path, monkeypatch):
+    from crasp.util import atomic
+    target = tmp_path / "trace.txt"
+    made = atomic.os.fsync
+
+    def fsync_then_make(descriptor):
+        made(descriptor)
+        if not target.exists():
+            target.write_bytes(PERSON)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync_then_make)
+    result = CliRunner().invoke(cli, ["run", "examples/dyck1.crasp", "()", "--trace",
+                                      str(target)])
+    assert result.exit_code == 2 and "appeared while crasp was working" in result.output
+    assert target.read_bytes() == PERSON and _hidden(tmp_path) == []
+
+
+@pytest.mark.parametrize("links", ["hard links", "no hard links"])
+def test_a_new_file_is_put_only_where_nothing_is(tmp_path, monkeypatch, links):
+    """Both ways of putting a new file in place: a hard link, and where the file system has
+    none, an exclusive create and a rename over that empty file."""
+    if links == "no hard links":
+        def refused(*_):
+            raise OSError(errno.EPERM, "Operation not permitted")
+        monkeypatch.setattr(os, "link", refused)
+    new = tmp_path / "new.bin"
+    write_bytes_atomic(new, b"crasp", replace=False)
+    assert new.read_bytes() == b"crasp"
+    taken = tmp_path / "taken.bin"
+    taken.write_bytes(PERSON)
+    with pytest.raises(FileExistsError):
+        write_bytes_atomic(taken, b"crasp", replace=False)
+    assert taken.read_bytes() == PERSON
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == ["new.bin", "taken.bin"]
+    assert oct(new.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
