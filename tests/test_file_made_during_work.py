@@ -141,7 +141,7 @@ def test_a_trace_never_replaces_a_file_made_as_it_is_written(tmp_path, monkeypat
     monkeypatch.setattr(atomic.os, "fsync", fsync_then_make)
     result = CliRunner().invoke(cli, ["run", "examples/dyck1.crasp", "()", "--trace",
                                       str(target)])
-    assert result.exit_code == 2 and "appeared while crasp was working" in result.output
+    assert result.exit_code == 2 and "appeared while crasp was writing" in result.output
     assert target.read_bytes() == PERSON and _hidden(tmp_path) == []
 
 
@@ -169,3 +169,48 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def _directory_kinds():
+    from crasp.export.outputs import INTEROP_EXPORT
+    from crasp.util.outputs import DIRECTORY_KINDS
+    from crasp.zoo.collection import ZOO
+    return [*DIRECTORY_KINDS, ZOO, INTEROP_EXPORT]
+
+
+@pytest.mark.parametrize("kind", _directory_kinds(), ids=lambda kind: kind.name)
+@pytest.mark.parametrize("made", ["a file", "a symbolic link", "a folder"])
+@pytest.mark.parametrize("claimed", ["absent", "an empty folder"])
+def test_a_directory_result_never_lands_on_a_place_made_while_it_was_written(tmp_path, kind,
+                                                                             made, claimed):
+    """Every directory writer claims an absent place (or an empty folder, which it fills),
+    builds its result beside it, and renames it in: where a person made something else there
+    meanwhile, it stays, and the error says so."""
+    from crasp.util.outputs import OutputError, replace_directory
+    place, elsewhere = tmp_path / "result", tmp_path / "elsewhere.txt"
+    elsewhere.write_bytes(PERSON)
+    if claimed == "an empty folder":
+        place.mkdir()
+
+    def write(staging: Path) -> None:
+        (staging / (kind.marker or "result")).write_text("{}")
+        if claimed == "an empty folder":
+            place.rmdir()
+        if made == "a file":
+            place.write_bytes(PERSON)
+        elif made == "a symbolic link":
+            place.symlink_to(elsewhere)
+        else:
+            place.mkdir()
+            (place / "notes.txt").write_bytes(PERSON)
+
+    with pytest.raises(OutputError, match="appeared (while crasp was writing|in it)"):
+        replace_directory(place, kind, False, write)
+    assert elsewhere.read_bytes() == PERSON
+    if made == "a file":
+        assert place.read_bytes() == PERSON
+    elif made == "a symbolic link":
+        assert os.readlink(place) == str(elsewhere)
+    else:
+        assert sorted(os.listdir(place)) == ["notes.txt"]
+    assert _hidden(tmp_path) == []

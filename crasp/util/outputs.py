@@ -252,19 +252,26 @@ def replace_directory(path: str | Path, kind: OutputKind, force: bool,
     replacing an entry made there meanwhile."""
     path = Path(path)
     replacing = claim(path, kind, force)
+    empty_directory = not replacing and os.path.lexists(path)   # kept, and filled
     with writing(path, kind):
         path.parent.mkdir(parents=True, exist_ok=True)
         staging = _sibling(path, STAGING_SUFFIX)
         try:
             write(staging)
             _usual_permissions(staging, path if replacing else None)
-            if not replacing and os.path.lexists(path):   # an empty directory: kept, filled
-                _move_into(staging, path)
+            if empty_directory:
+                _move_into(staging, path, kind)
             else:
                 _swap_in(staging, path, replacing, kind)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+
+
+def _appeared(path: Path, kind: OutputKind | str) -> OutputError:
+    what = kind.name if isinstance(kind, OutputKind) else kind
+    return OutputError(f"{path} appeared while crasp was writing the {what}; it is left as it "
+                       f"is, and nothing was written (choose another place, or move it away)")
 
 
 def _usual_permissions(staging: Path, replaced: Path | None) -> None:
@@ -281,16 +288,25 @@ def _usual_permissions(staging: Path, replaced: Path | None) -> None:
     os.chmod(staging, mode)
 
 
-def _move_into(staging: Path, path: Path) -> None:
+def _move_into(staging: Path, path: Path, kind: OutputKind) -> None:
     """Move the staged entries into the existing empty directory ``path`` (so the person's
-    directory, its mode, owner and ACLs, and a shell inside it, stay); on a failure, the
-    entries moved so far go back, leaving ``path`` as it was."""
+    directory, its mode, owner and ACLs, and a shell inside it, stay), if it is still an empty
+    directory; on a failure, the entries moved so far go back, leaving ``path`` as it was."""
+    # made or filled since the claim (the staging folder is inside it for ``-o .``)
+    if path.is_symlink() or not path.is_dir():
+        raise _appeared(path, kind)
+    inside = staging.name if os.path.samefile(staging.parent, path) else None
+    added = sorted(entry for entry in os.listdir(path)
+                   if entry not in kind.own_entries and entry != inside)
+    if added:
+        raise OutputError(f"{path} was empty, but while crasp was writing the {kind.name} "
+                          f"{', '.join(added[:SHOWN_ENTRIES])} appeared in it; it is left as "
+                          f"it is, and nothing was written")
     moved: list[str] = []
     try:
         for entry in sorted(os.listdir(staging)):
             if os.path.lexists(path / entry):   # made there since the claim: never replaced
-                raise OutputError(f"{path / entry} appeared while crasp was writing the "
-                                  f"{path.name} result; it is left as it is")
+                raise _appeared(path / entry, kind)
             os.rename(staging / entry, path / entry)
             moved.append(entry)
     except BaseException:
@@ -302,7 +318,12 @@ def _move_into(staging: Path, path: Path) -> None:
 
 def _swap_in(staging: Path, path: Path, old_present: bool, kind: OutputKind) -> None:
     if not old_present:
-        os.rename(staging, path)
+        try:
+            os.rename(staging, path)   # fails where anything but an empty folder is there now
+        except OSError:
+            if not os.path.lexists(path) or _under_a_file(path):
+                raise
+            raise _appeared(path, kind) from None
         return
     retired = staging.with_name(staging.name[:-len(STAGING_SUFFIX)] + RETIRED_SUFFIX)
     os.rename(path, retired)
@@ -348,9 +369,7 @@ def write_file(path: str | Path, kind: OutputKind | str, data: bytes, replacing:
         except FileExistsError:
             if not os.path.lexists(path) or _under_a_file(Path(path)):
                 raise
-            raise OutputError(f"{path} appeared while crasp was working; it is left as it "
-                              f"is, and nothing was written (choose another place, or move "
-                              f"it away)") from None
+            raise _appeared(Path(path), kind) from None
 
 
 @contextmanager
