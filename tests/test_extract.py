@@ -133,7 +133,7 @@ def test_extract_shows_each_step_only_with_progress(tiny_run, tmp_path):
     assert f"{2 * strings}/{2 * strings} " in finals["fidelity"]
     work = report["decompile"]["work"]
     assert f"| {work}/250000 units of --max-states" in finals["decompile"]
-    # the heads' means, then the subsets of the one layer kept: none, then the layer (unless
-    # none already succeeds)
-    ablations = 2 if report["depth"]["effective"] == 0 else 3
-    assert f"{ablations}/3 " in finals["effective depth"]
+    # the heads' means on both test bins of 40 strings, then the longest bin for each subset
+    # of the one layer kept: none, then the layer (unless none already succeeds)
+    read = 2 * 40 + (1 if report["depth"]["effective"] == 0 else 2) * 40
+    assert f"{read}/{read} " in finals["effective depth"]

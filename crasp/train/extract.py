@@ -162,15 +162,16 @@ def fidelity(program: crasp.Program, module, quantized: QuantizedRun,
 
 def run_depths(loaded: LoadedRun, progress: bool = False) -> dict:
     """The run's nominal depth, effective depth (crasp analyze, mean-ablation) and the
-    theory's depth for its language; ``progress`` counts the ablated evaluations (the heads'
-    means, then up to 2^depth subsets of layers kept)."""
+    theory's depth for its language; ``progress`` counts the strings read (the heads' means
+    over every test bin, then the longest bin for each of up to 2^depth subsets of layers)."""
     from crasp.train.analysis.ablation import head_means
     from crasp.train.analysis.depth import effective_depth
 
-    with _bar(progress, "effective depth", 1 + 2 ** loaded.config.depth, "ablation") as bar:
-        means = head_means(loaded)
-        bar.update(1)
-        result = effective_depth(loaded, means, tried_one=lambda: bar.update(1))
+    every = sum(split.n for split in loaded.tests)
+    with _bar(progress, "effective depth", every + 2 ** loaded.config.depth * loaded.longest.n,
+              "string") as bar:
+        result = effective_depth(loaded, head_means(loaded, bar.update), scored=bar.update)
+        bar.total = bar.n
     return {"nominal": loaded.config.depth, "effective": result["effective_depth"],
             "theory": result["theory_depth"], "theory_bound": result["theory_bound"]}
 

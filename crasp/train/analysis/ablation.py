@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -28,6 +29,7 @@ from crasp.train.metrics import evaluate
 MODES = ("mean", "zero")
 
 Head = tuple[int, int]  # (layer, head)
+Scored = Callable[[int], object] | None
 
 
 def head_slice(model, head: int) -> slice:
@@ -36,8 +38,10 @@ def head_slice(model, head: int) -> slice:
 
 
 @torch.inference_mode()
-def head_means(loaded: LoadedRun) -> torch.Tensor:
-    """(layers, d_model): the mean input of each layer's ``attn.o`` over the evaluation data."""
+def head_means(loaded: LoadedRun, scored: Scored = None) -> torch.Tensor:
+    """(layers, d_model): the mean input of each layer's ``attn.o`` over the evaluation data
+    (``scored(k)``, here and below, is told after each batch of ``k`` strings a model read: a
+    progress bar's ``update``)."""
     model = loaded.model
     sums = torch.zeros(len(model.layers), model.layers[0].attn.o.in_features, dtype=torch.float64)
     count = 0
@@ -58,6 +62,8 @@ def head_means(loaded: LoadedRun) -> torch.Tensor:
             count += int(real.sum())
             for layer, value in current.items():
                 sums[layer] += value[real].double().sum(dim=0)
+            if scored is not None:
+                scored(len(batch.tokens))
     finally:
         for handle in handles:
             handle.remove()
@@ -102,11 +108,13 @@ def all_heads(model) -> list[Head]:
             for head in range(model.layers[0].attn.n_heads)]
 
 
-def metrics_with(loaded: LoadedRun, heads, mode: str, means, splits=None) -> dict[str, dict]:
+def metrics_with(loaded: LoadedRun, heads, mode: str, means, splits=None,
+                 scored: Scored = None) -> dict[str, dict]:
     """``{bin: {"exact_match", "token_accuracy"}}`` with ``heads`` ablated."""
     splits = loaded.tests if splits is None else splits
     with ablated(loaded.model, heads, mode, means):
-        result = {split.name: evaluate(loaded.model, split, "cpu", loaded.config.eval_batch_tokens)
+        result = {split.name: evaluate(loaded.model, split, "cpu", loaded.config.eval_batch_tokens,
+                                       scored)
                   for split in splits}
     return {name: {"exact_match": m.exact_match, "token_accuracy": m.token_accuracy}
             for name, m in result.items()}
@@ -125,7 +133,8 @@ class AblationRow:
     token_accuracy_drop: float
 
 
-def ablation_table(loaded: LoadedRun, means, baseline: dict[str, dict]) -> list[AblationRow]:
+def ablation_table(loaded: LoadedRun, means, baseline: dict[str, dict],
+                   scored: Scored = None) -> list[AblationRow]:
     """Every head alone and every layer whole, in both modes, on every test bin."""
     model = loaded.model
     units = [("head", layer, head, [(layer, head)]) for layer, head in all_heads(model)]
@@ -134,7 +143,7 @@ def ablation_table(loaded: LoadedRun, means, baseline: dict[str, dict]) -> list[
     rows = []
     for unit, layer, head, heads in units:
         for mode in MODES:
-            for name, value in metrics_with(loaded, heads, mode, means).items():
+            for name, value in metrics_with(loaded, heads, mode, means, scored=scored).items():
                 rows.append(AblationRow(
                     unit, layer, head, mode, name, value["exact_match"], value["token_accuracy"],
                     baseline[name]["exact_match"] - value["exact_match"],
@@ -149,13 +158,15 @@ def head_scores(rows: list[AblationRow], longest: str) -> dict[Head, float]:
             if row.unit == "head" and row.mode == "mean" and row.bin == longest}
 
 
-def pruning_curve(loaded: LoadedRun, means, scores: dict[Head, float]) -> list[dict]:
+def pruning_curve(loaded: LoadedRun, means, scores: dict[Head, float],
+                  scored: Scored = None) -> list[dict]:
     """Mean-ablate heads cumulatively, lowest score first; metrics on the longest bin."""
     order = sorted(scores, key=lambda head: (scores[head], head))
     longest = loaded.longest
     curve = []
     for removed in range(len(order) + 1):
-        value = metrics_with(loaded, order[:removed], "mean", means, [longest])[longest.name]
+        value = metrics_with(loaded, order[:removed], "mean", means, [longest],
+                             scored)[longest.name]
         curve.append({"heads_kept": len(order) - removed,
                       "removed": [list(h) for h in order[:removed]], **value})
     return curve

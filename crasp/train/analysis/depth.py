@@ -15,9 +15,8 @@ only a range (``theory_bound`` then states it) or nothing (RoPE, ALiBi, T5, hard
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Callable
 
-from crasp.train.analysis.ablation import metrics_with
+from crasp.train.analysis.ablation import Scored, metrics_with
 from crasp.train.analysis.loading import LoadedRun
 from crasp.train.config import architecture_label
 from crasp.train.theory_bounds import depth_bound
@@ -26,9 +25,9 @@ from crasp.train.report import DEFAULT_THRESHOLD
 
 def effective_depth(loaded: LoadedRun, means, mode: str = "mean",
                     threshold: float = DEFAULT_THRESHOLD,
-                    tried_one: Callable[[], object] | None = None) -> dict:
-    """The effective depth of ``loaded``'s run and every subset tried (module docstring);
-    ``tried_one()`` is told after each subset (at most 2^depth of them)."""
+                    scored: Scored = None) -> dict:
+    """The effective depth of ``loaded``'s run and every subset tried (module docstring): at
+    most 2^depth of them, each on the longest bin; ``scored`` as ``metrics_with``'s."""
     model = loaded.model
     depth = len(model.layers)
     n_heads = model.layers[0].attn.n_heads
@@ -39,10 +38,9 @@ def effective_depth(loaded: LoadedRun, means, mode: str = "mean",
         for kept in combinations(range(depth), size):
             heads = [(layer, h) for layer in range(depth) if layer not in kept
                      for h in range(n_heads)]
-            exact = metrics_with(loaded, heads, mode, means, [longest])[longest.name]["exact_match"]
+            exact = metrics_with(loaded, heads, mode, means, [longest],
+                                 scored)[longest.name]["exact_match"]
             tried.append({"kept_layers": list(kept), "exact_match": exact})
-            if tried_one is not None:
-                tried_one()
             if exact >= threshold:
                 found = found or {"effective_depth": size, "kept_layers": list(kept)}
         if found:

@@ -12,7 +12,8 @@ from crasp.train.metrics import evaluate
 from crasp.util.progress import progress_bar
 
 
-def path_effects(loaded: LoadedRun, means, baseline: dict) -> list[dict]:
+def path_effects(loaded: LoadedRun, means, baseline: dict,
+                 scored: ablation.Scored = None) -> list[dict]:
     """Every path (l, a) -> (l + 1, b), mean-ablated; drops on the longest bin."""
     model, longest = loaded.model, loaded.longest
     n_heads = model.layers[0].attn.n_heads
@@ -21,7 +22,7 @@ def path_effects(loaded: LoadedRun, means, baseline: dict) -> list[dict]:
         for source in range(n_heads):
             for target in range(n_heads):
                 metrics = evaluate(PathAblated(model, layer, source, target, "mean", means),
-                                   longest, "cpu", loaded.config.eval_batch_tokens)
+                                   longest, "cpu", loaded.config.eval_batch_tokens, scored)
                 rows.append({"layer": layer, "source_head": source, "target_head": target,
                              "exact_match": metrics.exact_match,
                              "token_accuracy": metrics.token_accuracy,
@@ -32,32 +33,44 @@ def path_effects(loaded: LoadedRun, means, baseline: dict) -> list[dict]:
     return rows
 
 
-ABLATION_STEPS = ("head means", "baseline", "ablation table", "pruning curve", "paths",
-                  "effective depth")
+def strings_read(loaded: LoadedRun) -> dict[str, int]:
+    """Per step of ``analyze_ablations``: the strings its evaluations read at most (every test
+    bin, or the longest, once per ablation; the effective depth stops at the first size of
+    layers kept that succeeds)."""
+    n_layers, n_heads = len(loaded.model.layers), loaded.model.layers[0].attn.n_heads
+    every, longest = sum(split.n for split in loaded.tests), loaded.longest.n
+    units = n_layers * n_heads + n_layers
+    return {"head means": every, "baseline": every,
+            "ablation table": units * len(ablation.MODES) * every,
+            "pruning curve": (n_layers * n_heads + 1) * longest,
+            "paths": (n_layers - 1) * n_heads * n_heads * longest,
+            "effective depth": len(ablation.MODES) * 2 ** n_layers * longest}
 
 
 def analyze_ablations(loaded: LoadedRun, out: Path, progress: bool = False) -> dict:
+    """Measure and write ``crasp analyze``'s files into ``out``; ``progress`` counts the
+    strings read by every evaluation (a run of the paper grid's size reads hundreds of
+    thousands), the step in the bar's postfix."""
     model, longest = loaded.model, loaded.longest
     n_layers, n_heads = len(model.layers), model.layers[0].attn.n_heads
-    bar = progress_bar(total=len(ABLATION_STEPS), desc="analyze", unit="step") if progress else None
-    steps = iter(ABLATION_STEPS)
+    most = strings_read(loaded)
+    with progress_bar(total=sum(most.values()), desc="analyze", unit="string",
+                      disable=not progress) as bar:
+        def step(name: str):
+            bar.set_postfix_str(name, refresh=False)
+            return bar.update
 
-    def step(value):
-        if bar is not None:
-            bar.set_postfix_str(next(steps), refresh=False)
-            bar.update(1)
-        return value
-
-    means = step(ablation.head_means(loaded))
-    baseline = step(ablation.metrics_with(loaded, [], "mean", means))
-    rows = step(ablation.ablation_table(loaded, means, baseline))
-    scores = ablation.head_scores(rows, longest.name)
-    curve = step(ablation.pruning_curve(loaded, means, scores))
-    paths = step(path_effects(loaded, means, baseline) if n_layers >= 2 else [])
-    effective = step({mode: depth.effective_depth(loaded, means, mode)
-                      for mode in ablation.MODES})
-    if bar is not None:
-        bar.close()
+        means = ablation.head_means(loaded, step("head means"))
+        baseline = ablation.metrics_with(loaded, [], "mean", means, scored=step("baseline"))
+        rows = ablation.ablation_table(loaded, means, baseline, step("ablation table"))
+        scores = ablation.head_scores(rows, longest.name)
+        curve = ablation.pruning_curve(loaded, means, scores, step("pruning curve"))
+        paths = (path_effects(loaded, means, baseline, step("paths")) if n_layers >= 2
+                 else [])
+        scored = step("effective depth")
+        effective = {mode: depth.effective_depth(loaded, means, mode, scored=scored)
+                     for mode in ablation.MODES}
+        bar.total = bar.n   # the effective depth stops early where a smaller depth succeeds
     record = {"language": loaded.config.language, "posenc": loaded.config.posenc,
               "norm": loaded.config.norm, "nominal_depth": n_layers, "n_heads": n_heads,
               "theory_depth": effective["mean"]["theory_depth"], "longest_bin": longest.name,
