@@ -68,36 +68,44 @@ def _hidden(folder: Path) -> list[str]:
     return [entry.name for entry in folder.iterdir() if entry.name.startswith(".")]
 
 
+def _make(made: str, place: Path) -> None:
+    """What a person makes at ``place``: a file, a symbolic link to a file of theirs beside
+    it (``elsewhere.txt``), or a folder with a file."""
+    elsewhere = place.parent / "elsewhere.txt"
+    elsewhere.write_bytes(PERSON)
+    if made == "a file":
+        place.write_bytes(PERSON)
+    elif made == "a symbolic link":
+        place.symlink_to(elsewhere)
+    else:
+        place.mkdir()
+        (place / "notes.txt").write_bytes(PERSON)
+
+
+def _check_kept(made: str, place: Path) -> None:
+    """What ``_make`` made is as it made it, and crasp left no hidden file beside it."""
+    assert (place.parent / "elsewhere.txt").read_bytes() == PERSON
+    if made == "a file":
+        assert place.read_bytes() == PERSON
+    elif made == "a symbolic link":
+        assert os.readlink(place) == str(place.parent / "elsewhere.txt")
+    else:
+        assert sorted(os.listdir(place)) == ["notes.txt"]
+        assert (place / "notes.txt").read_bytes() == PERSON
+    assert _hidden(place.parent) == []
+
+
 @pytest.mark.parametrize("writer", ["decompile", "extract", "export onnx"])
 @pytest.mark.parametrize("made", ["a file", "a symbolic link", "a folder"])
 def test_a_place_made_during_the_work_is_left_as_it_is(places, tmp_path, monkeypatch, writer,
                                                        made):
     arguments, suffix, attribute = _writers(places)[writer]
     target = tmp_path / f"out{suffix}"
-    elsewhere = tmp_path / "elsewhere.txt"
-    elsewhere.write_bytes(PERSON)
-
-    def make():
-        if made == "a file":
-            target.write_bytes(PERSON)
-        elif made == "a symbolic link":
-            target.symlink_to(elsewhere)
-        else:
-            target.mkdir()
-            (target / "notes.txt").write_bytes(PERSON)
-
-    _during_work(monkeypatch, attribute, make)
+    _during_work(monkeypatch, attribute, lambda: _make(made, target))
     result = CliRunner().invoke(cli, [*arguments, "-o", str(target)])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and str(target.name) in result.output
-    assert elsewhere.read_bytes() == PERSON
-    if made == "a file":
-        assert target.read_bytes() == PERSON
-    elif made == "a symbolic link":
-        assert target.is_symlink() and os.readlink(target) == str(elsewhere)
-    else:
-        assert (target / "notes.txt").read_bytes() == PERSON
-    assert _hidden(tmp_path) == []
+    _check_kept(made, target)
 
 
 @pytest.mark.parametrize("writer", ["decompile", "extract", "export onnx"])
@@ -187,8 +195,7 @@ def test_a_directory_result_never_lands_on_a_place_made_while_it_was_written(tmp
     builds its result beside it, and renames it in: where a person made something else there
     meanwhile, it stays, and the error says so."""
     from crasp.util.outputs import OutputError, replace_directory
-    place, elsewhere = tmp_path / "result", tmp_path / "elsewhere.txt"
-    elsewhere.write_bytes(PERSON)
+    place = tmp_path / "result"
     if claimed == "an empty folder":
         place.mkdir()
 
@@ -196,21 +203,8 @@ def test_a_directory_result_never_lands_on_a_place_made_while_it_was_written(tmp
         (staging / (kind.marker or "result")).write_text("{}")
         if claimed == "an empty folder":
             place.rmdir()
-        if made == "a file":
-            place.write_bytes(PERSON)
-        elif made == "a symbolic link":
-            place.symlink_to(elsewhere)
-        else:
-            place.mkdir()
-            (place / "notes.txt").write_bytes(PERSON)
+        _make(made, place)
 
     with pytest.raises(OutputError, match="appeared (while crasp was writing|in it)"):
         replace_directory(place, kind, False, write)
-    assert elsewhere.read_bytes() == PERSON
-    if made == "a file":
-        assert place.read_bytes() == PERSON
-    elif made == "a symbolic link":
-        assert os.readlink(place) == str(elsewhere)
-    else:
-        assert sorted(os.listdir(place)) == ["notes.txt"]
-    assert _hidden(tmp_path) == []
+    _check_kept(made, place)
