@@ -79,6 +79,9 @@ NOT_RUN = {
         "docs/benchmarks.md's timing of a 20-link chain of nested counts (7 s; the 10-link "
         "one beside it runs); tests/test_verify_twins.py proves chains of 4 and 14 links of "
         "three shapes against renamed copies",
+    "crasp extract runs/L6-d3-nope-s2 -o l6.crasp --progress":
+        "docs/decompile.md's cost of extraction on a paper-grid run (d_model 256, not "
+        "committed; hours); tests/test_extract.py runs --progress on a tiny run",
     "crasp decompile runs/ex4/cells/L4-d2-nope_fp6.2-s1-242659fb8c -o - --vocabulary-only":
         "reads a trained run of docs/extraction.md's study (not committed); "
         "tests/test_decompile_vocabulary.py shrinks that run's committed program and runs "
