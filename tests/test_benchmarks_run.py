@@ -53,6 +53,7 @@ SMALLEST_RUNS: dict[str, list[str | SlowRun]] = {
     ],
     "bench_decompile_lines.py": [""],
     "bench_distributions.py": ["--strings 1 --bin 10:11"],
+    "bench_exact_attention.py": ["--length 8 --strings 2 --repeats 1"],
     "bench_float.py": [
         f"{FLOAT_SMALL} --skip certificates",
         # slow: the certificates section, which no option shrinks, measures the float32 model
