@@ -136,6 +136,25 @@ def test_an_earlier_result_of_ours_removed_during_the_work_is_written_anew(
     assert target.read_bytes() == expected and _hidden(tmp_path) == []
 
 
+@pytest.mark.parametrize("writer", ["decompile", "extract", "export onnx"])
+@pytest.mark.parametrize("force", [False, True])
+def test_a_result_of_ours_made_during_the_work_is_replaced_only_with_force(
+        places, tmp_path, monkeypatch, writer, force):
+    """Nothing was at the place when the work began; another crasp command wrote its own
+    result there meanwhile: --force (given for crasp's own results) replaces it, and without
+    it the command refuses, as it would have at the start."""
+    arguments, suffix, attribute = _writers(places)[writer]
+    target, other = tmp_path / f"out{suffix}", tmp_path / f"other{suffix}"
+    assert CliRunner().invoke(cli, [*arguments, "-o", str(other)]).exit_code == 0
+    theirs = other.read_bytes()
+    _during_work(monkeypatch, attribute, lambda: target.write_bytes(theirs))
+    result = CliRunner().invoke(cli, [*arguments, "-o", str(target)]
+                                + (["--force"] if force else []))
+    assert result.exit_code == (0 if force else 2), result.output
+    assert "Traceback" not in result.output and _hidden(tmp_path) == []
+    assert target.read_bytes() == theirs   # kept, or replaced by the same result
+
+
 def test_a_trace_never_replaces_a_file_made_as_it_is_written(tmp_path, monkeypatch):
     from crasp.util import atomic
     target = tmp_path / "trace.txt"

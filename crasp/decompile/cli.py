@@ -53,16 +53,16 @@ def check_program_output(output: str, force: bool) -> bool:
     return True
 
 
-def write_program_file(output: str, text: str, replacing: bool) -> None:
+def write_program_file(output: str, text: str, force: bool) -> None:
     """The program on standard output (``-``) or into ``output`` (checked by
     ``check_program_output`` before the work, and again now: an extraction takes hours, and a
     person may have made or changed the file meanwhile): atomically, never over a file made
-    since, or in place where it replaces one of ours."""
+    since, or in place where it replaces one of ours (with ``force``)."""
     if output == "-":
         click.echo(text, nl=False)
         return
-    if check_program_output(output, replacing):  # through a symbolic link, into the same
-        with writing(output, "program"):           # file, as fmt -w
+    if check_program_output(output, force):
+        with writing(output, "program"):   # through a symbolic link, into the same file
             rewrite_in_place(output, text.encode("utf-8"))
     else:
         write_file(output, "program", text.encode("utf-8"), replacing=False)
@@ -134,7 +134,8 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
     and the program on every string of length ≤ N over the vocabulary. Exit status 1 if they
     differ.
     """
-    replacing = output != "-" and check_program_output(output, force)
+    if output != "-":
+        check_program_output(output, force)   # before the work; again when it is written
     model = load_model(model_dir, "decompile").executable
     result = decompile_model(model, source=model_dir, max_states=max_states,
                              vocabulary_only=vocabulary_only, progress=wants_progress(progress))
@@ -147,7 +148,7 @@ def decompile_command(model_dir, output, max_states, force, as_json, verify_flag
                              "checked_strings": verification.checked_strings,
                              "counterexample": verification.counterexample,
                              "message": _describe(verification)}
-    write_program_file(output, result.text, replacing)
+    write_program_file(output, result.text, force)
     if output != "-":
         summary["output"] = output
     proved = prove_length is None or _prove(model, result.program, prove_length,

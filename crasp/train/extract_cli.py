@@ -49,12 +49,13 @@ def extract_command(run_dir, output, precision, max_states, force, as_json, voca
       crasp train --language L3 --depth 1 --d-model 2 --n-heads 1 -o runs/l3-tiny
       crasp extract runs/l3-tiny -o l3.crasp
     """
-    replacing = output != "-" and check_program_output(output, force)
+    if output != "-":
+        check_program_output(output, force)   # before the work; again when it is written
     check_kind(run_dir, "extract")
     result = extract_run(run_dir, max_states, precision, vocabulary_only=vocabulary_only,
                          progress=wants_progress(progress))
     summary = dict(result.summary)
-    write_program_file(output, result.text, replacing)
+    write_program_file(output, result.text, force)
     if output != "-":
         summary["output"] = output
     report = json.dumps(summary, indent=2) if as_json else format_extraction(summary)
