@@ -46,7 +46,8 @@ def _put_new(temporary: str, path: Path) -> None:
     except FileExistsError:
         raise
     except OSError as error:
-        if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+        if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK,
+                               errno.ENOSYS):
             raise
         # a file system without hard links: take the name with an exclusive create, then
         # rename over that empty file of ours
