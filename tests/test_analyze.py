@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -339,3 +340,19 @@ def test_analyze_on_a_broken_run_is_one_message(tiny_run, tmp_path_factory, case
     run = broken_copy(tiny_run, tmp_path_factory, BROKEN_RUNS[case])
     assert_one_message(CliRunner().invoke(main, ["analyze", str(run), "-o",
                                                  str(run.parent / "out")]), run)
+
+
+def test_the_count_docs_analysis_gives_for_a_paper_grid_run():
+    """docs/analysis.md: at most 92,000 strings for a paper-grid run (5 bins of 1,000
+    strings, depth 3, one head)."""
+    from types import SimpleNamespace
+
+    from crasp.train.analysis.driver import most_strings_read
+
+    attention = SimpleNamespace(n_heads=1)
+    model = SimpleNamespace(layers=[SimpleNamespace(attn=attention)] * 3)
+    bins = [SimpleNamespace(n=1000) for _ in range(5)]
+    run = SimpleNamespace(model=model, tests=bins, longest=bins[-1])
+    assert most_strings_read(run) == 92_000
+    assert "at most 92,000 strings" in (Path(__file__).resolve().parents[1] / "docs" /
+                                        "analysis.md").read_text()

@@ -33,28 +33,26 @@ def path_effects(loaded: LoadedRun, means, baseline: dict,
     return rows
 
 
-def strings_read(loaded: LoadedRun) -> dict[str, int]:
-    """Per step of ``analyze_ablations``: the strings its evaluations read at most (every test
-    bin, or the longest, once per ablation; the effective depth stops at the first size of
-    layers kept that succeeds)."""
+def most_strings_read(loaded: LoadedRun) -> int:
+    """The strings ``analyze_ablations``'s evaluations read at most: every test bin for the
+    heads' means, the baseline and each head alone and each layer whole in both modes; the
+    longest bin for each point of the pruning curve, each path, and each subset of layers the
+    effective depth tries in both modes (it stops at the first size that succeeds)."""
     n_layers, n_heads = len(loaded.model.layers), loaded.model.layers[0].attn.n_heads
     every, longest = sum(split.n for split in loaded.tests), loaded.longest.n
-    units = n_layers * n_heads + n_layers
-    return {"head means": every, "baseline": every,
-            "ablation table": units * len(ablation.MODES) * every,
-            "pruning curve": (n_layers * n_heads + 1) * longest,
-            "paths": (n_layers - 1) * n_heads * n_heads * longest,
-            "effective depth": len(ablation.MODES) * 2 ** n_layers * longest}
+    modes = len(ablation.MODES)
+    return (every * (2 + (n_layers * n_heads + n_layers) * modes)
+            + longest * (n_layers * n_heads + 1 + (n_layers - 1) * n_heads * n_heads
+                         + modes * 2 ** n_layers))
 
 
 def analyze_ablations(loaded: LoadedRun, out: Path, progress: bool = False) -> dict:
     """Measure and write ``crasp analyze``'s files into ``out``; ``progress`` counts the
-    strings read by every evaluation (a run of the paper grid's size reads hundreds of
-    thousands), the step in the bar's postfix."""
+    strings read by every evaluation (at most 92,000 for a paper-grid run, docs/analysis.md),
+    the step in the bar's postfix."""
     model, longest = loaded.model, loaded.longest
     n_layers, n_heads = len(model.layers), model.layers[0].attn.n_heads
-    most = strings_read(loaded)
-    with progress_bar(total=sum(most.values()), desc="analyze", unit="string",
+    with progress_bar(total=most_strings_read(loaded), desc="analyze", unit="string",
                       disable=not progress) as bar:
         def step(name: str):
             bar.set_postfix_str(name, refresh=False)
