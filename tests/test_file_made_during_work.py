@@ -192,6 +192,20 @@ def test_a_new_file_is_put_only_where_nothing_is(tmp_path, monkeypatch, links):
     assert oct(new.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
 
 
+def test_without_hard_links_a_failed_rename_leaves_no_empty_file(tmp_path, monkeypatch):
+    def refused(*_):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    def full(*_):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "link", refused)
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError):
+        write_bytes_atomic(tmp_path / "new.bin", b"crasp", replace=False)
+    assert list(tmp_path.iterdir()) == []
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

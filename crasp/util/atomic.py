@@ -50,9 +50,16 @@ def _put_new(temporary: str, path: Path) -> None:
                                errno.ENOSYS):
             raise
         # a file system without hard links: take the name with an exclusive create, then
-        # rename over that empty file of ours
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        os.replace(temporary, path)
+        # rename over that empty file of ours (removed again if the rename fails)
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        placeholder = os.fstat(descriptor)
+        os.close(descriptor)
+        try:
+            os.replace(temporary, path)
+        except BaseException:
+            if os.path.samestat(os.lstat(path), placeholder):
+                os.unlink(path)
+            raise
         return
     os.unlink(temporary)
 
