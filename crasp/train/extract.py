@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -33,7 +33,7 @@ import torch
 import crasp
 from crasp.train.batching import EncodedSplit
 from crasp.train.config import TrainConfig, test_bin_name
-from crasp.train.metrics import evaluate
+from crasp.train.metrics import Scored, evaluate
 from crasp.train.quantize import QuantizedRun
 from crasp.util.progress import progress_bar
 
@@ -61,7 +61,7 @@ class PrecisionChoice:
 
 
 def choose_precision(module, validation: EncodedSplit, candidates=CANDIDATES,
-                     scored: Callable[[int], object] | None = None) -> PrecisionChoice:
+                     scored: Scored = None) -> PrecisionChoice:
     """The first candidate whose validation token accuracy reaches the float model's (see
     the module docstring), with every candidate's scores; ``scored(k)`` is told after each
     batch of ``k`` validation strings scored (the float model's, then each candidate's)."""
@@ -93,7 +93,7 @@ def split_tokens(split: EncodedSplit, vocab) -> list[list[str]]:
 
 
 def model_decisions(module, split: EncodedSplit,
-                    scored: Callable[[int], object] | None = None) -> np.ndarray:
+                    scored: Scored = None) -> np.ndarray:
     """``module``'s decisions [N, T] at every token position (False past each length);
     ``scored(k)`` is told after each batch of ``k`` strings."""
     width = split.tokens.shape[1]
@@ -143,7 +143,7 @@ def fidelity_splits(config: TrainConfig, language, vocab) -> list[EncodedSplit]:
 
 def fidelity(program: crasp.Program, module, quantized: QuantizedRun,
              splits: list[EncodedSplit], vocab,
-             scored: Callable[[int], object] | None = None) -> dict:
+             scored: Scored = None) -> dict:
     """Per split: the program against the float model, and against the quantized model;
     ``scored(k)`` is told after each batch of ``k`` strings a model answered (each string
     twice: by the float model and by the quantized one)."""
@@ -168,8 +168,8 @@ def run_depths(loaded: LoadedRun, progress: bool = False) -> dict:
     from crasp.train.analysis.depth import effective_depth
 
     every = sum(split.n for split in loaded.tests)
-    with _bar(progress, "effective depth", every + 2 ** loaded.config.depth * loaded.longest.n,
-              "string") as bar:
+    with progress_bar(total=every + 2 ** loaded.config.depth * loaded.longest.n,
+                      desc="effective depth", unit="string", disable=not progress) as bar:
         result = effective_depth(loaded, head_means(loaded, bar.update), scored=bar.update)
         bar.total = bar.n
     return {"nominal": loaded.config.depth, "effective": result["effective_depth"],
@@ -183,10 +183,6 @@ class Extraction:
     program: crasp.Program
     text: str
     summary: dict
-
-
-def _bar(progress: bool, desc: str, total: int, unit: str):
-    return progress_bar(total=total, desc=desc, unit=unit, disable=not progress)
 
 
 def extract_run(run_dir: str | Path, max_states: int, precision: str | None = None,
@@ -210,8 +206,8 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     # a float64 copy: the effective depth below is measured on the run's own float32 model
     module = copy.deepcopy(loaded.model).to(torch.float64)
     candidates = CANDIDATES if precision is None else [parse_precision(precision)]
-    with _bar(progress, "precision", (1 + len(candidates)) * loaded.validation.n,
-              "string") as bar:
+    with progress_bar(total=(1 + len(candidates)) * loaded.validation.n, desc="precision",
+                      unit="string", disable=not progress) as bar:
         choice = choose_precision(module, loaded.validation, candidates, bar.update)
         bar.total = bar.n   # the choice stops at the first candidate good enough
     quantized = QuantizedRun(module, choice.total_bits, choice.frac_bits)
@@ -229,7 +225,8 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
                               f"{choice.candidates[-1]['token_accuracy']:.4f}; "
                               f"--precision sets it): {error}", error.spent, error.limit) from None
     splits = fidelity_splits(config, language, vocab)
-    with _bar(progress, "fidelity", 2 * sum(split.n for split in splits), "string") as bar:
+    with progress_bar(total=2 * sum(split.n for split in splits), desc="fidelity",
+                      unit="string", disable=not progress) as bar:
         report = fidelity(decompiled.program, module, quantized, splits, vocab, bar.update)
     summary = {"run": name, "precision": choice.as_dict(), "fidelity": report,
                "depth": {"program": decompiled.summary["depth"],

@@ -62,9 +62,14 @@ class SplitMetrics:
                 "n": self.n, **{k: v for k, v in asdict(self).items() if k != "n"}}
 
 
+Scored = Callable[[int], object] | None
+"""A callback told after each batch of ``k`` strings a model read (a progress bar's
+``update``), or None."""
+
+
 @torch.inference_mode()
 def evaluate(model: torch.nn.Module, split: EncodedSplit, device, max_tokens: int,
-             scored: Callable[[int], object] | None = None) -> SplitMetrics:
+             scored: Scored = None) -> SplitMetrics:
     """Metrics of ``model`` (put in eval mode, then restored) on one encoded split;
     ``scored(k)`` is told after each batch of ``k`` strings (a progress bar's ``update``)."""
     was_training = model.training

@@ -57,11 +57,19 @@ def _put_new(temporary: str, path: Path) -> None:
         try:
             os.replace(temporary, path)
         except BaseException:
-            if os.path.samestat(os.lstat(path), placeholder):
-                os.unlink(path)
+            _remove_if_same(path, placeholder)
             raise
         return
     os.unlink(temporary)
+
+
+def _remove_if_same(path: Path, placeholder: os.stat_result) -> None:
+    """Remove ``path`` only if it is still the file ``placeholder`` describes (ours)."""
+    try:
+        if os.path.samestat(os.lstat(path), placeholder):
+            os.unlink(path)
+    except OSError:
+        pass   # gone, or not ours to remove: the caller's error is the one to report
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

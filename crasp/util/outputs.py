@@ -134,9 +134,17 @@ def describe(path: Path) -> str:
         if holds(path, kind):
             return f"a crasp {kind.name}"
     entries = sorted(entry.name for entry in path.iterdir())
-    shown = ", ".join(entries[:SHOWN_ENTRIES])
+    return f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} ({_listing(entries)})"
+
+
+def _listing(entries: list[str]) -> str:
+    """The first ``SHOWN_ENTRIES`` of ``entries``, and how many more, for a message."""
     more = f" and {len(entries) - SHOWN_ENTRIES} more" if len(entries) > SHOWN_ENTRIES else ""
-    return f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} ({shown}{more})"
+    return ", ".join(entries[:SHOWN_ENTRIES]) + more
+
+
+def _kind_name(kind: OutputKind | str) -> str:
+    return kind.name if isinstance(kind, OutputKind) else kind
 
 
 def _is_empty_directory(path: Path, kind: OutputKind) -> bool:
@@ -159,12 +167,9 @@ def claim(path: str | Path, kind: OutputKind, force: bool) -> bool:
                                   f"replace it, or choose another place")
             foreign = _not_written(path, kind)
             if foreign:
-                shown = ", ".join(foreign[:SHOWN_ENTRIES]) + (
-                    f" and {len(foreign) - SHOWN_ENTRIES} more"
-                    if len(foreign) > SHOWN_ENTRIES else "")
                 raise OutputError(f"refusing to replace the crasp {kind.name} at {path}: it "
-                                  f"also holds {shown}, which crasp did not write and does "
-                                  f"not delete (not even with --force); move "
+                                  f"also holds {_listing(foreign)}, which crasp did not write "
+                                  f"and does not delete (not even with --force); move "
                                   f"{'it' if len(foreign) == 1 else 'them'} away, or choose "
                                   f"another place")
             return True
@@ -218,7 +223,7 @@ def claim_updatable(path: str | Path, kind: OutputKind) -> None:
 @contextmanager
 def writing(path: str | Path, kind: OutputKind | str) -> Iterator[None]:
     """Turn an ``OSError`` into an ``OutputError`` saying what, where and why."""
-    what = kind.name if isinstance(kind, OutputKind) else kind
+    what = _kind_name(kind)
     try:
         yield
     except OSError as error:
@@ -269,9 +274,9 @@ def replace_directory(path: str | Path, kind: OutputKind, force: bool,
 
 
 def _appeared(path: Path, kind: OutputKind | str) -> OutputError:
-    what = kind.name if isinstance(kind, OutputKind) else kind
-    return OutputError(f"{path} appeared while crasp was writing the {what}; it is left as it "
-                       f"is, and nothing was written (choose another place, or move it away)")
+    return OutputError(f"{path} appeared while crasp was writing the {_kind_name(kind)}; it is "
+                       f"left as it is, and nothing was written (choose another place, or move "
+                       f"it away)")
 
 
 def _usual_permissions(staging: Path, replaced: Path | None) -> None:
@@ -300,8 +305,8 @@ def _move_into(staging: Path, path: Path, kind: OutputKind) -> None:
                    if entry not in kind.own_entries and entry != inside)
     if added:
         raise OutputError(f"{path} was empty, but while crasp was writing the {kind.name} "
-                          f"{', '.join(added[:SHOWN_ENTRIES])} appeared in it; it is left as "
-                          f"it is, and nothing was written")
+                          f"{_listing(added)} appeared in it; it is left as it is, and nothing "
+                          f"was written")
     moved: list[str] = []
     try:
         for entry in sorted(os.listdir(staging)):
@@ -395,7 +400,7 @@ def restored_on_failure(path: str | Path, kind: OutputKind, force: bool) -> Iter
                      else [path.name] if os.path.lexists(path) else [])
             if added:   # a person's file in (or at) the failed new result: neither is removed
                 raise OutputError(f"{error}\n{path} holds what crasp did not write "
-                                  f"({', '.join(added)}), so the failed new {kind.name} is left "
+                                  f"({_listing(added)}), so the failed new {kind.name} is left "
                                   f"there with it, and the earlier {kind.name} is kept in "
                                   f"{retired}") from error
             if os.path.lexists(path):

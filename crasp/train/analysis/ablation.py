@@ -19,17 +19,15 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
 from crasp.train.analysis.loading import LoadedRun, all_tokens_batches
-from crasp.train.metrics import evaluate
+from crasp.train.metrics import Scored, evaluate
 
 MODES = ("mean", "zero")
 
 Head = tuple[int, int]  # (layer, head)
-Scored = Callable[[int], object] | None
 
 
 def head_slice(model, head: int) -> slice:

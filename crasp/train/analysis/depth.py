@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from crasp.train.analysis.ablation import Scored, metrics_with
+from crasp.train.analysis.ablation import metrics_with
 from crasp.train.analysis.loading import LoadedRun
 from crasp.train.config import architecture_label
+from crasp.train.metrics import Scored
 from crasp.train.theory_bounds import depth_bound
 from crasp.train.report import DEFAULT_THRESHOLD
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from crasp.train.analysis import ablation, depth, hessian, outputs, plots
 from crasp.train.analysis.loading import LoadedRun
 from crasp.train.analysis.paths import PathAblated
-from crasp.train.metrics import evaluate
+from crasp.train.metrics import Scored, evaluate
 from crasp.util.progress import progress_bar
 
 
 def path_effects(loaded: LoadedRun, means, baseline: dict,
-                 scored: ablation.Scored = None) -> list[dict]:
+                 scored: Scored = None) -> list[dict]:
     """Every path (l, a) -> (l + 1, b), mean-ablated; drops on the longest bin."""
     model, longest = loaded.model, loaded.longest
     n_heads = model.layers[0].attn.n_heads
