@@ -11,8 +11,9 @@ Every module belongs to one layer; a layer imports only the layers below it:
     compiler    crasp/compiler/: program -> fixed-precision model, its format and executor
     decompile   crasp/decompile/: fixed-precision model -> program (--vocabulary-only shrinks
                 it with the verifier's pass, ``crasp.verify.shrink``)
-    model class crasp/train/{model,posenc,config,run,results,checkpoint,fixed_precision}.py: the
-                trainer's model classes and its run directory, which a float realization is
+    model class crasp/train/{model,posenc,config,run,results,checkpoint,fixed_precision,
+                exact_attention}.py: the trainer's model classes (the fixed-precision one's
+                attention included) and its run directory, which a float realization is
                 written in
     realize     crasp/realize/: program -> float realization, its certificate and checkpoint
     train       the rest of crasp/train/: the loop (which can start from a realization), sweeps,
@@ -60,7 +61,8 @@ ALLOWED = {
     "commands": set(LAYERS),
 }
 MODEL_CLASS = {"crasp.train.model", "crasp.train.posenc", "crasp.train.config", "crasp.train.run",
-               "crasp.train.results", "crasp.train.checkpoint", "crasp.train.fixed_precision"}
+               "crasp.train.results", "crasp.train.checkpoint", "crasp.train.fixed_precision",
+               "crasp.train.exact_attention"}
 PACKAGES = {"util", "languages", "verify", "compiler", "decompile", "realize", "models",
             "export", "zoo"}
 

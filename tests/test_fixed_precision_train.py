@@ -76,18 +76,21 @@ def test_random_models_of_the_class_agree_with_the_executor_bit_for_bit(
     assert_bit_for_bit(module, config, _random_inputs(seed, 40, 25))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(total=st.integers(3, 9), frac=st.integers(0, 4), heads=st.sampled_from([1, 2]),
        depth=st.integers(1, 2), seed=st.integers(0, 10 ** 6),
-       scale=st.sampled_from([0.5, 1.0, 3.0]), chunk=st.sampled_from([1, 50, 997]))
-def test_queries_in_chunks_read_only_the_keys_before_them_and_change_no_bit(
-        total, frac, heads, depth, seed, scale, chunk):
-    """The heads read their queries in chunks of about QUERY_CHUNK_ELEMENTS summands, each
-    chunk only the keys up to its last query. Small chunks (one query each, a few, many)
-    give the executor's scores bit for bit, and the gradient of one chunk."""
+       scale=st.sampled_from([0.5, 1.0, 3.0]), weight_chunk=st.sampled_from([1, 40, 10 ** 6]),
+       summand_chunk=st.sampled_from([1, 50, 997]), by_distinct=st.booleans())
+def test_both_ways_of_summing_in_any_chunks_change_no_bit(
+        total, frac, heads, depth, seed, scale, weight_chunk, summand_chunk, by_distinct):
+    """N = sum_j R(w_ij v_j) is summed either by distinct weights (a 0/1 matrix product per
+    weight value) or summand by summand, and the queries go in chunks of about
+    WEIGHT_CHUNK_ELEMENTS weights (then SUMMAND chunks), each reading only the keys up to its
+    last query. Either way, in chunks of one query, a few or all, the scores are the
+    executor's bit for bit, and the gradient is that of one chunk summed by distinct weights."""
     from unittest import mock
 
-    from crasp.train import fixed_precision
+    from crasp.train import exact_attention
 
     frac = min(frac, total - 1)
     config = _config(precision=f"{total}.{frac}", n_heads=heads, d_model=4, depth=depth,
@@ -105,8 +108,12 @@ def test_queries_in_chunks_read_only_the_keys_before_them_and_change_no_bit(
         module.train()(ids).sum().backward()
         return [parameter.grad.clone() for parameter in module.parameters()]
 
-    whole = gradient()
-    with mock.patch.object(fixed_precision, "QUERY_CHUNK_ELEMENTS", chunk):
+    with mock.patch.object(exact_attention, "_by_distinct_weights", lambda *_: True):
+        whole = gradient()
+    with mock.patch.object(exact_attention, "WEIGHT_CHUNK_ELEMENTS", weight_chunk), \
+            mock.patch.object(exact_attention, "QUERY_CHUNK_ELEMENTS", summand_chunk), \
+            mock.patch.object(exact_attention, "_by_distinct_weights",
+                              lambda *_: by_distinct):
         assert_bit_for_bit(module, config, inputs)
         chunked = gradient()
     # the same up to float64 summation order (a key's gradient sums over the chunks)

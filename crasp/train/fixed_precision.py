@@ -11,7 +11,8 @@ every input. What differs from the trainer's default architecture (``crasp.train
 * no LayerNorm, ReLU feed-forward, no positional encoding (NoPE), BOS first, no dropout;
 * attention is the format's: weight R(exp(q . k)) (no 1/sqrt(d) scaling, no softmax maximum
   subtracted), summand R(weight * v), the two sums over j <= i exact, average R(N / D), or
-  R(mean v) when every weight rounds to 0; projections have no biases;
+  R(mean v) when every weight rounds to 0 (``crasp.train.exact_attention``); projections have
+  no biases;
 * the output score out . h + b is not rounded (its sign is the decision).
 
 Gradients: R is the identity in the backward pass (the straight-through estimator, Bengio,
@@ -35,6 +36,7 @@ import torch
 from torch import nn
 
 from crasp.errors import CraspError
+from crasp.train.exact_attention import fixed_attention
 
 MAX_EXACT_BITS = 53
 
@@ -71,7 +73,7 @@ class Grid:
 
     def units(self, x: torch.Tensor) -> torch.Tensor:
         """clamp(floor(x 2^s)) as float64 integers (no gradient)."""
-        return torch.clamp(torch.floor(x.detach() * self.scale), self.low, self.high)
+        return (x.detach() * self.scale).floor_().clamp_(self.low, self.high)
 
     def round(self, x: torch.Tensor) -> torch.Tensor:
         return _Straight.apply(x, self.units(x) / self.scale)
@@ -83,6 +85,11 @@ class Grid:
         exact = torch.clamp(torch.floor(numerator.detach() * self.scale / denominator.detach()),
                             self.low, self.high)
         return _Straight.apply(numerator / denominator, exact / self.scale)
+
+    @staticmethod
+    def straight(x: torch.Tensor, exact: torch.Tensor) -> torch.Tensor:
+        """``exact`` forward, the gradient of ``x`` backward."""
+        return _Straight.apply(x, exact)
 
 
 class _Straight(torch.autograd.Function):
@@ -126,41 +133,6 @@ class _Out(nn.Module):
         self.weight = nn.Parameter(torch.empty(d_model, dtype=torch.float64).uniform_(-bound,
                                                                                         bound))
         self.bias = nn.Parameter(torch.zeros((), dtype=torch.float64))
-
-
-QUERY_CHUNK_ELEMENTS = 1 << 21
-"""Rough number of elements of a chunk's summand tensor [B, C, T, dh] (queries in chunks)."""
-
-
-def fixed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grid: Grid
-                    ) -> torch.Tensor:
-    """One causal head in the format's arithmetic: q, k [B, T, dq], v [B, T, dh] (unrounded,
-    as the format computes them) -> the averages c [B, T, dh] (see the module docstring;
-    the executor's ``attend``, with the straight-through gradient)."""
-    batch, width = q.shape[0], q.shape[1]
-    chunk = max(1, QUERY_CHUNK_ELEMENTS // max(1, batch * width * max(1, v.shape[-1])))
-    pieces = []
-    for start in range(0, width, chunk):
-        stop = min(width, start + chunk)
-        # the chunk's queries read keys 0 .. stop - 1 only (the rest are masked, adding 0 to
-        # exact sums): about half the summands of the whole row
-        keys, values = k[:, :stop], v[:, :stop]
-        mask = (torch.arange(stop, device=q.device)[None, :]
-                <= torch.arange(start, stop, device=q.device)[:, None])
-        scores = q[:, start:stop] @ keys.transpose(1, 2)
-        weights = grid.round(torch.exp(torch.clamp(scores, max=grid.cap))) * mask
-        # a masked weight is 0, so its summand R(0 * v) is 0 (and so is its gradient)
-        summands = grid.round(weights[..., None] * values[:, None, :, :])
-        numerator, denominator = summands.sum(dim=2), weights.sum(dim=2)[..., None]
-        zero = denominator == 0
-        average = grid.ratio(numerator * grid.scale,
-                             torch.where(zero, 1.0, denominator * grid.scale))
-        if zero.any():  # every weight rounded to 0: R(plain average of the v_j)
-            visible = mask.sum(dim=1).to(q.dtype)[None, :, None]
-            mean = (mask[None, :, :, None] * values[:, None, :, :]).sum(dim=2) / visible
-            average = torch.where(zero, grid.round(mean), average)
-        pieces.append(average)
-    return torch.cat(pieces, dim=1)
 
 
 class PrecisionTransformer(nn.Module):

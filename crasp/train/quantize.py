@@ -32,7 +32,8 @@ import torch
 from torch import nn
 
 from crasp.errors import CraspError
-from crasp.train.fixed_precision import Grid, fixed_attention
+from crasp.train.exact_attention import fixed_attention
+from crasp.train.fixed_precision import Grid
 from crasp.train.model import CausalTransformer
 
 
