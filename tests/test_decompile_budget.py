@@ -11,6 +11,7 @@ most the budget's work, with one message.
 from __future__ import annotations
 
 import contextlib
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -21,7 +22,7 @@ from crasp.cli import cli
 from crasp.compiler.executor import FixedPrecisionTransformer
 from crasp.compiler.random_models import random_model
 from crasp.decompile import write_program
-from crasp.decompile.budget import StateLimitError
+from crasp.decompile.budget import EXACT_DIGITS, StateLimitError, count_text
 from crasp.decompile.decompiling import decompile_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -130,3 +131,45 @@ def test_an_alibi_window_is_charged_before_it_is_built(seed, monkeypatch):
         assert "--max-states 250,000" in str(error)
     else:
         assert result.summary["work"] <= DEFAULT_MAX_STATES
+
+
+@settings(max_examples=300, deadline=None)
+@given(count=st.integers(0, 10 ** 400))
+def test_a_count_of_any_size_is_written_for_people(count):
+    """Up to EXACT_DIGITS digits in full; beyond, its first three digits (cut, never rounded
+    up) and the power of ten, so the text never claims more than the count."""
+    text = count_text(count)
+    digits = str(count)
+    if len(digits) <= EXACT_DIGITS:
+        assert text == f"{count:,}"
+        return
+    match = re.fullmatch(r"about (\d)\.(\d\d) x 10\^(\d+)", text)
+    assert match, text
+    leading, exponent = int(match[1] + match[2]), int(match[3])
+    assert exponent == len(digits) - 1
+    assert leading * 10 ** (exponent - 2) <= count < (leading + 1) * 10 ** (exponent - 2)
+
+
+def test_a_wide_heads_astronomical_count_is_refused_in_a_few_lines():
+    """A run read at many bits with a 32-wide head: layer 1's candidates are a product over 32
+    coordinates (a 512-wide head of the paper grid's L6 run gave 307 digits, written three
+    times). The refusal gives the leading digits and the power of ten instead."""
+    import torch
+
+    from crasp.decompile.enumerate_states import StateSource
+    from crasp.train.config import TrainConfig
+    from crasp.train.model import build_model
+    from crasp.train.quantize import QuantizedRun
+
+    torch.manual_seed(0)
+    config = TrainConfig(language="L3", depth=1, d_model=32, n_heads=1, d_ff=8, posenc="nope")
+    quantized = QuantizedRun(build_model(config, 2).to(torch.float64).eval(), 12, 6)
+    source = StateSource(quantized, ("a", "b"), 2, None, 1, 1, 32, 12, 6,
+                         tuple(f"h{i}" for i in range(32)))
+    with pytest.raises(StateLimitError) as refused:
+        decompile_model(source, "wide", 1_000)
+    message = str(refused.value)
+    match = re.search(r"layer 1 would enumerate about \d\.\d\d x 10\^(\d+) \(query state, "
+                      r"head output\) pairs from its 2 query states, about ", message)
+    assert match and int(match[1]) >= EXACT_DIGITS, message
+    assert not re.search(r"\d{16}", message.replace(",", "")), message

@@ -80,8 +80,11 @@ NOT_RUN = {
         "one beside it runs); tests/test_verify_twins.py proves chains of 4 and 14 links of "
         "three shapes against renamed copies",
     "crasp extract runs/L6-d3-nope-s2 -o l6.crasp --progress":
-        "docs/decompile.md's cost of extraction on a paper-grid run (d_model 256, not "
+        "docs/decompile.md's cost of extraction on a paper-grid run (d_model 512, not "
         "committed; hours); tests/test_extract.py runs --progress on a tiny run",
+    "crasp extract runs/L6-d3-nope-s2 -o l6.crasp --precision 4.1":
+        "the same run's refusal at 4.1 (not committed); tests/test_decompile_budget.py "
+        "refuses a 32-wide head's count of 10^55 the same way",
     "crasp decompile runs/ex4/cells/L4-d2-nope_fp6.2-s1-242659fb8c -o - --vocabulary-only":
         "reads a trained run of docs/extraction.md's study (not committed); "
         "tests/test_decompile_vocabulary.py shrinks that run's committed program and runs "

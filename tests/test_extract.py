@@ -99,7 +99,9 @@ def test_extract_refuses_a_full_state_budget_and_other_kinds(tiny_run, tmp_path)
                     "--max-states", "10")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "too many states" in result.output and "layer 1" in result.output
-    assert "--precision" in result.output
+    # the person set the precision: no claim that validation chose it
+    assert "(set by --precision; validation token accuracy " in result.output
+    assert "chosen by" not in result.output
     assert not (tmp_path / "p.crasp").exists()
     for bad in (["--precision", "8.9"], ["--precision", "x"]):
         refused = invoke("extract", tiny_run, "-o", tmp_path / "p.crasp", *bad)
@@ -137,3 +139,22 @@ def test_extract_shows_each_step_only_with_progress(tiny_run, tmp_path):
     # of the one layer kept: none, then the layer (unless none already succeeds)
     read = 2 * 40 + (1 if report["depth"]["effective"] == 0 else 2) * 40
     assert f"{read}/{read} " in finals["effective depth"]
+
+
+def test_extract_says_who_chose_the_precision(tiny_run, tmp_path):
+    """Validation chooses the precision unless --precision sets it; the report (text and
+    JSON) says which, and the refusal of a chosen precision says how to set it."""
+    chosen = invoke("extract", tiny_run, "-o", tmp_path / "a.crasp")
+    assert chosen.exit_code == 0, chosen.output
+    assert "(chosen by validation token accuracy; the float model's is " in chosen.output
+    given = invoke("extract", tiny_run, "-o", tmp_path / "b.crasp", "--precision", "6.2")
+    assert given.exit_code == 0, given.output
+    assert "precision    6.2 (set by --precision; the float model's validation token " \
+           "accuracy is " in given.output
+    report = json.loads(invoke("extract", tiny_run, "-o", tmp_path / "c.crasp", "--precision",
+                               "6.2", "--json").output)
+    assert report["precision"]["chosen_by"] == "--precision"
+    refused = invoke("extract", tiny_run, "-o", tmp_path / "d.crasp", "--max-states", "10")
+    assert refused.exit_code == 2
+    assert "(chosen by validation token accuracy, " in refused.output
+    assert "; --precision sets it): the model has too many states" in refused.output

@@ -34,6 +34,22 @@ PAIRS_PER_STATE = 40
 """Attention-table pairs per unit (at the default budget, up to 10^7 pairs: a few hundred MB)."""
 
 
+EXACT_DIGITS = 15
+"""Counts of up to this many digits are written out in full in a refusal, larger ones as
+"about d.dd x 10^e": a layer's candidate count is a product over head coordinates, hundreds
+of digits for a wide head."""
+
+
+def count_text(count: int) -> str:
+    """A nonnegative ``count`` for people: ``1,234`` up to ``EXACT_DIGITS`` digits, else
+    ``about 3.92 x 10^306`` (the leading digits, cut rather than rounded, so never above the
+    count)."""
+    digits = str(count)
+    if count < 0 or len(digits) <= EXACT_DIGITS:
+        return f"{count:,}"
+    return f"about {digits[0]}.{digits[1:3]} x 10^{len(digits) - 1}"
+
+
 def minimization_units(atoms: int, exact: bool) -> int:
     """Units of minimizing a formula of ``atoms`` atoms (``readable.minimized``; ``exact``: by
     SymPy rather than by truth table), a unit being about 0.1 ms of CPU as an enumerated state
@@ -68,8 +84,9 @@ class Budget:
         if self.spent + units > self.limit:
             done = "".join(f"\n  {name}: {count:,}" for name, count in self.spent_on.items())
             raise StateLimitError(
-                f"the model has too many states to decompile: {what}, {units:,} units of work, "
-                f"{self.spent + units:,} in all > --max-states {self.limit:,} (a unit: a state "
+                f"the model has too many states to decompile: {what}, {count_text(units)} "
+                f"units of work, {count_text(self.spent + units)} in all > --max-states "
+                f"{self.limit:,} (a unit: a state "
                 f"enumerated, {PAIRS_PER_STATE} attention-table pairs or a count term written)"
                 f"\n  units spent before:{done or ' none'}\n(raise --max-states to try anyway; "
                 f"time, memory and the program's size grow with these counts. A head's output "

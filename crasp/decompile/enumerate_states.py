@@ -47,7 +47,8 @@ import torch
 from crasp.compiler.executor import FixedPrecisionTransformer, _Exact
 from crasp.compiler.model_config import EMBED, OUT_BIAS, OUT_WEIGHT, attention, periodic
 from crasp.compiler.model_format import CompiledModel
-from crasp.decompile.budget import DEFAULT_MAX_STATES, PAIRS_PER_STATE, Budget, StateLimitError
+from crasp.decompile.budget import (DEFAULT_MAX_STATES, PAIRS_PER_STATE, Budget,
+                                    StateLimitError, count_text)
 from crasp.decompile.windows import Window, window_points, window_size, window_tables
 
 __all__ = ["DEFAULT_MAX_STATES", "LayerTables", "StateLimitError", "StateMachine",
@@ -307,8 +308,8 @@ def enumerate_states(source: CompiledModel | StateSource, budget: Budget | None 
         sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
         count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))
         budget.charge(count, f"layer {layer + 1}: candidate states",
-                      f"layer {layer + 1} would enumerate {count:,} (query state, head output) "
-                      f"pairs from its {len(states[-1]):,} query states")
+                      f"layer {layer + 1} would enumerate {count_text(count)} (query state, "
+                      f"head output) pairs from its {len(states[-1]):,} query states")
         candidates.append(count)
         states.append(_transitions(arithmetic, layer, states[-1], tables))
         layers.append(tables)

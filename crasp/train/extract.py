@@ -23,6 +23,7 @@ The theorem gives an exact program only for a fixed-precision transformer. For a
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,10 +53,11 @@ class PrecisionChoice:
     frac_bits: int
     candidates: list[dict]          # per candidate: total_bits, frac_bits, token_accuracy, ...
     float_token_accuracy: float
+    chosen_by: str = "validation token accuracy"    # or "--precision"
 
     def as_dict(self) -> dict:
         return {"total_bits": self.total_bits, "frac_bits": self.frac_bits,
-                "chosen_by": "validation token accuracy",
+                "chosen_by": self.chosen_by,
                 "float_validation_token_accuracy": self.float_token_accuracy,
                 "candidates": self.candidates}
 
@@ -209,6 +211,8 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     with progress_bar(total=(1 + len(candidates)) * loaded.validation.n, desc="precision",
                       unit="string", disable=not progress) as bar:
         choice = choose_precision(module, loaded.validation, candidates, bar.update)
+        if precision is not None:
+            choice = dataclasses.replace(choice, chosen_by="--precision")
         bar.total = bar.n   # the choice stops at the first candidate good enough
     quantized = QuantizedRun(module, choice.total_bits, choice.frac_bits)
     state_source = StateSource(quantized, tuple(vocab), len(vocab), None, quantized.n_layers,
@@ -221,9 +225,12 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
         decompiled = decompile_model(state_source, read_as, max_states,
                                      vocabulary_only=vocabulary_only, progress=progress)
     except StateLimitError as error:
-        raise StateLimitError(f"{read_as} (chosen by validation accuracy, "
-                              f"{choice.candidates[-1]['token_accuracy']:.4f}; "
-                              f"--precision sets it): {error}", error.spent, error.limit) from None
+        accuracy = f"{choice.candidates[-1]['token_accuracy']:.4f}"
+        how = (f"set by --precision; validation token accuracy {accuracy}"
+               if precision is not None else
+               f"chosen by validation token accuracy, {accuracy}; --precision sets it")
+        raise StateLimitError(f"{read_as} ({how}): {error}", error.spent,
+                              error.limit) from None
     splits = fidelity_splits(config, language, vocab)
     with progress_bar(total=2 * sum(split.n for split in splits), desc="fidelity",
                       unit="string", disable=not progress) as bar:
@@ -237,8 +244,10 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
 
 def format_extraction(summary: dict) -> str:
     precision = summary["precision"]
-    lines = [f"precision    {precision['total_bits']}.{precision['frac_bits']} (chosen by "
-             f"validation token accuracy; the float model's is "
+    how = ("set by --precision; the float model's validation token accuracy is"
+           if precision["chosen_by"] == "--precision" else
+           "chosen by validation token accuracy; the float model's is")
+    lines = [f"precision    {precision['total_bits']}.{precision['frac_bits']} ({how} "
              f"{precision['float_validation_token_accuracy']:.4f})"]
     lines += [f"  {row['total_bits']}.{row['frac_bits']}: token accuracy "
               f"{row['token_accuracy']:.4f}, exact match {row['exact_match']:.4f}"
