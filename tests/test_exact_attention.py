@@ -176,3 +176,32 @@ def test_a_diverged_runs_nan_or_infinite_numbers_give_the_same_output_either_way
         torch.testing.assert_close(output, outputs[0], rtol=0, atol=0, equal_nan=True)
     assert torch.isnan(outputs[0]).any() == math.isnan(poison)
     assert torch.isfinite(outputs[0][0, :3]).all() and torch.isfinite(outputs[0][1, :2]).all()
+
+
+@pytest.mark.parametrize("frac", [0, 1, 2, 4])
+def test_the_trained_classs_means_on_grid_points_need_no_fractions(frac):
+    """The trained class's v are multiples of 2^-2s, so its float prefix sums are exact and
+    R of the mean is the float floor; a mean that falls on a grid point (equal values, here
+    in every column) is common there and must not send every such row to exact fractions
+    (a Python sum per row and coordinate). Beside them, arbitrary floats still do where the
+    float sum rounds across a grid point."""
+    grid = Grid(8, frac)
+    step = 2.0 ** -frac
+    columns = [[3 * step] * 6, [step, -step, 2 * step, 0.0, -3 * step, step],
+               [2.0 ** -(2 * frac)] * 6]
+    q, k, v = _zero_weight_rows(columns, grid)
+    calls = []
+
+    def counted(value=0):
+        calls.append(value)
+        return Fraction(value)
+
+    with mock.patch.object(exact_attention, "Fraction", counted):
+        results = _both_ways(q, k, v, grid)
+    assert calls == []
+    for result in results:
+        assert torch.equal(result, reference(q, k, v, grid))
+    q, k, v = _zero_weight_rows([[1.0, 2.0 ** 60, 1.0, -2.0 ** 60]], grid)
+    with mock.patch.object(exact_attention, "Fraction", counted):
+        assert torch.equal(fixed_attention(q, k, v, grid), reference(q, k, v, grid))
+    assert calls

@@ -132,6 +132,20 @@ def _sums_by_summand(weights: torch.Tensor, values: torch.Tensor, first: int, gr
     return torch.cat(pieces, dim=1)
 
 
+def _exact_prefix_sums(values: torch.Tensor, magnitudes: torch.Tensor, grid) -> bool:
+    """Whether the float prefix sums S, and floor(2^s S / n), are exact: every v_j a multiple
+    of 2^-2s (the trained class's v = h W, both on the grid) and every |S| 2^2s + n 2^s below
+    2^53. Then S 2^2s is an integer a, the sums are exact, and 2^s S / n = a / (n 2^s), a
+    quotient of integers whose magnitudes sum below 2^53, is never rounded onto an integer it
+    is not (it is at least 1 / (n 2^s) away from one, more than half a unit in its last
+    place), so its floor is exact."""
+    units = values * grid.scale ** 2
+    if not torch.equal(torch.floor(units), units):
+        return False
+    largest = float(magnitudes.max()) if magnitudes.numel() else 0.0
+    return largest * grid.scale ** 2 + values.shape[1] * grid.scale < 2.0 ** 53
+
+
 def _prefix_means(values: torch.Tensor, first: int, grid) -> torch.Tensor:
     """R(mean of v_j over j <= i) [B, C, dh] for the queries i = first .. first + C - 1
     (values [B, K, dh], K = first + C): the output where every weight rounds to 0.
@@ -142,7 +156,8 @@ def _prefix_means(values: torch.Tensor, first: int, grid) -> torch.Tensor:
     any summation order (Higham, Accuracy and Stability of Numerical Algorithms, 4.2); t =
     2^s S / n adds one rounding. Where floor(t - e) = floor(t + e) for a bound e of four
     times those errors, that floor is R's; the few others are summed as exact fractions. For
-    the trained class's v (multiples of 2^-2s, exact sums) the float sum is already exact."""
+    the trained class's v the float sums are exact (``_exact_prefix_sums``), and e is 0:
+    there a mean often falls on a grid point, which the bound could not tell apart."""
     keys = values.shape[1]
     counts = torch.arange(first + 1, keys + 1, dtype=values.dtype, device=values.device)
     sums = torch.cumsum(values, dim=1)[:, first:]
@@ -150,10 +165,13 @@ def _prefix_means(values: torch.Tensor, first: int, grid) -> torch.Tensor:
         magnitudes = torch.cumsum(values.detach().abs(), dim=1)[:, first:]
         scaled = sums.detach() * grid.scale / counts[None, :, None]
         # the float errors, twice over, and the rounding of t -/+ e (a subnormal t included)
-        error = 4 * (keys + 2) * 2.0 ** -53 * (magnitudes * grid.scale / counts[None, :, None]
-                                               + scaled.abs()) + 2.0 ** -1073
-        # S is exactly 0 where every v_j is 0; an infinite or NaN sum is R's as it is
-        error = torch.where((magnitudes == 0) | ~torch.isfinite(error), 0.0, error)
+        if _exact_prefix_sums(values, magnitudes, grid):
+            error = torch.zeros_like(scaled)
+        else:
+            error = 4 * (keys + 2) * 2.0 ** -53 * (
+                magnitudes * grid.scale / counts[None, :, None] + scaled.abs()) + 2.0 ** -1073
+            # S is exactly 0 where every v_j is 0; an infinite or NaN sum is R's as it is
+            error = torch.where((magnitudes == 0) | ~torch.isfinite(error), 0.0, error)
         units = torch.floor(scaled - error)
         uncertain = (units != torch.floor(scaled + error)) & torch.isfinite(scaled)
         for batch, query, coordinate in torch.nonzero(uncertain).tolist():
