@@ -158,3 +158,20 @@ def test_extract_says_who_chose_the_precision(tiny_run, tmp_path):
     assert refused.exit_code == 2
     assert "(chosen by validation token accuracy, " in refused.output
     assert "; --precision sets it): the model has too many states" in refused.output
+
+
+def test_a_refusal_names_the_chosen_candidates_accuracy(tiny_run, tmp_path, monkeypatch):
+    """Where no candidate reaches the float model's accuracy the best one is chosen, which
+    need not be the last one tried: the refusal gives the chosen one's accuracy."""
+    from crasp.train import extract
+
+    rows = [{"total_bits": 4, "frac_bits": 1, "token_accuracy": 0.61, "exact_match": 0.0},
+            {"total_bits": 5, "frac_bits": 2, "token_accuracy": 0.93, "exact_match": 0.0},
+            {"total_bits": 6, "frac_bits": 2, "token_accuracy": 0.87, "exact_match": 0.0}]
+    choice = extract.PrecisionChoice(5, 2, rows, 0.99)
+    assert choice.token_accuracy == 0.93
+    monkeypatch.setattr(extract, "choose_precision", lambda *args, **kwargs: choice)
+    refused = invoke("extract", tiny_run, "-o", tmp_path / "p.crasp", "--max-states", "10")
+    assert refused.exit_code == 2
+    assert "read at precision 5.2 (chosen by validation token accuracy, 0.9300; " \
+           in refused.output

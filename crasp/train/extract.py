@@ -55,6 +55,14 @@ class PrecisionChoice:
     float_token_accuracy: float
     chosen_by: str = "validation token accuracy"    # or "--precision"
 
+    @property
+    def token_accuracy(self) -> float:
+        """The chosen candidate's validation token accuracy (not the last one tried: where
+        none reaches the float model's, the best is chosen)."""
+        return next(row["token_accuracy"] for row in self.candidates
+                    if (row["total_bits"], row["frac_bits"]) == (self.total_bits,
+                                                                 self.frac_bits))
+
     def as_dict(self) -> dict:
         return {"total_bits": self.total_bits, "frac_bits": self.frac_bits,
                 "chosen_by": self.chosen_by,
@@ -225,7 +233,7 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
         decompiled = decompile_model(state_source, read_as, max_states,
                                      vocabulary_only=vocabulary_only, progress=progress)
     except StateLimitError as error:
-        accuracy = f"{choice.candidates[-1]['token_accuracy']:.4f}"
+        accuracy = f"{choice.token_accuracy:.4f}"
         how = (f"set by --precision; validation token accuracy {accuracy}"
                if precision is not None else
                f"chosen by validation token accuracy, {accuracy}; --precision sets it")
