@@ -18,6 +18,7 @@ first on the path of a script it runs.
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,9 @@ SMALLEST_RUNS: dict[str, list[str | SlowRun]] = {
     ],
     "bench_decompile_lines.py": [""],
     "bench_distributions.py": ["--strings 1 --bin 10:11"],
-    "bench_exact_attention.py": ["--length 8 --strings 2 --repeats 1"],
+    "bench_exact_attention.py": ["--length 8 --strings 2 --repeats 1",
+                                 "--length 8 --strings 2 --repeats 1 --precision 4.1 "
+                                 "--query-scale 20"],
     "bench_float.py": [
         f"{FLOAT_SMALL} --skip certificates",
         # slow: the certificates section, which no option shrinks, measures the float32 model
@@ -137,3 +140,24 @@ def test_benchmark_runs_to_its_end(script, arguments):
                           capture_output=True, text=True, timeout=TIME_LIMIT_S)
     assert done.returncode == 0, done.stderr[-5000:]
     assert done.stdout.strip(), f"nothing printed; standard error:\n{done.stderr[-5000:]}"
+
+
+def test_the_exact_attention_benchmark_reads_a_trained_run(tmp_path):
+    """``bench_exact_attention.py --run RUN`` (docs/benchmarks.md's trained-run table): a tiny
+    NoPE run trained here, its longest test strings read both ways."""
+    from crasp.train.loop import train
+    from crasp.train.presets import resolve_preset
+
+    run = tmp_path / "run"
+    train(resolve_preset("default", language="L3", depth=1, d_model=4, n_heads=1, d_ff=8,
+                         train_bin=(4, 8), test_bins=[(9, 12)], n_train=60, n_test=10,
+                         epochs=1, device="cpu"), run, resume=False)
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_exact_attention.py"),
+                           "--run", str(run), "--strings", "2", "--repeats", "1",
+                           "--precision", "6.2"],
+                          cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                          capture_output=True, text=True, timeout=TIME_LIMIT_S)
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert re.search(rf"^2 of the longest test strings \((9|10|11|12) positions\) of "
+                     rf"{re.escape(str(run))}$", done.stdout, re.MULTILINE), done.stdout
+    assert "exact arithmetic 6.2" in done.stdout and "ratio" in done.stdout
