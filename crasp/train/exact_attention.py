@@ -113,10 +113,11 @@ def _sums_by_distinct_weights(units: torch.Tensor, values: torch.Tensor, distinc
     return total
 
 
-def _sums_by_summand(weights: torch.Tensor, values: torch.Tensor, first: int, grid
-                     ) -> torch.Tensor:
+def _sums_by_summand(weights: torch.Tensor, values: torch.Tensor, mask: torch.Tensor,
+                     first: int, grid) -> torch.Tensor:
     """N in grid units [B, C, dh] of the queries first .. first + C - 1 (weights [B, C, K],
-    values [B, K, dh]), each summand rounded on its own, the queries in smaller chunks."""
+    values [B, K, dh], ``mask`` [C, K] True where a key is visible), each summand rounded on
+    its own, the queries in smaller chunks."""
     batch, width, keys = weights.shape
     chunk = max(1, QUERY_CHUNK_ELEMENTS // max(1, batch * keys * max(1, values.shape[-1])))
     pieces = []
@@ -125,10 +126,9 @@ def _sums_by_summand(weights: torch.Tensor, values: torch.Tensor, first: int, gr
         # the chunk's queries read the keys up to the last of them only, and a later key's
         # summand is 0 even where R(0 * v) is not (v infinite or NaN)
         seen = first + stop
-        visible = (torch.arange(seen, device=values.device)[None, :]
-                   <= torch.arange(first + start, seen, device=values.device)[:, None])
         summands = grid.units(weights[:, start:stop, :seen, None] * values[:, None, :seen])
-        pieces.append(torch.where(visible[None, :, :, None], summands, 0.0).sum(dim=2))
+        visible = mask[None, start:stop, :seen, None]
+        pieces.append(torch.where(visible, summands, 0.0).sum(dim=2))
     return torch.cat(pieces, dim=1)
 
 
@@ -197,7 +197,7 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, first: int, grid
         if distinct is not None and _by_distinct_weights(len(distinct), v.shape[-1]):
             sums = _sums_by_distinct_weights(units, v.detach(), distinct, first, grid)
         else:
-            sums = _sums_by_summand(weights.detach(), v.detach(), first, grid)
+            sums = _sums_by_summand(weights.detach(), v.detach(), mask, first, grid)
     numerator = sums / grid.scale
     if torch.is_grad_enabled() and (weights.requires_grad or v.requires_grad):
         numerator = grid.straight(weights @ v, numerator)

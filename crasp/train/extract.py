@@ -235,7 +235,7 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     except StateLimitError as error:
         accuracy = f"{choice.token_accuracy:.4f}"
         how = (f"set by --precision; validation token accuracy {accuracy}"
-               if precision is not None else
+               if choice.chosen_by == "--precision" else
                f"chosen by validation token accuracy, {accuracy}; --precision sets it")
         raise StateLimitError(f"{read_as} ({how}): {error}", error.spent,
                               error.limit) from None
