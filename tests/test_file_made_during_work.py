@@ -206,6 +206,27 @@ def test_without_hard_links_a_failed_rename_leaves_no_empty_file(tmp_path, monke
     assert list(tmp_path.iterdir()) == []
 
 
+def test_without_hard_links_a_persons_file_in_the_placeholders_place_stays(tmp_path,
+                                                                           monkeypatch):
+    """The rename fails after a person removed crasp's empty placeholder and wrote a file of
+    their own there (which may take its inode number): that file is not crasp's to remove."""
+    target = tmp_path / "new.bin"
+
+    def refused(*_):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    def replaced_by_a_person(*_):
+        target.unlink()
+        target.write_bytes(PERSON)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "link", refused)
+    monkeypatch.setattr(os, "replace", replaced_by_a_person)
+    with pytest.raises(OSError):
+        write_bytes_atomic(target, b"crasp", replace=False)
+    assert target.read_bytes() == PERSON
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -64,9 +64,12 @@ def _put_new(temporary: str, path: Path) -> None:
 
 
 def _remove_if_same(path: Path, placeholder: os.stat_result) -> None:
-    """Remove ``path`` only if it is still the file ``placeholder`` describes (ours)."""
+    """Remove ``path`` only if it is still the file ``placeholder`` describes (ours): the same
+    device and inode, and the same change time, so that a person's file that took the inode
+    number of a placeholder removed meanwhile, or our placeholder written to since, stays."""
     try:
-        if os.path.samestat(os.lstat(path), placeholder):
+        found = os.lstat(path)
+        if os.path.samestat(found, placeholder) and found.st_ctime_ns == placeholder.st_ctime_ns:
             os.unlink(path)
     except OSError:
         pass   # gone, or not ours to remove: the caller's error is the one to report
