@@ -1,7 +1,7 @@
 """``--max-memory``: z3 running out of its memory budget, wherever it allocates (a solver call,
 a term added to a solver, the induction's encoding, a question's set-up), answers ``unknown``
 (exit status 3) with the reason, is never reported as ``holds`` or ``proved``, and leaves the
-process able to answer the next question."""
+process able to answer the next question, or refusing it where z3 will not lift the budget."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import z3
@@ -27,6 +28,7 @@ from crasp.verify.solver import z3 as solver_z3
 from test_verify_limits import QUESTIONS, UnknownAt
 
 L3 = crasp.example("L3")
+TESTS = Path(__file__).parent
 NEVER = """alphabet "a" "b"
 same = #"a" == #"b"
 more = #"a" > #"b"
@@ -54,14 +56,29 @@ QUESTION_COMMANDS = {
 }
 
 
+def in_a_fresh_process(body: str, *arguments, cwd=None) -> None:
+    """Runs ``body(*arguments)``, a function of this module, in a new interpreter (in ``cwd``):
+    z3 keeps counting what it held when it ran out of a real budget (crasp/verify/solver.py),
+    so such a question must not share a process with the tests after it. An assertion that
+    fails there fails here, with its traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(TESTS)!r}); "
+         f"import test_verify_memory as here; here.{body}(*{arguments!r})"],
+        capture_output=True, text=True, cwd=cwd)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("kind", sorted(QUESTION_COMMANDS))
 def test_a_budget_too_small_for_the_length_answers_unknown_after_the_lengths_it_decided(
-        kind, tmp_path, monkeypatch):
+        kind, tmp_path):
     """Each question, over 3,000 positions, with 30 MB more than z3 holds now: it runs out
     part way, says how far it decided, and exits 3; the same question to a short length
     decides within the same budget."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "never.crasp").write_text(NEVER)
+    in_a_fresh_process("runs_out_part_way", kind, cwd=tmp_path)
+
+
+def runs_out_part_way(kind: str) -> None:
+    Path("never.crasp").write_text(NEVER)
     runner = CliRunner()
     budget = str(budget_above_now(30))
     result = runner.invoke(cli, QUESTION_COMMANDS[kind] + [
@@ -73,10 +90,10 @@ def test_a_budget_too_small_for_the_length_answers_unknown_after_the_lengths_it_
     assert f"z3 ran out of memory (its budget, --max-memory {budget} MB)" in verdict["reason"]
     assert verdict["decided_length"] is not None and 0 < verdict["decided_length"] < 3000
     assert z3.get_param(MEMORY_PARAMETER) == "0"   # restored for whatever runs next
+    budget = str(budget_above_now(30))   # z3 keeps counting what it held when it ran out
     text = runner.invoke(cli, QUESTION_COMMANDS[kind] + [
         "--max-length", "3000", "--method", "smt", "--max-memory", budget])
-    assert text.exit_code == 3 and text.output.startswith("unknown: ")
-    # the second run's length differs: the first one's garbage may still count against z3
+    assert text.exit_code == 3 and text.output.startswith("unknown: "), text.output
     assert re.search(r"for every string of length ≤ \d+( that \S+ accepts)?, but z3 ran out of "
                      "memory", text.output)
     short = runner.invoke(cli, QUESTION_COMMANDS[kind] + [
@@ -86,6 +103,10 @@ def test_a_budget_too_small_for_the_length_answers_unknown_after_the_lengths_it_
 
 
 def test_after_running_out_the_next_question_is_decided():
+    in_a_fresh_process("decides_after_running_out")
+
+
+def decides_after_running_out() -> None:
     question = Question("equivalent", (crasp.load_program(L3),) * 2, ("A", "B"))
     starved = decide(question, 3000, method="smt", max_memory=budget_above_now(20))
     assert starved.outcome == "unknown" and starved.out_of_memory
@@ -323,6 +344,10 @@ def test_a_fresh_process_under_any_budget_answers_and_never_crashes(megabytes):
 def test_the_lengths_enumerated_before_z3_count_as_decided():
     """``auto`` enumerates the short lengths first (up to 6 over three tokens); z3 running out
     before its first length still leaves those decided."""
+    in_a_fresh_process("counts_the_enumerated_lengths")
+
+
+def counts_the_enumerated_lengths() -> None:
     question = Question("equivalent", (crasp.load_program(L3),) * 2, ("A", "B"))
     decided = {}
     for method in "auto", "smt":
@@ -332,14 +357,141 @@ def test_the_lengths_enumerated_before_z3_count_as_decided():
     assert decided["auto"] == 6 and (decided["smt"] or 0) < 6, decided
 
 
-def test_prove_runs_under_the_default_budget_and_fails_past_it(tmp_path, monkeypatch):
+def test_prove_runs_under_the_default_budget_and_fails_past_it(tmp_path):
     """``compile --prove`` takes the commands' default budget; where z3 runs out of it, the
     proof fails (exit status 1) with the reason, as for an unknown."""
+    in_a_fresh_process("proves_under_the_default_budget", cwd=tmp_path)
+
+
+def proves_under_the_default_budget() -> None:
     from crasp.verify import cli as verify_cli
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(verify_cli, "default_memory_budget", lambda: budget_above_now(1))
+    verify_cli.default_memory_budget = lambda: budget_above_now(1)
     result = CliRunner().invoke(cli, ["compile", str(L3), "-o", "m.model", "--prove", "1000"])
     assert result.exit_code == 1, result.output
     assert "compile --prove: unknown: " in result.output
     assert "z3 ran out of memory (its budget, --max-memory" in result.output
     assert "Traceback" not in result.output
+
+
+class IgnoredLifts:
+    """``z3.set_param`` keeping the budget where crasp lifts it to none ("0"), as z3 past its
+    budget does (it prints ``WARNING: out of memory``): the next ``times`` times, or while
+    ``always``."""
+
+    def __init__(self, monkeypatch, times: int = 0, always: bool = False):
+        self.times, self.always, self.ignored = times, always, 0
+        real = z3.set_param
+
+        def set_param(name, value):
+            if name == MEMORY_PARAMETER and value == "0" and (self.always or self.times):
+                self.times = max(self.times - 1, 0)
+                self.ignored += 1
+                return
+            real(name, value)
+        monkeypatch.setattr(z3, "set_param", set_param)
+
+
+def test_a_budget_z3_keeps_at_first_is_lifted_by_trying_again(monkeypatch):
+    ignored = IgnoredLifts(monkeypatch, times=2)
+    with memory_budget(5000):
+        assert in_force() == "5000"
+    assert ignored.ignored == 2 and z3.get_param(MEMORY_PARAMETER) == "0"
+    question, alphabet = QUESTIONS["proved"]
+    assert decide(question, 6, alphabet, method="smt").outcome == "holds"
+
+
+def test_a_budget_z3_will_not_lift_refuses_the_next_question_until_it_does(monkeypatch):
+    """Never a question under a budget nobody asked for: the next one that needs z3 tries
+    again, and says why it cannot go on (exit status 2, no traceback); once z3 takes it, the
+    questions go on."""
+    ignored = IgnoredLifts(monkeypatch, always=True)
+    with memory_budget(5000):
+        assert in_force() == "5000"
+    assert z3.get_param(MEMORY_PARAMETER) == "5000"
+    question, alphabet = QUESTIONS["proved"]
+    with pytest.raises(CraspError, match="still holds the memory budget of 5,000 MB that an "
+                                         "earlier question in this process ran out of"):
+        decide(question, 6, alphabet, method="smt")
+    result = CliRunner().invoke(cli, ["equiv", str(L3), str(L3), "--method", "smt",
+                                      "--max-length", "4", "--max-memory", "0"])
+    assert result.exit_code == 2 and "ask in a new process" in result.output, result.output
+    assert "Traceback" not in result.output
+    enumerated = CliRunner().invoke(cli, ["equiv", str(L3), str(L3), "--method", "enumerate",
+                                          "--max-length", "4"])
+    assert enumerated.exit_code == 0, enumerated.output   # needs no z3
+    ignored.always = False
+    assert decide(question, 6, alphabet, method="smt").outcome == "holds"
+    assert z3.get_param(MEMORY_PARAMETER) == "0"
+
+
+def test_the_reason_names_the_budget_where_z3_cannot_say_it(monkeypatch):
+    """z3 out of memory may fail to read its own parameters (``failed to retrieve value``):
+    the reason takes the budget from crasp's records, and the answer is still unknown."""
+    question, alphabet = QUESTIONS["proved"]
+    real_get = z3.get_param
+    mute = {"now": False}
+
+    def get_param(name):
+        if mute["now"]:
+            raise z3.Z3Exception(f"failed to retrieve value for '{name}'")
+        return real_get(name)
+
+    def check(solver, *assumptions):
+        mute["now"] = True
+        raise OUT_OF_MEMORY
+    monkeypatch.setattr(z3, "get_param", get_param)
+    monkeypatch.setattr(z3.Solver, "check", check)
+    with memory_budget(5000):
+        verdict = decide(question, 6, alphabet, method="smt")
+        mute["now"] = False
+    assert verdict.outcome == "unknown" and verdict.out_of_memory
+    assert "z3 ran out of memory (its budget, --max-memory 5000 MB) while " in verdict.reason
+    assert real_get(MEMORY_PARAMETER) == "0"
+
+
+def test_a_budget_z3_cannot_lift_for_real_refuses_the_next_question():
+    in_a_fresh_process("refuses_after_a_budget_that_stays")
+
+
+def refuses_after_a_budget_that_stays() -> None:
+    """Past its budget, z3 interning new names reaches a state where it can neither set nor
+    read a parameter (z3 5.4.1: after about 4,000 names, with the terms still held)."""
+    held = []
+    with memory_budget(budget_above_now(20)):
+        z = solver_z3()
+        try:
+            for position in range(10**6):
+                held.append(z.Int(f"x{position}") + position)
+        except z.Z3Exception:
+            pass
+        for name in range(30_000):
+            try:
+                held.append(z.Int(f"y{name}") + name)
+            except z.Z3Exception:
+                pass
+            try:
+                z.get_param(MEMORY_PARAMETER)
+            except z.Z3Exception:
+                break
+        else:
+            raise AssertionError("z3 past its budget always read its parameters")
+    question, alphabet = QUESTIONS["proved"]
+    try:
+        verdict = decide(question, 6, alphabet, method="smt")
+    except CraspError as error:
+        assert "ask in a new process" in str(error)
+    else:
+        raise AssertionError(f"a question under a budget nobody asked for: {verdict}")
+
+
+def test_z3_keeps_counting_what_it_held_when_it_ran_out_as_docs_say():
+    """The fact the restoring rests on, as docs/verification.md quotes it: in a fresh process
+    z3 still counts more than its budget after every term is dropped."""
+    script = TESTS.parent / "scripts" / "z3_memory_after_running_out.py"
+    line = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    budget, after = (int(re.search(pattern, line).group(1)) for pattern in
+                     (r"budget (\d+) MB", r"after every term was dropped: (\d+) MB"))
+    assert after > budget, line
+    quoted = (TESTS.parent / "docs" / "verification.md").read_text(encoding="utf-8")
+    assert f"$ python scripts/z3_memory_after_running_out.py\n{line}\n" in quoted

@@ -20,12 +20,23 @@ memory``) or a call that builds terms.
 answer ``unknown``. Why a budget: the bounded search keeps every position's terms and
 lemmas, so its memory grows linearly with N (docs/verification.md: a budget of 50 MB
 decides examples/L3.crasp against itself up to length 225, 100 MB up to 506), and only
-``--timeout`` bounded it. What z3 frees on the way back (Python drops the solver) is usable
-again, so the same process can go on asking questions.
+``--timeout`` bounded it.
+
+After the question the budget before it is restored, and that can fail: z3 keeps counting
+what it held when it ran out, terms dropped or not (scripts/z3_memory_after_running_out.py:
+a budget of 36 MB ran out with 60 MB counted, 59 MB after every term was dropped), and
+setting or reading a parameter allocates too, so past the budget it can fail (z3 then only
+prints ``WARNING: out of memory``; the value stays). So crasp reads the budgets it set from
+its own records, never from z3 when z3 may be out of memory, and confirms every change it
+makes by reading it back, retrying after Python drops what it still holds of z3's terms. A
+budget z3 will not lift is left to the next question that needs z3, which tries again and
+otherwise refuses with a ``CraspError`` (ask in a new process): never a question run under
+a budget nobody asked for, never a reason that names the wrong budget.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import sys
@@ -39,6 +50,8 @@ from crasp.errors import CraspError
 INSTALL_HINT = "pip install 'crasp[verify]' (or pip install z3-solver)"
 MEMORY_PARAMETER = "memory_max_size"
 """z3's global parameter for the memory budget, in megabytes (0: none)."""
+BUDGET_ATTEMPTS = 3
+"""How many times a budget is set before crasp gives up on z3 taking it (``_set_budget``)."""
 LARGEST_MEMORY_BUDGET = 2**32 - 1
 """The largest budget z3 takes, in megabytes (an unsigned int: 4 PB); past it z3 only prints
 a warning and keeps the budget it had, so a larger one is refused instead."""
@@ -52,6 +65,8 @@ def z3() -> ModuleType:
     except ImportError:
         raise CraspError(f"this needs the z3 solver, which is not installed: {INSTALL_HINT}; "
                          "or use --method enumerate") from None
+    if _unlifted is not None:
+        _lift_left_over(module)
     if _budgets and _budgets[-1].before is None:
         _budgets[-1].give_to(module)
     return module
@@ -118,12 +133,61 @@ class _Budget:
         # z3's Python API makes its one context on first use; made under a budget too small
         # for it, the context is null and the next call crashes the process (a 2 MB budget did)
         z.main_ctx()
-        self.before = z.get_param(MEMORY_PARAMETER)
-        z.set_param(MEMORY_PARAMETER, self.megabytes)
+        # kept first: where z3 took the budget but would not say so, the block's end lifts it
+        self.before = _in_force(z)
+        if not _set_budget(z, str(self.megabytes)):
+            raise CraspError(f"z3 would not take the memory budget of {self.megabytes:,} MB "
+                             f"(it is past the budget of {self.before} MB set before)")
 
 
 _budgets: list[_Budget] = []
 """The ``memory_budget`` blocks the process is in, innermost last."""
+_unlifted: _Budget | None = None
+"""The block whose end could not restore the budget before it (``_lift_left_over``)."""
+
+
+def _given() -> _Budget | None:
+    """The innermost block whose budget z3 has: the budget in force."""
+    return next((budget for budget in reversed(_budgets) if budget.before is not None), None)
+
+
+def _in_force(z: ModuleType) -> str:
+    """z3's budget, in megabytes ("0": none): from crasp's records where crasp set it, else
+    read from z3, which a budget set outside crasp and spent can make fail."""
+    given = _given()
+    if given is not None:
+        return str(given.megabytes)
+    try:
+        return z.get_param(MEMORY_PARAMETER)
+    except z.Z3Exception:
+        raise CraspError("z3 would not say its memory budget (memory_max_size, set outside "
+                         "crasp): it has run out of it") from None
+
+
+def _set_budget(z: ModuleType, megabytes: str) -> bool:
+    """Whether z3 took the budget ``megabytes``, set and read back (module docstring: both
+    can fail past a budget); a failed try is retried after Python frees what it no longer
+    uses of z3's terms, which z3 then stops counting."""
+    for attempt in range(BUDGET_ATTEMPTS):
+        if attempt:
+            gc.collect()
+        z.set_param(MEMORY_PARAMETER, megabytes)
+        try:
+            if z.get_param(MEMORY_PARAMETER) == megabytes:
+                return True
+        except z.Z3Exception:
+            pass
+    return False
+
+
+def _lift_left_over(z: ModuleType) -> None:
+    """Restores the budget a block's end could not (``_unlifted``), or refuses to go on."""
+    global _unlifted
+    if not _set_budget(z, _unlifted.before):
+        raise CraspError(f"z3 still holds the memory budget of {_unlifted.megabytes:,} MB that "
+                         "an earlier question in this process ran out of, and will not lift "
+                         "it (z3 keeps counting what it held then); ask in a new process")
+    _unlifted = None
 
 
 @contextmanager
@@ -135,6 +199,7 @@ def memory_budget(megabytes: int | None):
     The budget is given to z3 at the block's first ``z3()``, not on entry: a question that
     needs no solver (``--method enumerate``, a one-token alphabet) runs without importing z3
     (0.15 s and 27 MB of a 0.45 s, 63 MB command)."""
+    global _unlifted
     if megabytes is None:
         yield
         return
@@ -148,7 +213,9 @@ def memory_budget(megabytes: int | None):
     finally:
         _budgets.pop()
         if budget.before is not None:
-            sys.modules["z3"].set_param(MEMORY_PARAMETER, budget.before)
+            lifted = _set_budget(sys.modules["z3"], budget.before)
+            # restoring this block's "before" supersedes what an inner block left, if it did
+            _unlifted = None if lifted else budget
 
 
 def _ran_out_of_memory(error: BaseException) -> bool:
@@ -177,9 +244,19 @@ def out_of_memory_undecided(doing: str):
 
 
 def _out_of_memory(doing: str) -> Undecided:
-    """The ``Undecided`` of z3 running out of memory while ``doing``, naming the budget."""
-    budget = sys.modules["z3"].get_param(MEMORY_PARAMETER)
-    within = f"its budget, --max-memory {budget} MB" if budget != "0" else "no budget set"
+    """The ``Undecided`` of z3 running out of memory while ``doing``, naming the budget
+    (from crasp's records: z3, out of memory, may fail to say it)."""
+    given = _given()
+    if given is not None:
+        within = f"its budget, --max-memory {given.megabytes} MB"
+    else:
+        z = sys.modules["z3"]
+        try:
+            budget = z.get_param(MEMORY_PARAMETER)
+            within = ("no budget set" if budget == "0"
+                      else f"a budget of {budget} MB set outside crasp")
+        except z.Z3Exception:
+            within = "a budget set outside crasp"
     return Undecided(f"z3 ran out of memory ({within}) while {doing}", out_of_memory=True)
 
 
