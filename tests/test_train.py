@@ -273,3 +273,25 @@ def test_a_late_stop_without_a_sweep_keeps_the_finished_run(moment, tmp_path, mo
     results = train(tiny(epochs=1), tmp_path, resume=False)
     assert results["epochs"] == 1 and (tmp_path / "results.json").is_file()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("ending", ["finished", "interrupted", "failed"])
+def test_training_leaves_the_process_its_own_thread_count(ending, tmp_path, monkeypatch):
+    """``threads`` is the run's: a finished, interrupted or failing run gives the process the
+    thread count it had back (a notebook that trains at threads=1 goes on at its own)."""
+    def stop(path, line):
+        if ending == "interrupted":
+            raise TrainingInterrupted(path, 1)
+        raise OSError("disk full")
+    if ending != "finished":
+        monkeypatch.setattr(run_files, "append_metrics", stop)
+    torch.set_num_threads(2)
+    try:
+        if ending == "finished":
+            train(tiny(epochs=1, threads=1), tmp_path, resume=False)
+        else:
+            with pytest.raises((TrainingInterrupted, OSError)):
+                train(tiny(epochs=1, threads=1), tmp_path, resume=False)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(1)

@@ -155,15 +155,20 @@ def train(config: TrainConfig, run_dir: str | Path, progress: bool = False, resu
         files.write_json(config_path, config.to_dict())
 
     device = resolve_device(config.device)
+    threads_before = torch.get_num_threads()
     if device.type == "cpu":
         torch.set_num_threads(config.threads)
-    vocab, data, train_split, val_split, tests = build_splits(config, language)
-    trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, tests, progress)
-    trainer.only_trial = only_trial
-    with SignalGuard() as guard:
-        if not trainer.run(state, guard, max_epochs_this_session):
-            return None
-        return trainer.finish(language, data)
+    try:
+        vocab, data, train_split, val_split, tests = build_splits(config, language)
+        trainer = _Trainer(config, run_dir, device, vocab, train_split, val_split, tests,
+                           progress)
+        trainer.only_trial = only_trial
+        with SignalGuard() as guard:
+            if not trainer.run(state, guard, max_epochs_this_session):
+                return None
+            return trainer.finish(language, data)
+    finally:   # the process goes on with its own thread count, however the run ended
+        torch.set_num_threads(threads_before)
 
 
 def _check_same_trial(run_dir: Path, stored: int | None, wanted: int | None) -> None:
