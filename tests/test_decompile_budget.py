@@ -173,3 +173,39 @@ def test_a_wide_heads_astronomical_count_is_refused_in_a_few_lines():
                       r"head output\) pairs from its 2 query states, about ", message)
     assert match and int(match[1]) >= EXACT_DIGITS, message
     assert not re.search(r"\d{16}", message.replace(",", "")), message
+
+
+@pytest.mark.parametrize("kind", ["nope", "periodic", "alibi", "wide vocabulary"])
+@pytest.mark.parametrize("seed", range(12))
+def test_the_first_layer_alone_is_charged_as_the_whole_decompilation_charges_it(kind, seed):
+    """``charge_first_layer`` (extract's check before its precision choice) spends on layer
+    1 exactly what ``enumerate_states`` spends on it, kind by kind, and is refused at the
+    same limits: every model kind, random models."""
+    from crasp.decompile.budget import Budget
+    from crasp.decompile.enumerate_states import StateSource, charge_first_layer, \
+        enumerate_states
+    options = {"nope": {}, "periodic": {"moduli": (2, 3)}, "alibi": {"alibi": True},
+               "wide vocabulary": {"vocab": tuple("abcdefg")}}[kind]
+    model = random_model(seed, **options)
+    whole, first = Budget(), Budget()
+    refusals = []
+    for run, budget in ((lambda: enumerate_states(model, whole)), whole), \
+            ((lambda: charge_first_layer(StateSource.from_model(model), first)), first):
+        try:
+            run()
+        except StateLimitError as error:
+            refusals.append(str(error))
+    layer_1 = {name: units for name, units in whole.spent_on.items()
+               if name.startswith("layer 1:")}
+    assert first.spent_on == layer_1 and first.spent == sum(layer_1.values())
+    if len(refusals) == 2:   # refused in layer 1: the same refusal
+        assert refusals[0] == refusals[1] and "layer 1" in refusals[1]
+    for limit in first.spent, first.spent - 1:
+        refused = Budget(limit)
+        try:
+            charge_first_layer(StateSource.from_model(model), refused)
+        except StateLimitError as error:
+            assert limit < first.spent and "layer 1" in str(error)
+            assert error.refused is not None and error.refused[1] > 0
+        else:
+            assert limit == first.spent

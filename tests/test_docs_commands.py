@@ -85,6 +85,9 @@ NOT_RUN = {
     "crasp extract runs/L6-d3-nope-s2 -o l6.crasp --precision 4.1":
         "the same run's refusal at 4.1 (not committed); tests/test_decompile_budget.py "
         "refuses a 32-wide head's count of 10^55 the same way",
+    "crasp extract runs/L6-d3-nope-s2 -o l6.crasp":
+        "the same run's refusal at every candidate (not committed); tests/test_extract.py "
+        "refuses a tiny run at every candidate the same way, before a validation string",
     "crasp decompile runs/ex4/cells/L4-d2-nope_fp6.2-s1-242659fb8c -o - --vocabulary-only":
         "reads a trained run of docs/extraction.md's study (not committed); "
         "tests/test_decompile_vocabulary.py shrinks that run's committed program and runs "

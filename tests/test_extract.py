@@ -99,8 +99,10 @@ def test_extract_refuses_a_full_state_budget_and_other_kinds(tiny_run, tmp_path)
                     "--max-states", "10")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "too many states" in result.output and "layer 1" in result.output
-    # the person set the precision: no claim that validation chose it
-    assert "(set by --precision; validation token accuracy " in result.output
+    # the person set the precision: no claim that validation chose it, and no validation
+    # string read where layer 1 alone is refused
+    assert "read at precision 8.4 (set by --precision): the model has too many states to " \
+           "decompile: layer 1 would enumerate " in result.output
     assert "chosen by" not in result.output
     assert not (tmp_path / "p.crasp").exists()
     for bad in (["--precision", "8.9"], ["--precision", "x"]):
@@ -141,9 +143,10 @@ def test_extract_shows_each_step_only_with_progress(tiny_run, tmp_path):
     assert f"{read}/{read} " in finals["effective depth"]
 
 
-def test_extract_says_who_chose_the_precision(tiny_run, tmp_path):
+def test_extract_says_who_chose_the_precision(tiny_run, tmp_path, monkeypatch):
     """Validation chooses the precision unless --precision sets it; the report (text and
     JSON) says which, and the refusal of a chosen precision says how to set it."""
+    from crasp.train import extract
     chosen = invoke("extract", tiny_run, "-o", tmp_path / "a.crasp")
     assert chosen.exit_code == 0, chosen.output
     assert "(chosen by validation token accuracy; the float model's is " in chosen.output
@@ -156,8 +159,31 @@ def test_extract_says_who_chose_the_precision(tiny_run, tmp_path):
     assert report["precision"]["chosen_by"] == "--precision"
     refused = invoke("extract", tiny_run, "-o", tmp_path / "d.crasp", "--max-states", "10")
     assert refused.exit_code == 2
+    assert "at every candidate precision" in refused.output   # before any is measured
+    monkeypatch.setattr(extract, "_refuse_where_no_candidate_fits", lambda *arguments: None)
+    refused = invoke("extract", tiny_run, "-o", tmp_path / "d.crasp", "--max-states", "10")
+    assert refused.exit_code == 2   # as where a candidate fits layer 1 and a later one fails
     assert "(chosen by validation token accuracy, " in refused.output
     assert "; --precision sets it): the model has too many states" in refused.output
+
+
+def test_a_model_too_large_at_every_candidate_is_refused_before_any_is_measured(
+        tiny_run, tmp_path, monkeypatch):
+    """Layer 1 alone past --max-states at every candidate precision: refused at once, each
+    candidate's count named, without reading a validation string (on a run of the paper's
+    size the choice takes minutes and could only end in this refusal)."""
+    from crasp.train import extract
+
+    def measured(*arguments, **keywords):
+        raise AssertionError("a validation string was read")
+    monkeypatch.setattr(extract, "choose_precision", measured)
+    refused = invoke("extract", tiny_run, "-o", tmp_path / "p.crasp", "--max-states", "10")
+    assert refused.exit_code == 2 and "Traceback" not in refused.output, refused.output
+    assert "too many states to decompile at every candidate precision: layer 1 alone " \
+           "exceeds --max-states 10 (found before any validation string" in refused.output
+    for total_bits, frac_bits in extract.CANDIDATES:
+        assert f"\n  {total_bits}.{frac_bits}: " in refused.output
+    assert not (tmp_path / "p.crasp").exists()
 
 
 def test_a_refusal_names_the_chosen_candidates_accuracy(tiny_run, tmp_path, monkeypatch):
@@ -171,6 +197,7 @@ def test_a_refusal_names_the_chosen_candidates_accuracy(tiny_run, tmp_path, monk
     choice = extract.PrecisionChoice(5, 2, rows, 0.99)
     assert choice.token_accuracy == 0.93
     monkeypatch.setattr(extract, "choose_precision", lambda *args, **kwargs: choice)
+    monkeypatch.setattr(extract, "_refuse_where_no_candidate_fits", lambda *arguments: None)
     refused = invoke("extract", tiny_run, "-o", tmp_path / "p.crasp", "--max-states", "10")
     assert refused.exit_code == 2
     assert "read at precision 5.2 (chosen by validation token accuracy, 0.9300; " \

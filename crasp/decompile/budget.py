@@ -59,11 +59,14 @@ def minimization_units(atoms: int, exact: bool) -> int:
 
 
 class StateLimitError(CraspError):
-    """The work would exceed ``--max-states``; ``spent`` and ``limit`` say how much."""
+    """The work would exceed ``--max-states``; ``spent`` and ``limit`` say how much, and
+    ``refused`` (where a ``Budget`` refused it) the charge: what it was for, in words, and
+    its units."""
 
-    def __init__(self, message: str, spent: int, limit: int):
+    def __init__(self, message: str, spent: int, limit: int,
+                 refused: tuple[str, int] | None = None):
         super().__init__(message)
-        self.spent, self.limit = spent, limit
+        self.spent, self.limit, self.refused = spent, limit, refused
 
 
 @dataclass
@@ -93,7 +96,7 @@ class Budget:
                 f"ranges over up to 2^p values per coordinate, so a narrower model (fewer head "
                 f"dimensions: --d-model, --n-heads) or fewer bits (--precision P.S, crasp "
                 f"extract --precision) has fewer states)",
-                self.spent, self.limit)
+                self.spent, self.limit, (what, units))
         self.spent += units
         self.spent_on[kind] = self.spent_on.get(kind, 0) + units
         if self.charged is not None:

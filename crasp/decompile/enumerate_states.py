@@ -52,7 +52,7 @@ from crasp.decompile.budget import (DEFAULT_MAX_STATES, PAIRS_PER_STATE, Budget,
 from crasp.decompile.windows import Window, window_points, window_size, window_tables
 
 __all__ = ["DEFAULT_MAX_STATES", "LayerTables", "StateLimitError", "StateMachine",
-           "enumerate_states"]
+           "charge_first_layer", "enumerate_states"]
 CHUNK_ROWS = 1 << 15
 
 
@@ -283,40 +283,66 @@ def enumerate_states(source: CompiledModel | StateSource, budget: Budget | None 
     budget = budget or Budget()
     if isinstance(source, CompiledModel):
         source = StateSource.from_model(source)
-    arithmetic = _Model(source)
-    module, bos_id, other_id = source.module, source.bos_id, source.other_id
-    with torch.no_grad():
-        bos_score, recorded = module(torch.tensor([[bos_id]]), record=True)
-    period = math.lcm(*source.periodic_moduli) if source.periodic_moduli else 1
-    bos = [arithmetic.units(_embedded(arithmetic, [bos_id], 0))[0]]
-    bos += [arithmetic.units(h[0, 0]) for h in recorded]
-    rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
-    inputs = np.concatenate([arithmetic.units(_embedded(arithmetic, rows, residue))
-                             for residue in range(period)])       # [residue][row]
-    first, inverse = _unique_rows(inputs)
-    token_states = inverse.reshape(period, len(rows)).T            # [row, residue]
-    states, layers, candidates = [first], [], []
+    start = _Start(source)
+    states, layers, candidates = [start.first], [], []
     for layer in range(source.n_layers):
-        pairs = len(states[-1]) * (len(states[-1]) + 1) * source.n_heads
-        budget.charge(-(-pairs // PAIRS_PER_STATE), f"layer {layer + 1}: attention tables",
-                      f"the attention tables of layer {layer + 1} would hold {pairs:,} (query "
-                      f"state, key state) pairs over its {len(states[-1]):,} states")
-        keys = np.concatenate([states[-1], bos[layer][None]])
-        with torch.no_grad():
-            tables = _tables(arithmetic, layer, keys, budget)
-            _boxes(arithmetic, tables, module.ignored_outputs(layer).numpy())
-        sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
-        count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))
-        budget.charge(count, f"layer {layer + 1}: candidate states",
-                      f"layer {layer + 1} would enumerate {count_text(count)} (query state, "
-                      f"head output) pairs from its {len(states[-1]):,} query states")
+        tables, count = _charged_layer(start, layer, states[-1], budget)
         candidates.append(count)
-        states.append(_transitions(arithmetic, layer, states[-1], tables))
+        states.append(_transitions(start.arithmetic, layer, states[-1], tables))
         layers.append(tables)
     with torch.no_grad():
-        decisions = (module.decide(arithmetic.values(states[-1])) > 0).numpy()
+        decisions = (source.module.decide(start.arithmetic.values(states[-1])) > 0).numpy()
     return StateMachine(
-        vocab=source.vocab, period=period, d_head=source.d_head, frac_bits=source.frac_bits,
-        states=states, bos=bos, token_states=token_states, has_other=other_id is not None,
-        layers=layers, decisions=decisions, bos_decision=bool(bos_score[0, 0] > 0),
-        candidates=candidates)
+        vocab=source.vocab, period=start.period, d_head=source.d_head,
+        frac_bits=source.frac_bits, states=states, bos=start.bos,
+        token_states=start.token_states, has_other=source.other_id is not None, layers=layers,
+        decisions=decisions, bos_decision=start.bos_decision, candidates=candidates)
+
+
+def charge_first_layer(source: StateSource, budget: Budget) -> None:
+    """Charges ``budget`` with layer 1's tables and candidates, as ``enumerate_states`` does
+    first (``StateLimitError`` where they exceed it), without enumerating anything: its query
+    states are the vocabulary's, so this costs a few table rows per token."""
+    start = _Start(source)
+    _charged_layer(start, 0, start.first, budget)
+
+
+class _Start:
+    """What every layer starts from: the arithmetic, BOS's state after each layer (from the
+    executor on the empty input), and level 0, the rounded embedding rows by residue."""
+
+    def __init__(self, source: StateSource):
+        self.source, self.arithmetic = source, _Model(source)
+        module, bos_id, other_id = source.module, source.bos_id, source.other_id
+        with torch.no_grad():
+            bos_score, recorded = module(torch.tensor([[bos_id]]), record=True)
+        self.bos_decision = bool(bos_score[0, 0] > 0)
+        self.period = math.lcm(*source.periodic_moduli) if source.periodic_moduli else 1
+        self.bos = [self.arithmetic.units(_embedded(self.arithmetic, [bos_id], 0))[0]]
+        self.bos += [self.arithmetic.units(h[0, 0]) for h in recorded]
+        rows = list(range(bos_id)) + ([other_id] if other_id is not None else [])
+        inputs = np.concatenate([self.arithmetic.units(_embedded(self.arithmetic, rows, residue))
+                                 for residue in range(self.period)])       # [residue][row]
+        self.first, inverse = _unique_rows(inputs)
+        self.token_states = inverse.reshape(self.period, len(rows)).T     # [row, residue]
+
+
+def _charged_layer(start: _Start, layer: int, states: np.ndarray, budget: Budget
+                   ) -> tuple[LayerTables, int]:
+    """Layer ``layer``'s tables over its query ``states`` and its candidate count, each charged
+    to ``budget`` before it is built."""
+    source = start.source
+    pairs = len(states) * (len(states) + 1) * source.n_heads
+    budget.charge(-(-pairs // PAIRS_PER_STATE), f"layer {layer + 1}: attention tables",
+                  f"the attention tables of layer {layer + 1} would hold {pairs:,} (query "
+                  f"state, key state) pairs over its {len(states):,} states")
+    keys = np.concatenate([states, start.bos[layer][None]])
+    with torch.no_grad():
+        tables = _tables(start.arithmetic, layer, keys, budget)
+        _boxes(start.arithmetic, tables, source.module.ignored_outputs(layer).numpy())
+    sizes = tables.boxes[:, :, 1] - tables.boxes[:, :, 0] + 1
+    count = int(sum(int(np.prod(row, dtype=object)) for row in sizes))
+    budget.charge(count, f"layer {layer + 1}: candidate states",
+                  f"layer {layer + 1} would enumerate {count_text(count)} (query state, "
+                  f"head output) pairs from its {len(states):,} query states")
+    return tables, count

@@ -7,7 +7,11 @@ The theorem gives an exact program only for a fixed-precision transformer. For a
    at p total and s fractional bits. (p, s) is chosen on the run's *validation* split: the
    first candidate of ``CANDIDATES`` (fewest bits first, because the decompiler's work grows
    with the number of states, hence with p) whose token accuracy reaches the float model's
-   own; if none does, the most accurate one. Every candidate's accuracy is reported.
+   own; if none does, the most accurate one. Every candidate's accuracy is reported. First,
+   before a validation string is read, layer 1 is charged to ``--max-states`` at every
+   candidate (``charge_first_layer``: its query states are the tokens', so it is cheap);
+   where every candidate is past it, extraction is refused there, for step 2 would refuse
+   whichever the choice took (minutes of reading saved on a run of the paper's size).
 2. **Decompile** the quantized model exactly (``decompile_model``; the same state budget
    ``--max-states`` as ``crasp decompile``, and the same refusal when a layer exceeds it).
 3. **Fidelity**: the program against the float model at every token position, on the run's
@@ -206,7 +210,7 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     (d_model 256, strings of up to 400 tokens) reads every string in the format's exact
     arithmetic, which costs seconds per string."""
     from crasp.decompile import decompile_model
-    from crasp.decompile.enumerate_states import StateLimitError, StateSource
+    from crasp.decompile.enumerate_states import StateLimitError
     from crasp.train.analysis.loading import load_run
     from crasp.train.fixed_precision import parse_precision
 
@@ -216,18 +220,17 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
     # a float64 copy: the effective depth below is measured on the run's own float32 model
     module = copy.deepcopy(loaded.model).to(torch.float64)
     candidates = CANDIDATES if precision is None else [parse_precision(precision)]
+    name = source or str(run_dir)
+    _refuse_where_no_candidate_fits(name, module, vocab, config, candidates, max_states,
+                                    precision is not None)
     with progress_bar(total=(1 + len(candidates)) * loaded.validation.n, desc="precision",
                       unit="string", disable=not progress) as bar:
         choice = choose_precision(module, loaded.validation, candidates, bar.update)
         if precision is not None:
             choice = dataclasses.replace(choice, chosen_by="--precision")
         bar.total = bar.n   # the choice stops at the first candidate good enough
-    quantized = QuantizedRun(module, choice.total_bits, choice.frac_bits)
-    state_source = StateSource(quantized, tuple(vocab), len(vocab), None, quantized.n_layers,
-                               quantized.n_heads, quantized.d_head, choice.total_bits,
-                               choice.frac_bits, tuple(f"h{i}" for i in
-                                                       range(config.d_model)))
-    name = source or str(run_dir)
+    quantized, state_source = _read_at(module, vocab, config, choice.total_bits,
+                                       choice.frac_bits)
     read_as = f"{name} read at precision {choice.total_bits}.{choice.frac_bits}"
     try:
         decompiled = decompile_model(state_source, read_as, max_states,
@@ -248,6 +251,45 @@ def extract_run(run_dir: str | Path, max_states: int, precision: str | None = No
                          **run_depths(loaded, progress)},
                "decompile": decompiled.summary}
     return Extraction(decompiled.program, decompiled.text, summary)
+
+
+def _read_at(module, vocab, config, total_bits: int, frac_bits: int):
+    """The run quantized at ``total_bits``.``frac_bits``, and the decompiler's view of it."""
+    from crasp.decompile.enumerate_states import StateSource
+    quantized = QuantizedRun(module, total_bits, frac_bits)
+    return quantized, StateSource(quantized, tuple(vocab), len(vocab), None, quantized.n_layers,
+                                  quantized.n_heads, quantized.d_head, total_bits, frac_bits,
+                                  tuple(f"h{i}" for i in range(config.d_model)))
+
+
+def _refuse_where_no_candidate_fits(name: str, module, vocab, config, candidates,
+                                    max_states: int, given: bool) -> None:
+    """``StateLimitError`` where layer 1 alone exceeds ``max_states`` at every candidate
+    precision, before a validation string is read: the choice (minutes on a run of the
+    paper's size) could only end in that refusal. Layer 1's query states are the tokens', so
+    charging it costs a few table rows per token and candidate. Where one candidate fits,
+    nothing changes: the choice runs as before, and a later layer may still refuse."""
+    from crasp.decompile.budget import Budget, StateLimitError, count_text
+    from crasp.decompile.enumerate_states import charge_first_layer
+    refusals = []
+    for total_bits, frac_bits in candidates:
+        try:
+            charge_first_layer(_read_at(module, vocab, config, total_bits, frac_bits)[1],
+                               Budget(max_states))
+            return
+        except StateLimitError as error:
+            refusals.append((f"{total_bits}.{frac_bits}", error))
+    if given:
+        (precision, error), = refusals
+        raise StateLimitError(f"{name} read at precision {precision} (set by --precision): "
+                              f"{error}", error.spent, error.limit)
+    rows = "".join(f"\n  {precision}: {error.refused[0]} ({count_text(error.refused[1])} "
+                   "units)" for precision, error in refusals)
+    raise StateLimitError(
+        f"{name}: the model has too many states to decompile at every candidate precision: "
+        f"layer 1 alone exceeds --max-states {max_states:,} (found before any validation "
+        f"string was read):{rows}\n(raise --max-states to try anyway; a narrower model, "
+        "fewer head dimensions: --d-model, --n-heads, has fewer states)", 0, max_states)
 
 
 def format_extraction(summary: dict) -> str:
