@@ -56,16 +56,17 @@ QUESTION_COMMANDS = {
 }
 
 
-def in_a_fresh_process(body: str, *arguments, cwd=None) -> None:
-    """Runs ``body(*arguments)``, a function of this module, in a new interpreter (in ``cwd``):
-    z3 keeps counting what it held when it ran out of a real budget (crasp/verify/solver.py),
-    so such a question must not share a process with the tests after it. An assertion that
-    fails there fails here, with its traceback."""
+def in_a_fresh_process(body: str, *arguments, cwd=None) -> str:
+    """Runs ``body(*arguments)``, a function of this module, in a new interpreter (in ``cwd``)
+    and returns what it printed. z3 keeps counting what it held when it ran out of a real
+    budget (crasp/verify/solver.py), so such a question must not share a process with the
+    tests after it. An assertion that fails there fails here, with its traceback."""
     done = subprocess.run(
         [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(TESTS)!r}); "
          f"import test_verify_memory as here; here.{body}(*{arguments!r})"],
         capture_output=True, text=True, cwd=cwd)
     assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.strip()
 
 
 @pytest.mark.parametrize("kind", sorted(QUESTION_COMMANDS))
@@ -450,7 +451,10 @@ def test_the_reason_names_the_budget_where_z3_cannot_say_it(monkeypatch):
 
 
 def test_a_budget_z3_cannot_lift_for_real_refuses_the_next_question():
-    in_a_fresh_process("refuses_after_a_budget_that_stays")
+    """On z3 5.4.1, where it was measured, the state is reached (after about 4,000 names);
+    another z3 may never reach it, and must then answer right, under no budget."""
+    reached = in_a_fresh_process("refuses_after_a_budget_that_stays")
+    assert reached == "stuck" or (reached == "never stuck" and z3.get_version()[:3] != (5, 4, 1))
 
 
 def refuses_after_a_budget_that_stays() -> None:
@@ -472,26 +476,33 @@ def refuses_after_a_budget_that_stays() -> None:
             try:
                 z.get_param(MEMORY_PARAMETER)
             except z.Z3Exception:
+                stuck = True
                 break
-        else:
-            raise AssertionError("z3 past its budget always read its parameters")
+        else:   # another z3 may never get there; the answer must then be right and unbudgeted
+            stuck = False
     question, alphabet = QUESTIONS["proved"]
     try:
         verdict = decide(question, 6, alphabet, method="smt")
     except CraspError as error:
-        assert "ask in a new process" in str(error)
+        assert stuck and "ask in a new process" in str(error), error
     else:
-        raise AssertionError(f"a question under a budget nobody asked for: {verdict}")
+        assert not stuck, f"a question under a budget nobody asked for: {verdict}"
+        assert verdict.outcome == "holds" and z.get_param(MEMORY_PARAMETER) == "0"
+    print("stuck" if stuck else "never stuck")
 
 
 def test_z3_keeps_counting_what_it_held_when_it_ran_out_as_docs_say():
-    """The fact the restoring rests on, as docs/verification.md quotes it: in a fresh process
-    z3 still counts more than its budget after every term is dropped."""
+    """The fact the restoring rests on, as docs/verification.md quotes it (measured on the
+    project machine): in a fresh process z3 still counts more than its budget after every
+    term is dropped, here and in the quote."""
     script = TESTS.parent / "scripts" / "z3_memory_after_running_out.py"
-    line = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    budget, after = (int(re.search(pattern, line).group(1)) for pattern in
-                     (r"budget (\d+) MB", r"after every term was dropped: (\d+) MB"))
-    assert after > budget, line
-    quoted = (TESTS.parent / "docs" / "verification.md").read_text(encoding="utf-8")
-    assert f"$ python scripts/z3_memory_after_running_out.py\n{line}\n" in quoted
+    measured = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    text = (TESTS.parent / "docs" / "verification.md").read_text(encoding="utf-8")
+    quoted = text.partition("$ python scripts/z3_memory_after_running_out.py\n")[2]
+    for line in measured, quoted.partition("\n")[0]:
+        shape = re.fullmatch(r"budget (\d+) MB; counted when z3 ran out: (\d+) MB; after every "
+                             r"term was dropped: (\d+) MB", line)
+        assert shape is not None, line
+        budget, at_running_out, after = map(int, shape.groups())
+        assert at_running_out > budget and after > budget, line
