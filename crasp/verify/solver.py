@@ -153,15 +153,24 @@ def _given() -> _Budget | None:
 
 def _in_force(z: ModuleType) -> str:
     """z3's budget, in megabytes ("0": none): from crasp's records where crasp set it, else
-    read from z3, which a budget set outside crasp and spent can make fail."""
+    as z3 says it (``_set_outside``)."""
     given = _given()
     if given is not None:
         return str(given.megabytes)
+    outside = _set_outside(z)
+    if outside is None:
+        raise CraspError("z3 would not say its memory budget (memory_max_size, set outside "
+                         "crasp): it has run out of it")
+    return outside
+
+
+def _set_outside(z: ModuleType) -> str | None:
+    """z3's budget where no crasp block set it, as z3 says it ("0": none); None where z3,
+    past a budget set outside crasp, cannot say it."""
     try:
         return z.get_param(MEMORY_PARAMETER)
     except z.Z3Exception:
-        raise CraspError("z3 would not say its memory budget (memory_max_size, set outside "
-                         "crasp): it has run out of it") from None
+        return None
 
 
 def _set_budget(z: ModuleType, megabytes: str) -> bool:
@@ -250,13 +259,10 @@ def _out_of_memory(doing: str) -> Undecided:
     if given is not None:
         within = f"its budget, --max-memory {given.megabytes} MB"
     else:
-        z = sys.modules["z3"]
-        try:
-            budget = z.get_param(MEMORY_PARAMETER)
-            within = ("no budget set" if budget == "0"
-                      else f"a budget of {budget} MB set outside crasp")
-        except z.Z3Exception:
-            within = "a budget set outside crasp"
+        outside = _set_outside(sys.modules["z3"])
+        within = ("a budget set outside crasp" if outside is None else
+                  "no budget set" if outside == "0" else
+                  f"a budget of {outside} MB set outside crasp")
     return Undecided(f"z3 ran out of memory ({within}) while {doing}", out_of_memory=True)
 
 
